@@ -1,0 +1,93 @@
+/*
+ * history.h: what the checkers read. A history is loaded from a run
+ * directory (events/worker-NNN.bin, faults.jsonl, storage.jsonl, run.json,
+ * workload.yaml) or from a JSONL event file made elsewhere; the checkers
+ * never talk to Redis, so `lockstorm check` on a copied run directory gives
+ * the same verdict as the run did.
+ *
+ * All times are ns since the run start.
+ */
+#ifndef LS_HISTORY_H
+#define LS_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/err.h"
+#include "util/json.h"
+#include "harness/evlog.h"
+
+struct workload;
+
+struct hist_worker {
+    int id;                     /* worker id (file name / "w" field) */
+    const struct ev_rec *ev;    /* time-ordered events (borrowed from file or owned) */
+    size_t n;
+    int complete;               /* log closed cleanly by its worker */
+    size_t torn_bytes;          /* bytes skipped after the last valid record */
+    struct evlog_file file;     /* binary source (mapping), if any */
+    struct ev_rec *owned;       /* JSONL source, if any */
+};
+
+struct fault_window {
+    int id;
+    char kind[32];
+    char target[64];            /* "holder", "worker:3", "node:0", ... */
+    int worker;                 /* resolved worker or -1 */
+    int node;                   /* resolved node or -1 */
+    int64_t start, end;         /* end = run end when never recorded */
+    int skipped;                /* nothing to act on (e.g. no holder) */
+    struct json *record;        /* the start line as written (owned) */
+};
+
+struct storage_final {
+    int present;                /* storage.jsonl has this resource */
+    int64_t plain, fenced, fence_hwm;
+};
+
+struct leftover_key {           /* lock keys still on a node after the run */
+    int res;
+    int node;
+    int64_t pttl_ms;            /* -1: no expiry */
+};
+
+struct history {
+    char *source;               /* run dir or JSONL path */
+    int from_rundir;
+    struct workload *workload;  /* resolved workload, NULL for JSONL */
+    struct json *run;           /* run.json (owned) or NULL */
+    int interrupted;            /* the run did not end normally */
+    int64_t end;                /* run end (ns since start) */
+
+    int nworkers;
+    struct hist_worker *w;
+
+    int nres;
+    char **res_names;           /* "r0", ... (JSONL: names as found) */
+
+    int nfaults;
+    struct fault_window *faults;
+
+    int have_storage;
+    struct storage_final *storage;  /* nres entries */
+
+    int nleftover;
+    struct leftover_key *leftover;
+
+    /* Diagnostics met while loading (torn tails, unknown lines ...). One line
+     * each; they make the verdict unknown where completeness matters. */
+    int nwarnings;
+    char **warnings;
+};
+
+int history_load_rundir(const char *dir, struct history *h, struct ls_err *err);
+int history_load_jsonl(const char *path, struct history *h, struct ls_err *err);
+void history_free(struct history *h);
+void history_warn(struct history *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* `lockstorm log export`: every event as one JSONL line (DESIGN.md form),
+ * merged across workers in time order. */
+void history_export_jsonl(const struct history *h, FILE *out);
+
+#endif

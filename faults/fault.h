@@ -1,0 +1,57 @@
+/*
+ * fault.h: fault kinds behind one interface (DESIGN.md faults/). One const
+ * ops table per kind, looked up by name from a static registry. The
+ * scheduler (faults/schedule.c) expands a workload's fault specs into
+ * occurrences, starts and ends them, and records each start and end in
+ * faults.jsonl. A kind's start must verify that the fault took effect (a
+ * paused process is in state T) before the fault counts as started.
+ */
+#ifndef LS_FAULT_H
+#define LS_FAULT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/err.h"
+#include "util/json.h"
+#include "harness/options.h"
+
+#define FAULT_OPS_VERSION 1
+
+struct run;
+struct fault_spec;
+
+/* One occurrence of a fault, live between start and end. */
+struct fault_inst {
+    const struct fault_spec *spec;
+    int id;               /* sequence number in faults.jsonl */
+    int64_t start_ns;     /* run-relative, when confirmed */
+    int64_t end_ns;       /* planned end */
+    int worker;           /* resolved target worker, or -1 */
+    int node;             /* resolved target node, or -1 */
+    int pids[64];         /* processes acted on */
+    int npids;
+    struct json *detail;  /* extra fields for faults.jsonl (owned) */
+};
+
+struct fault_ops {
+    int version;
+    const char *name;
+    const char *help;                 /* one line */
+    unsigned targets;                 /* bitmask of 1u << enum fault_target accepted */
+    const struct opt_def *options;    /* kind-specific keys, or NULL */
+    size_t options_size;
+    /* Resolve the target and apply the fault. Returns 0 when it took effect,
+     * 1 when there was nothing to act on (e.g. no holder right now; the
+     * occurrence is recorded as skipped), negative on error (err set). */
+    int (*start)(struct run *run, struct fault_inst *fi, struct ls_err *err);
+    /* Undo the fault. Must be idempotent and safe after a partial start. */
+    int (*stop)(struct run *run, struct fault_inst *fi, struct ls_err *err);
+};
+
+const struct fault_ops *fault_find(const char *name);
+const struct fault_ops *const *fault_all(void);
+void fault_names(char *buf, size_t n);
+void fault_print_list(FILE *out);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * cluster.h: the redis-server processes of a run: the lock nodes and the
+ * storage node (the protected resource; faults never touch it). Each node
+ * gets a free loopback port, its own directory, its own log, bound to
+ * 127.0.0.1 only, persistence as configured. Start waits (bounded) until
+ * the node answers PING; stop is by pid (SIGTERM, bounded wait, SIGKILL).
+ */
+#ifndef LS_CLUSTER_H
+#define LS_CLUSTER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+
+struct node_proc {
+    int index;          /* node number; -1 for the storage node */
+    char host[16];      /* "127.0.0.1" */
+    int port;
+    pid_t pid;
+    int persistence;    /* enum persistence */
+    char dir[512];      /* working directory (data, AOF) */
+    char log[512];      /* redis-server log file */
+};
+
+struct cluster {
+    int nnodes;
+    struct node_proc *nodes;   /* nnodes entries */
+    int has_storage;
+    struct node_proc storage;
+};
+
+/* Start nnodes lock nodes (+ a storage node when with_storage) under
+ * basedir/nodes/. On failure every node already started is stopped and a
+ * negative code returned (LS_EENV when redis-server is missing or will not
+ * start). interrupted, if not NULL, is polled during waits; when it
+ * returns non-zero start stops and returns LS_EINTR. */
+int cluster_start(struct cluster *c, const char *basedir, int nnodes, int persistence,
+                  int with_storage, int (*interrupted)(void *), void *arg, struct ls_err *err);
+/* Stop every node by pid and free. Accepts a zeroed or half-started cluster. */
+void cluster_stop(struct cluster *c);
+
+/* Start/stop one redis-server (used by cluster_start and by tests).
+ * name is used for the directory and log ("node-0", "storage"). */
+int node_start(struct node_proc *n, const char *basedir, const char *name, int persistence,
+               struct ls_err *err);
+void node_stop(struct node_proc *n);
+/* Wait (bounded) until the node answers PING. */
+int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err *err);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * evlog.h: the per-worker binary event log (DESIGN.md "Event model").
+ *
+ * File layout: a 128-byte header, then fixed 64-byte records. The writer maps
+ * the file (MAP_SHARED) and fills records in memory: no syscall per record,
+ * and a SIGKILLed worker's records are still in the page cache, so at most
+ * the record being written is lost. Each record carries its sequence number
+ * and a checksum over its other 60 bytes; the reader stops at the first
+ * record whose checksum or sequence does not match and reports whether the
+ * rest of the file is zeros (clean end) or not (torn tail, bytes skipped).
+ * The file grows in preallocated chunks (posix_fallocate) so that a full
+ * disk is an error at growth time, never a SIGBUS.
+ *
+ * Times are CLOCK_MONOTONIC ns relative to the run start recorded in the
+ * header. This module knows nothing about locks or checkers.
+ */
+#ifndef LS_EVLOG_H
+#define LS_EVLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define EVLOG_MAGIC "LSEVLOG"
+#define EVLOG_VERSION 1
+#define EVLOG_HEADER_SIZE 128
+#define EVLOG_REC_SIZE 64
+#define EVLOG_TOKEN_LEN 16
+
+/* Record types; values are part of the file format (append only). */
+#define EV_TYPES(X)                       \
+    X(EV_ACQUIRE_INVOKE, 1, "acquire_invoke") \
+    X(EV_ACQUIRE_OK, 2, "acquire_ok")         \
+    X(EV_ACQUIRE_BUSY, 3, "acquire_busy")     \
+    X(EV_ACQUIRE_FAIL, 4, "acquire_fail")     \
+    X(EV_ACQUIRE_UNKNOWN, 5, "acquire_unknown") \
+    X(EV_ENTER, 6, "enter")                   \
+    X(EV_EXIT, 7, "exit")                     \
+    X(EV_RENEW_INVOKE, 8, "renew_invoke")     \
+    X(EV_RENEW_OK, 9, "renew_ok")             \
+    X(EV_RENEW_FAIL, 10, "renew_fail")        \
+    X(EV_LOST, 11, "lost")                    \
+    X(EV_RELEASE_INVOKE, 12, "release_invoke") \
+    X(EV_RELEASE_OK, 13, "release_ok")        \
+    X(EV_RELEASE_NOT_OWNER, 14, "release_not_owner") \
+    X(EV_RELEASE_FAIL, 15, "release_fail")    \
+    X(EV_STORE_READ, 16, "store_read")        \
+    X(EV_STORE_WRITE, 17, "store_write")      \
+    X(EV_CRASH, 18, "crash")
+
+enum ev_type {
+#define EV_ENUM(name, val, text) name = val,
+    EV_TYPES(EV_ENUM)
+#undef EV_ENUM
+    EV__MAX
+};
+
+/* Record flags. */
+#define EVF_FENCE 0x01     /* fence field is meaningful */
+#define EVF_ACCEPTED 0x02  /* store op: accepted by the storage */
+#define EVF_FENCED 0x04    /* store op on the fenced counter (else plain) */
+#define EVF_NO_LEASE 0x08  /* grant/renew without expiry: valid_until is "never" */
+#define EVF_FAILED 0x10    /* store op failed (error/timeout): outcome unknown */
+
+/* Error kinds for acquire_fail/unknown, release_fail, renew_fail (field aux). */
+#define EV_ERRS(X)              \
+    X(EVE_NONE, 0, "")          \
+    X(EVE_TIMEOUT, 1, "timeout") \
+    X(EVE_CONN, 2, "connection") \
+    X(EVE_REPLY, 3, "error reply") \
+    X(EVE_PROTO, 4, "protocol")  \
+    X(EVE_OTHER, 5, "other")
+
+enum ev_err {
+#define EVE_ENUM(name, val, text) name = val,
+    EV_ERRS(EVE_ENUM)
+#undef EVE_ENUM
+};
+
+/* One record, exactly 64 bytes, little-endian host layout. */
+struct ev_rec {
+    int64_t t;             /* ns since run start (CLOCK_MONOTONIC) */
+    uint32_t seq;          /* record number in this log, from 0 */
+    uint8_t type;          /* enum ev_type */
+    uint8_t flags;         /* EVF_* */
+    uint16_t res;          /* resource index */
+    uint64_t fence;        /* when EVF_FENCE */
+    int64_t valid_until;   /* ns since run start; acquire_ok/renew_ok */
+    int64_t value;         /* store ops: counter value read/written */
+    char token[EVLOG_TOKEN_LEN]; /* grant token, NUL-padded (not terminated when 16 long) */
+    uint32_t aux;          /* acquire_invoke: attempt; *_fail/unknown: enum ev_err */
+    uint32_t crc;          /* checksum of bytes 0..59 */
+};
+
+_Static_assert(sizeof(struct ev_rec) == EVLOG_REC_SIZE, "ev_rec must be 64 bytes");
+
+#define EVLOG_F_CLOSED 0x1  /* header flag: writer closed the log cleanly */
+
+struct evlog_header {
+    char magic[8];          /* "LSEVLOG\0" */
+    uint32_t version;
+    uint32_t header_size;
+    uint32_t rec_size;
+    uint32_t worker;
+    uint32_t epoch;         /* incremented when a worker id is restarted */
+    uint32_t clock_mono;    /* clock id of t (CLOCK_MONOTONIC) */
+    uint32_t clock_real;    /* clock id of run_start_real_ns (CLOCK_REALTIME) */
+    uint32_t flags;         /* EVLOG_F_* */
+    int64_t run_start_mono_ns;
+    int64_t run_start_real_ns;
+    uint64_t count;         /* records written; valid when EVLOG_F_CLOSED */
+    uint8_t pad[EVLOG_HEADER_SIZE - 64];
+};
+
+_Static_assert(sizeof(struct evlog_header) == EVLOG_HEADER_SIZE, "header must be 128 bytes");
+
+const char *ev_type_name(int type);       /* "acquire_ok", or "?" */
+int ev_type_from_name(const char *name);  /* 0 when unknown */
+const char *ev_err_name(int err);
+int ev_err_from_name(const char *name);   /* EVE_OTHER for unknown text */
+uint32_t ev_rec_crc(const struct ev_rec *r);
+
+/* ---- writer (one per worker process; not thread-safe by itself) ---- */
+
+struct evlog_writer;
+
+/* Create path (must not exist) and map it. Caller closes with evlog_close.
+ * On failure returns a negative code, *out is NULL, err says why. */
+int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
+               int64_t run_start_mono_ns, int64_t run_start_real_ns, struct ls_err *err);
+/* Append r (seq, crc filled in here; t must be set by the caller).
+ * Returns 0, or a negative code once the log cannot grow (disk full): later
+ * appends are dropped and counted, and evlog_close reports it. */
+int evlog_append(struct evlog_writer *w, struct ev_rec *r);
+/* Number of records appended so far. */
+uint64_t evlog_count(const struct evlog_writer *w);
+/* Trim the file to its records, mark the header closed, unmap, free.
+ * NULL is accepted. Returns 0 or the first error the writer met. */
+int evlog_close(struct evlog_writer *w, struct ls_err *err);
+
+/* Append one record to a log whose writer is dead (the harness inserts a
+ * crash record after killing a worker). Validates the existing records and
+ * writes after the last good one. */
+int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err);
+
+/* ---- reader ---- */
+
+struct evlog_file {
+    struct evlog_header hdr;
+    const struct ev_rec *recs;  /* valid records, in file order; borrowed from the mapping */
+    size_t n;
+    int closed;                 /* writer closed it cleanly and count matched */
+    size_t torn_bytes;          /* non-zero bytes after the last valid record */
+    void *map;                  /* private */
+    size_t map_len;
+};
+
+/* Map path read-only and validate it. Returns 0 (the file is usable; see
+ * closed/torn_bytes for completeness) or a negative code with err set when
+ * the header itself is unreadable. Caller frees with evlog_unmap. */
+int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err);
+void evlog_unmap(struct evlog_file *f);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * lock.h: the lock implementation interface. One const ops table per
+ * implementation (one file each under locks/), looked up by name in a static
+ * registry (lock.c). Ops tables are never written at run time; per-worker
+ * state lives in struct lock (ctx). The harness keeps its own record of who
+ * holds what (the event log) and never asks the lock: an implementation only
+ * answers acquire/renew/release with an outcome.
+ *
+ * Threading: one struct lock is used by one thread at a time. A worker that
+ * renews in a background thread opens a second struct lock for it (its own
+ * connections).
+ */
+#ifndef LS_LOCK_H
+#define LS_LOCK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/err.h"
+#include "util/rng.h"
+#include "harness/options.h"
+#include "harness/evlog.h"
+
+#define LOCK_OPS_VERSION 1
+
+/* Capabilities. */
+#define LOCK_CAP_TTL 0x1      /* grants expire */
+#define LOCK_CAP_RENEW 0x2    /* explicit extend */
+#define LOCK_CAP_FENCING 0x4  /* grants carry a fence */
+#define LOCK_CAP_QUORUM 0x8   /* several nodes, majority */
+#define LOCK_CAP_NEGATIVE 0x100 /* a deliberately broken negative control */
+
+/* Outcome of one acquire / renew / release call. */
+enum lock_outcome {
+    LOCK_OK = 0,        /* granted / renewed / released */
+    LOCK_BUSY = 1,      /* acquire: definitely not granted, held by someone else */
+    LOCK_NOT_OWNER = 2, /* release/renew: the lock was no longer this grant's */
+    LOCK_FAIL = 3,      /* definite failure: nothing changed (error reply, connect refused) */
+    LOCK_UNKNOWN = 4,   /* outcome unknown: timeout or connection lost after sending */
+};
+
+struct lock_node {
+    char host[64];
+    int port;
+};
+
+/* What an implementation is given at init; borrowed for the lock's life. */
+struct lock_config {
+    const struct lock_node *nodes;  /* the lock cluster (through the proxy when present) */
+    int nnodes;
+    int worker;                     /* worker id, for tokens and client names */
+    int64_t ttl_ns;
+    int fencing;                    /* the workload asks for fences */
+    int64_t timeout_ns;             /* per-command timeout (connect and reply) */
+    const void *options;            /* impl-specific options struct, or NULL */
+    uint64_t seed;                  /* for tokens and any randomness of the impl */
+};
+
+/* One grant. The worker fills res and token before acquire (the
+ * implementation may replace the token); acquire fills the rest. */
+struct grant {
+    int res;                        /* resource index; key is "lockstorm:r<res>" */
+    char token[EVLOG_TOKEN_LEN + 1];
+    int has_fence;
+    uint64_t fence;
+    int64_t validity_ns;            /* from when acquire/renew was invoked; ignored with no_lease */
+    int no_lease;                   /* the grant never expires (no TTL) */
+};
+
+struct lock;
+
+struct lock_ops {
+    int version;                    /* LOCK_OPS_VERSION */
+    const char *name;
+    const char *model;              /* one line: what it models (and the bug, for negative controls) */
+    unsigned caps;                  /* LOCK_CAP_* */
+    const struct opt_def *options;  /* impl-specific `lock.options` keys, or NULL */
+    size_t options_size;            /* size of the struct those options fill */
+
+    /* Connect/prepare. On failure returns a negative code with err set; the
+     * caller still calls destroy. */
+    int (*init)(struct lock *lk, const struct lock_config *cfg, struct ls_err *err);
+    void (*destroy)(struct lock *lk);
+    /* One attempt (the worker applies the retry policy). Returns enum
+     * lock_outcome; on LOCK_FAIL/LOCK_UNKNOWN sets *err_kind (enum ev_err). */
+    int (*acquire)(struct lock *lk, struct grant *g, int *err_kind);
+    /* Extend g by ttl. LOCK_OK fills g->validity_ns. NULL when not offered. */
+    int (*renew)(struct lock *lk, struct grant *g, int *err_kind);
+    /* LOCK_OK (released), LOCK_NOT_OWNER, LOCK_FAIL, LOCK_UNKNOWN. */
+    int (*release)(struct lock *lk, const struct grant *g, int *err_kind);
+};
+
+struct lock {
+    const struct lock_ops *ops;
+    const struct lock_config *cfg;
+    void *ctx;                      /* the implementation's state */
+};
+
+/* Registry. */
+const struct lock_ops *lock_find(const char *name);
+/* All implementations, NULL-terminated. */
+const struct lock_ops *const *lock_all(void);
+/* "redis-single, redlock, ..." for error messages. */
+void lock_names(char *buf, size_t n);
+/* `lockstorm list locks`. */
+void lock_print_list(FILE *out);
+
+/* Open/close a lock instance: lock_open calls ops->init; lock_close calls
+ * ops->destroy (accepts NULL and half-initialised locks). */
+int lock_open(struct lock *lk, const struct lock_ops *ops, const struct lock_config *cfg,
+              struct ls_err *err);
+void lock_close(struct lock *lk);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * testing.c: see testing.h.
+ */
+#define _XOPEN_SOURCE 700
+#include "tests/unit/testing.h"
+
+#include <ftw.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int t_passed, t_failed;
+const char *t_current = "";
+
+int t_finish(void)
+{
+    printf("%d passed, %d failed\n", t_passed, t_failed);
+    return t_failed ? 1 : 0;
+}
+
+char *t_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof(tmpl), "%s/lstest-XXXXXX", base && *base ? base : "/tmp");
+    char *p = mkdtemp(tmpl);
+    if (!p) {
+        perror("mkdtemp");
+        exit(2);
+    }
+    return strdup(p);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+void t_rmdir(const char *path)
+{
+    if (path)
+        nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}

@@ -1,0 +1,31 @@
+/*
+ * hist.h: log-bucketed latency histogram in the spirit of HdrHistogram.
+ * Values are non-negative nanoseconds; values below 128 are exact, larger
+ * ones fall into 64 sub-buckets per power of two (relative error < 1.6%).
+ * Fixed size, no allocation: one per worker per operation, merged at report
+ * time (STYLE.md rule 8).
+ */
+#ifndef LS_HIST_H
+#define LS_HIST_H
+
+#include <stdint.h>
+
+#define HIST_SUB 64
+#define HIST_BUCKETS (2 * HIST_SUB + 57 * HIST_SUB)
+
+struct hist {
+    uint64_t count;
+    int64_t min, max;
+    double sum;
+    uint64_t b[HIST_BUCKETS];
+};
+
+void hist_init(struct hist *h);
+void hist_add(struct hist *h, int64_t v);
+void hist_merge(struct hist *dst, const struct hist *src);
+/* Value at quantile q in [0, 1] (bucket midpoint, clamped to [min, max]);
+ * 0 when empty. */
+int64_t hist_quantile(const struct hist *h, double q);
+double hist_mean(const struct hist *h);
+
+#endif

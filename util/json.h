@@ -1,0 +1,75 @@
+/*
+ * json.h: a small JSON document model with a strict parser and a writer.
+ * It is the result model's representation (reports/), the JSONL history
+ * format's (checkers/) and later the adapter protocol's. Objects keep
+ * insertion order so rendered output is stable. Not a streaming parser:
+ * one value per call (JSONL readers call it once per line).
+ *
+ * Ownership: every json_new_* returns a node the caller owns (json_free).
+ * json_obj_set/json_arr_push take ownership of the value they are given.
+ * Getters return borrowed pointers valid while the parent lives.
+ */
+#ifndef LS_JSON_H
+#define LS_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/strbuf.h"
+
+enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
+
+struct json {
+    enum json_type type;
+    int is_int;        /* JSON_NUM: the value is an integer that fits int64 */
+    int64_t i;         /* JSON_NUM integer value (also JSON_BOOL 0/1) */
+    double d;          /* JSON_NUM as double */
+    char *s;           /* JSON_STR: NUL-terminated, may contain NUL (see n) */
+    size_t n;          /* string length, or number of children */
+    size_t cap;
+    char **keys;       /* JSON_OBJ: keys[i] names kids[i] */
+    struct json **kids;
+};
+
+struct json *json_new_null(void);
+struct json *json_new_bool(int b);
+struct json *json_new_int(int64_t v);
+struct json *json_new_num(double v);   /* non-finite values become null */
+struct json *json_new_str(const char *s);
+struct json *json_new_strn(const char *s, size_t n);
+struct json *json_new_arr(void);
+struct json *json_new_obj(void);
+void json_free(struct json *v);
+struct json *json_clone(const struct json *v);
+
+/* Sets key (replacing an existing value). Takes ownership of val; returns val. */
+struct json *json_obj_set(struct json *obj, const char *key, struct json *val);
+struct json *json_obj_set_int(struct json *obj, const char *key, int64_t v);
+struct json *json_obj_set_num(struct json *obj, const char *key, double v);
+struct json *json_obj_set_str(struct json *obj, const char *key, const char *s);
+struct json *json_obj_set_bool(struct json *obj, const char *key, int b);
+struct json *json_arr_push(struct json *arr, struct json *val);
+
+/* Borrowed lookups; NULL when absent or of another type. */
+struct json *json_obj_get(const struct json *obj, const char *key);
+struct json *json_arr_get(const struct json *arr, size_t i);
+/* Path lookup: "checks.mutex.violations", "violations.0.class",
+ * "violations[0].class". NULL when any step is missing. */
+struct json *json_path(const struct json *root, const char *path);
+
+/* Typed getters with a default when absent/wrong type. */
+int64_t json_get_int(const struct json *obj, const char *key, int64_t dflt);
+double json_get_num(const struct json *obj, const char *key, double dflt);
+const char *json_get_str(const struct json *obj, const char *key, const char *dflt);
+
+/* Parse exactly one JSON value from s[0..n) (surrounding whitespace allowed).
+ * On success *out is a new tree the caller frees. On failure returns
+ * LS_EINPUT and writes "offset N: what" into errbuf. Nesting is limited to
+ * 256 levels. */
+int json_parse(const char *s, size_t n, struct json **out, char *errbuf, size_t errlen);
+
+/* Serialize. indent < 0: compact, one line; otherwise pretty with that many
+ * spaces per level. Integers print exactly; doubles with up to 17 digits. */
+void json_write(struct strbuf *sb, const struct json *v, int indent);
+
+#endif
