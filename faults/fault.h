@@ -31,6 +31,7 @@ struct fault_inst {
     int node;             /* resolved target node, or -1 */
     int pids[64];         /* processes acted on */
     int npids;
+    int pgroup;           /* pids are process-group leaders: signal the group */
     struct json *detail;  /* extra fields for faults.jsonl (owned) */
 };
 

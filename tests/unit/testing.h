@@ -36,9 +36,14 @@ extern const char *t_current;
 
 #define REQUIRE(cond)                                                                \
     do {                                                                             \
-        CHECK(cond);                                                                 \
-        if (!(cond))                                                                 \
+        if (cond) { /* evaluated once: cond may have side effects */                  \
+            t_passed++;                                                              \
+        } else {                                                                     \
+            t_failed++;                                                              \
+            fprintf(stderr, "FAIL %s:%d: %s: %s (required)\n", __FILE__, __LINE__,    \
+                    t_current, #cond);                                               \
             return;                                                                  \
+        }                                                                            \
     } while (0)
 
 #define CHECK_STR(a, b) CHECKF(strcmp((a), (b)) == 0, "'%s' != '%s'", (a), (b))

@@ -1,0 +1,110 @@
+/*
+ * check.c: runs the four checkers over one history and composes their
+ * verdicts into the checker fragment of the result model (layout in
+ * notes/result-layout.md): any invalid -> invalid, else any unknown ->
+ * unknown. Parameters come from the workload when there is one. This file
+ * only assembles; the judging is in mutex.c, fencing.c, liveness.c, stats.c.
+ */
+#include "checkers/check.h"
+
+#include <stdio.h>
+
+#include "harness/workload.h"
+#include "util/timeutil.h"
+
+const char *verdict_name(int v)
+{
+    switch (v) {
+    case VERDICT_VALID: return "valid";
+    case VERDICT_INVALID: return "invalid";
+    default: return "unknown";
+    }
+}
+
+void check_params_from(const struct history *h, struct check_params *p)
+{
+    p->capacity = 1;
+    p->near_miss = 1 * LS_NS_PER_MS;
+    p->stuck_after = 2 * LS_NS_PER_S;
+    p->ttl = 0;
+    p->fencing_requested = 1;
+    p->max_violations = 50;
+    const struct workload *w = h ? h->workload : NULL;
+    if (!w)
+        return;
+    if (w->check.near_miss >= 0)
+        p->near_miss = w->check.near_miss;
+    if (w->check.stuck_after > 0)
+        p->stuck_after = w->check.stuck_after;
+    p->ttl = w->lock.ttl > 0 ? w->lock.ttl : 0;
+    p->fencing_requested = w->lock.fencing != 0;
+}
+
+static double ms(int64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+/* Contract: the "faults" array of the result model from h's windows. */
+static struct json *faults_json(const struct history *h)
+{
+    struct json *arr = json_new_arr();
+    for (int i = 0; i < h->nfaults; i++) {
+        const struct fault_window *f = &h->faults[i];
+        struct json *o = json_arr_push(arr, json_new_obj());
+        json_obj_set_int(o, "id", f->id);
+        json_obj_set_str(o, "kind", f->kind);
+        json_obj_set_str(o, "target", f->target);
+        json_obj_set(o, "worker", f->worker >= 0 ? json_new_int(f->worker) : json_new_null());
+        json_obj_set(o, "node", f->node >= 0 ? json_new_int(f->node) : json_new_null());
+        json_obj_set_num(o, "start_ms", ms(f->start));
+        json_obj_set_num(o, "end_ms", ms(f->end));
+        json_obj_set_bool(o, "skipped", f->skipped);
+        const char *reason = json_get_str(f->record, "reason", NULL);
+        if (reason)
+            json_obj_set_str(o, "reason", reason);
+        const struct json *params = json_obj_get(f->record, "params");
+        json_obj_set(o, "params", params && params->type == JSON_OBJ ? json_clone(params)
+                                                                     : json_new_obj());
+    }
+    return arr;
+}
+
+static int compose(int a, int b)
+{
+    if (a == VERDICT_INVALID || b == VERDICT_INVALID)
+        return VERDICT_INVALID;
+    if (a == VERDICT_UNKNOWN || b == VERDICT_UNKNOWN)
+        return VERDICT_UNKNOWN;
+    return VERDICT_VALID;
+}
+
+struct json *check_run(const struct history *h, const struct check_params *p)
+{
+    struct json *res = json_new_obj();
+    /* Placeholders fix the member order; the checkers replace them in place. */
+    json_obj_set_str(res, "verdict_checks", "unknown");
+    json_obj_set(res, "counts", json_new_obj());
+    json_obj_set(res, "latency", json_new_obj());
+    json_obj_set(res, "throughput", json_new_obj());
+    struct json *checks = json_obj_set(res, "checks", json_new_obj());
+    json_obj_set(checks, "mutex", json_new_obj());
+    json_obj_set(checks, "fencing", json_new_obj());
+    json_obj_set(checks, "liveness", json_new_obj());
+    json_obj_set(checks, "stats", json_new_obj());
+    json_obj_set(res, "violations", json_new_arr());
+    json_obj_set(res, "faults", faults_json(h));
+    json_obj_set(res, "per_worker", json_new_arr());
+    struct json *warn = json_obj_set(res, "warnings", json_new_arr());
+    for (int i = 0; i < h->nwarnings; i++)
+        json_arr_push(warn, json_new_str(h->warnings[i]));
+    if (h->interrupted)
+        json_arr_push(warn, json_new_str("the run was interrupted before its planned end"));
+
+    int v = check_mutex(h, p, res);
+    v = compose(v, check_fencing(h, p, res));
+    v = compose(v, check_liveness(h, p, res));
+    v = compose(v, check_stats(h, p, res));
+    json_obj_set_str(res, "verdict_checks", verdict_name(v));
+    return res;
+}

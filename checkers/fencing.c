@@ -1,0 +1,312 @@
+/*
+ * fencing.c: the fencing / lost-update checker (DESIGN.md "Checkers",
+ * semantics in docs/checkers.md). It counts the accepted increments of the
+ * plain and fenced counters in the worker logs, compares them with the
+ * final values in storage.jsonl, counts stale ops the storage rejected, and
+ * looks for fence regressions among the grants. It never reads the storage
+ * itself: storage.jsonl is the harness's dump of it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkers/check.h"
+
+struct fgrant {
+    int64_t invoke, acquired;
+    uint64_t fence;
+    int res;
+    int worker;
+};
+
+struct fres {
+    int64_t plain_acc, fenced_acc;       /* accepted writes */
+    int64_t plain_failed, fenced_failed; /* writes with unknown outcome */
+    int64_t rejected;                    /* fenced ops the storage refused */
+    int used;                            /* any store op or grant */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static struct json *child_obj(struct json *parent, const char *key)
+{
+    struct json *c = json_obj_get(parent, key);
+    return c ? c : json_obj_set(parent, key, json_new_obj());
+}
+
+static void add_warning(struct json *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_warning(struct json *res, const char *fmt, ...)
+{
+    struct json *w = json_obj_get(res, "warnings");
+    if (!w)
+        w = json_obj_set(res, "warnings", json_new_arr());
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    json_arr_push(w, json_new_str(buf));
+}
+
+static double ms(int64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+static int cmp_by_acquired(const void *a, const void *b)
+{
+    const struct fgrant *x = a, *y = b;
+    if (x->res != y->res)
+        return x->res < y->res ? -1 : 1;
+    return (x->acquired > y->acquired) - (x->acquired < y->acquired);
+}
+
+static int cmp_by_invoke(const void *a, const void *b)
+{
+    const struct fgrant *x = a, *y = b;
+    if (x->res != y->res)
+        return x->res < y->res ? -1 : 1;
+    return (x->invoke > y->invoke) - (x->invoke < y->invoke);
+}
+
+static const char *res_name(const struct history *h, int r)
+{
+    return h->res_names && r < h->nres ? h->res_names[r] : "?";
+}
+
+/* Contract: count fence regressions among the n fenced grants g (reordered
+ * here): grant B regresses when some grant A whose reply arrived before B
+ * was invoked (A.acquired < B.invoke) has A.fence >= B.fence. Lists the
+ * first max of them in out. O(n log n). */
+static int64_t fence_regressions(const struct history *h, struct fgrant *g, size_t n, int max,
+                                 struct json *out)
+{
+    struct fgrant *byacq = malloc((n ? n : 1) * sizeof(*byacq));
+    if (!byacq) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    if (n)
+        memcpy(byacq, g, n * sizeof(*g));
+    if (n > 1)
+        qsort(byacq, n, sizeof(*byacq), cmp_by_acquired);
+    if (n > 1)
+        qsort(g, n, sizeof(*g), cmp_by_invoke);
+    int64_t count = 0;
+    size_t a = 0, b = 0;
+    while (b < n) {
+        int res = g[b].res;
+        while (a < n && byacq[a].res < res)
+            a++;
+        const struct fgrant *best = NULL; /* prefix maximum of fence */
+        for (; b < n && g[b].res == res; b++) {
+            const struct fgrant *B = &g[b];
+            for (; a < n && byacq[a].res == res && byacq[a].acquired < B->invoke; a++)
+                if (!best || byacq[a].fence > best->fence)
+                    best = &byacq[a];
+            if (!best || best->fence < B->fence)
+                continue;
+            count++;
+            if (count <= max) {
+                struct json *o = json_arr_push(out, json_new_obj());
+                json_obj_set_str(o, "resource", res_name(h, res));
+                json_obj_set_int(o, "worker", B->worker);
+                json_obj_set_int(o, "fence", (int64_t)B->fence);
+                json_obj_set_num(o, "invoke_ms", ms(B->invoke));
+                json_obj_set_num(o, "acquired_ms", ms(B->acquired));
+                json_obj_set_int(o, "earlier_worker", best->worker);
+                json_obj_set_int(o, "earlier_fence", (int64_t)best->fence);
+                json_obj_set_num(o, "earlier_acquired_ms", ms(best->acquired));
+            }
+        }
+    }
+    free(byacq);
+    return count;
+}
+
+int check_fencing(const struct history *h, const struct check_params *p, struct json *res)
+{
+    int nres = h->nres;
+    for (int i = 0; i < h->nworkers; i++)
+        for (size_t k = 0; k < h->w[i].n; k++)
+            if (h->w[i].ev[k].type != EV_CRASH && h->w[i].ev[k].res >= nres)
+                nres = h->w[i].ev[k].res + 1;
+    struct fres *fr = calloc((size_t)(nres ? nres : 1), sizeof(*fr));
+    if (!fr) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    struct fgrant *g = NULL;
+    size_t ng = 0, gcap = 0;
+    int64_t rejected = 0;
+
+    for (int i = 0; i < h->nworkers; i++) {
+        const struct hist_worker *w = &h->w[i];
+        int64_t last_invoke = INT64_MIN; /* unknown invoke: never a regression */
+        for (size_t k = 0; k < w->n; k++) {
+            const struct ev_rec *r = &w->ev[k];
+            struct fres *x = r->type == EV_CRASH ? NULL : &fr[r->res];
+            switch (r->type) {
+            case EV_ACQUIRE_INVOKE:
+                last_invoke = r->t;
+                break;
+            case EV_ACQUIRE_OK:
+                x->used = 1;
+                if (!(r->flags & EVF_FENCE))
+                    break;
+                if (ng == gcap) {
+                    gcap = gcap ? gcap * 2 : 256;
+                    g = xrealloc(g, gcap * sizeof(*g));
+                }
+                g[ng++] = (struct fgrant){last_invoke, r->t, r->fence, r->res, w->id};
+                last_invoke = INT64_MIN;
+                break;
+            case EV_STORE_READ:
+            case EV_STORE_WRITE: {
+                x->used = 1;
+                int fenced = (r->flags & EVF_FENCED) != 0;
+                if (r->flags & EVF_FAILED) {
+                    if (r->type == EV_STORE_WRITE)
+                        *(fenced ? &x->fenced_failed : &x->plain_failed) += 1;
+                    break;
+                }
+                if (!(r->flags & EVF_ACCEPTED)) {
+                    if (fenced) {
+                        x->rejected++;
+                        rejected++;
+                    }
+                    break;
+                }
+                if (r->type == EV_STORE_WRITE)
+                    *(fenced ? &x->fenced_acc : &x->plain_acc) += 1;
+                break;
+            }
+            default:
+                break;
+            }
+        }
+    }
+
+    struct json *f = child_obj(child_obj(res, "checks"), "fencing");
+    int available = h->have_storage;
+    /* A JSONL history has no storage to show what fencing would have saved. */
+    int offered = h->from_rundir && p->fencing_requested && ng > 0;
+    int unknown = 0;
+    int64_t plain_lost = 0, fenced_lost = 0, plain_acc = 0, fenced_acc = 0;
+    struct json *per = json_new_arr();
+    for (int r = 0; r < nres; r++) {
+        const struct fres *x = &fr[r];
+        const struct storage_final *s = available && r < h->nres ? &h->storage[r] : NULL;
+        plain_acc += x->plain_acc;
+        fenced_acc += x->fenced_acc;
+        if (!available || (!x->used && !(s && s->present)))
+            continue;
+        struct json *o = json_arr_push(per, json_new_obj());
+        json_obj_set_str(o, "res", res_name(h, r));
+        if (!s || !s->present) {
+            if (x->plain_acc || x->fenced_acc) {
+                unknown = 1;
+                add_warning(res, "fencing: %s: no final state in storage.jsonl, lost updates "
+                            "unknown", res_name(h, r));
+            }
+            json_obj_set(o, "plain_final", json_new_null());
+            json_obj_set_int(o, "plain_accepted", x->plain_acc);
+            json_obj_set(o, "plain_lost", json_new_null());
+            json_obj_set(o, "fenced_final", json_new_null());
+            json_obj_set_int(o, "fenced_accepted", x->fenced_acc);
+            json_obj_set(o, "fenced_lost", json_new_null());
+            json_obj_set_int(o, "rejected", x->rejected);
+            continue;
+        }
+        int64_t pl = x->plain_acc - s->plain;
+        if (pl < 0) {
+            add_warning(res, "fencing: %s: plain counter %lld is above its %lld accepted writes "
+                        "(%lld writes with unknown outcome); lost updates counted as 0",
+                        res_name(h, r), (long long)s->plain, (long long)x->plain_acc,
+                        (long long)x->plain_failed);
+            pl = 0;
+        }
+        plain_lost += pl;
+        json_obj_set_int(o, "plain_final", s->plain);
+        json_obj_set_int(o, "plain_accepted", x->plain_acc);
+        json_obj_set_int(o, "plain_lost", pl);
+        if (s->fenced < 0) {
+            if (offered && x->fenced_acc) {
+                unknown = 1;
+                add_warning(res, "fencing: %s: storage.jsonl has no fenced counter, fenced lost "
+                            "updates unknown", res_name(h, r));
+            }
+            json_obj_set(o, "fenced_final", json_new_null());
+            json_obj_set_int(o, "fenced_accepted", x->fenced_acc);
+            json_obj_set(o, "fenced_lost", json_new_null());
+        } else {
+            int64_t fl = x->fenced_acc - s->fenced;
+            if (fl < 0) {
+                add_warning(res, "fencing: %s: fenced counter %lld is above its %lld accepted "
+                            "writes (%lld writes with unknown outcome); lost updates counted "
+                            "as 0", res_name(h, r), (long long)s->fenced,
+                            (long long)x->fenced_acc, (long long)x->fenced_failed);
+                fl = 0;
+            }
+            if (offered)
+                fenced_lost += fl;
+            json_obj_set_int(o, "fenced_final", s->fenced);
+            json_obj_set_int(o, "fenced_accepted", x->fenced_acc);
+            json_obj_set_int(o, "fenced_lost", fl);
+        }
+        json_obj_set_int(o, "rejected", x->rejected);
+    }
+
+    struct json *regs = json_new_arr();
+    int64_t nreg = fence_regressions(h, g, ng, p->max_violations, regs);
+
+    int verdict;
+    if (!available) {
+        if (h->from_rundir) {
+            verdict = (offered && nreg > 0) ? VERDICT_INVALID : VERDICT_UNKNOWN;
+        } else {
+            verdict = VERDICT_VALID; /* not offered, and no plain counter to lose */
+        }
+    } else if (offered) {
+        verdict = (fenced_lost > 0 || nreg > 0) ? VERDICT_INVALID
+                  : unknown                     ? VERDICT_UNKNOWN
+                                                : VERDICT_VALID;
+    } else {
+        verdict = plain_lost > 0 ? VERDICT_INVALID : unknown ? VERDICT_UNKNOWN : VERDICT_VALID;
+    }
+
+    json_obj_set_str(f, "verdict", verdict_name(verdict));
+    json_obj_set_bool(f, "valid", verdict == VERDICT_VALID);
+    json_obj_set_bool(f, "offered", offered);
+    json_obj_set_bool(f, "available", available);
+    if (!available)
+        json_obj_set_str(f, "note", h->from_rundir
+                                        ? "not available: storage.jsonl missing from the run "
+                                          "directory"
+                                        : "not available: lost updates need a run directory "
+                                          "(storage.jsonl)");
+    json_obj_set_int(f, "plain_lost_updates", plain_lost);
+    json_obj_set_int(f, "fenced_lost_updates", fenced_lost);
+    json_obj_set_int(f, "stale_ops_rejected", rejected);
+    json_obj_set_int(f, "fence_regressions", nreg);
+    json_obj_set_int(f, "plain_accepted_writes", plain_acc);
+    json_obj_set_int(f, "fenced_accepted_writes", fenced_acc);
+    json_obj_set(f, "per_resource", per);
+    json_obj_set(f, "regressions", regs);
+    if (nreg > p->max_violations)
+        add_warning(res, "fencing: %lld fence regressions, the first %d listed", (long long)nreg,
+                    p->max_violations);
+    free(g);
+    free(fr);
+    return verdict;
+}

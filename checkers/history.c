@@ -1,0 +1,955 @@
+/*
+ * history.c: loading what the checkers read (see history.h): a run
+ * directory (binary event logs, faults.jsonl, storage.jsonl, run.json,
+ * workload.yaml) or a JSONL event file made elsewhere, and the JSONL export
+ * of a loaded history. Optional parts that are missing become warnings;
+ * only an unreadable core (no run.json / events, a corrupt log header, a
+ * bad JSONL line) is an error. This file judges nothing.
+ */
+#include "checkers/history.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness/workload.h"
+#include "util/strbuf.h"
+
+#define NO_END INT64_MIN
+#define MAX_RES 65536
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+void history_warn(struct history *h, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    h->warnings = xrealloc(h->warnings, (size_t)(h->nwarnings + 1) * sizeof(*h->warnings));
+    h->warnings[h->nwarnings++] = xstrdup(tmp);
+}
+
+/* Contract: read the whole file at path into a new NUL-terminated buffer
+ * (*buf, caller frees). Returns 0 or -errno. */
+static int read_all(const char *path, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct strbuf sb = STRBUF_INIT;
+    for (;;) {
+        sb_reserve(&sb, 65536);
+        ssize_t r = read(fd, sb.buf + sb.len, sb.cap - sb.len - 1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            sb_free(&sb);
+            return -e;
+        }
+        if (r == 0)
+            break;
+        sb.len += (size_t)r;
+    }
+    close(fd);
+    *len = sb.len;
+    sb_cstr(&sb);
+    *buf = sb_steal(&sb);
+    return 0;
+}
+
+/* Contract: call fn(line, len, lineno, arg) for each non-blank line of
+ * buf[0..n). Stops and returns the first non-zero value fn returns. */
+static int each_line(const char *buf, size_t n,
+                     int (*fn)(const char *line, size_t len, size_t lineno, void *arg), void *arg)
+{
+    size_t pos = 0, lineno = 0;
+    while (pos < n) {
+        const char *nl = memchr(buf + pos, '\n', n - pos);
+        size_t end = nl ? (size_t)(nl - buf) : n;
+        lineno++;
+        size_t k = pos;
+        while (k < end && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r'))
+            k++;
+        if (k < end) {
+            int rc = fn(buf + pos, end - pos, lineno, arg);
+            if (rc)
+                return rc;
+        }
+        pos = end + 1;
+    }
+    return 0;
+}
+
+/* ---- resources ---- */
+
+/* Contract: make resources 0..idx exist, naming new ones "r<i>", and keep
+ * the storage array (when allocated) the same length. */
+static void ensure_res(struct history *h, int idx)
+{
+    if (idx < h->nres)
+        return;
+    int n = idx + 1;
+    h->res_names = xrealloc(h->res_names, (size_t)n * sizeof(*h->res_names));
+    for (int i = h->nres; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "r%d", i);
+        h->res_names[i] = xstrdup(name);
+    }
+    if (h->storage) {
+        h->storage = xrealloc(h->storage, (size_t)n * sizeof(*h->storage));
+        memset(h->storage + h->nres, 0, (size_t)(n - h->nres) * sizeof(*h->storage));
+    }
+    h->nres = n;
+}
+
+/* "r12" -> 12; -1 for anything else. */
+static int res_index_of_name(const struct history *h, const char *name)
+{
+    for (int i = 0; i < h->nres; i++)
+        if (strcmp(h->res_names[i], name) == 0)
+            return i;
+    if (name[0] != 'r' || name[1] < '0' || name[1] > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(name + 1, &end, 10);
+    if (*end || errno || v < 0 || v >= MAX_RES)
+        return -1;
+    return (int)v;
+}
+
+/* Name -> index map for JSONL histories: open addressing over h->res_names,
+ * indices handed out in order of first appearance. */
+struct resmap {
+    int *slot;      /* -1 empty, else index into names */
+    size_t cap;     /* power of two */
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t x = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= (unsigned char)s[i];
+        x *= 0x100000001b3ull;
+    }
+    return x;
+}
+
+static void resmap_rehash(struct resmap *m, const struct history *h, size_t cap)
+{
+    free(m->slot);
+    m->cap = cap;
+    m->slot = xmalloc(cap * sizeof(int));
+    for (size_t i = 0; i < cap; i++)
+        m->slot[i] = -1;
+    for (int r = 0; r < h->nres; r++) {
+        size_t j = hash_bytes(h->res_names[r], strlen(h->res_names[r])) & (cap - 1);
+        while (m->slot[j] >= 0)
+            j = (j + 1) & (cap - 1);
+        m->slot[j] = r;
+    }
+}
+
+/* Contract: index of name, adding it to h->res_names when new; -1 past
+ * MAX_RES resources. */
+static int resmap_get(struct resmap *m, struct history *h, const char *name)
+{
+    if (m->cap == 0)
+        resmap_rehash(m, h, 64);
+    size_t len = strlen(name);
+    size_t j = hash_bytes(name, len) & (m->cap - 1);
+    while (m->slot[j] >= 0) {
+        if (strcmp(h->res_names[m->slot[j]], name) == 0)
+            return m->slot[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (h->nres >= MAX_RES)
+        return -1;
+    int idx = h->nres++;
+    h->res_names = xrealloc(h->res_names, (size_t)h->nres * sizeof(*h->res_names));
+    h->res_names[idx] = xstrdup(name);
+    m->slot[j] = idx;
+    if ((size_t)h->nres * 2 > m->cap)
+        resmap_rehash(m, h, m->cap * 2);
+    return idx;
+}
+
+/* ---- faults.jsonl, storage.jsonl, run.json extras ---- */
+
+static struct fault_window *fault_find(struct history *h, int id)
+{
+    for (int i = h->nfaults - 1; i >= 0; i--)
+        if (h->faults[i].id == id && !h->faults[i].skipped)
+            return &h->faults[i];
+    return NULL;
+}
+
+struct line_ctx {
+    struct history *h;
+    const char *file;
+};
+
+/* Contract: one faults.jsonl line. A line that cannot be understood is a
+ * warning, never an error: faults only annotate violations. */
+static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
+{
+    struct line_ctx *c = arg;
+    struct history *h = c->h;
+    struct json *o = NULL;
+    char why[256];
+    if (json_parse(line, len, &o, why, sizeof(why)) != 0 || o->type != JSON_OBJ) {
+        history_warn(h, "%s:%zu: ignored: %s", c->file, lineno,
+                     o ? "not a JSON object" : why);
+        json_free(o);
+        return 0;
+    }
+    const char *ev = json_get_str(o, "event", "");
+    int id = (int)json_get_int(o, "id", -1);
+    int64_t t = json_get_int(o, "t_ns", 0);
+    if (strcmp(ev, "end") == 0) {
+        struct fault_window *f = fault_find(h, id);
+        if (f)
+            f->end = t;
+        else
+            history_warn(h, "%s:%zu: end of fault %d that never started", c->file, lineno, id);
+        json_free(o);
+        return 0;
+    }
+    if (strcmp(ev, "start") != 0 && strcmp(ev, "skipped") != 0) {
+        history_warn(h, "%s:%zu: ignored: unknown event '%s'", c->file, lineno, ev);
+        json_free(o);
+        return 0;
+    }
+    h->faults = xrealloc(h->faults, (size_t)(h->nfaults + 1) * sizeof(*h->faults));
+    struct fault_window *f = &h->faults[h->nfaults++];
+    memset(f, 0, sizeof(*f));
+    f->id = id;
+    snprintf(f->kind, sizeof(f->kind), "%s", json_get_str(o, "kind", "?"));
+    snprintf(f->target, sizeof(f->target), "%s", json_get_str(o, "target", ""));
+    f->worker = (int)json_get_int(o, "worker", -1);
+    f->node = (int)json_get_int(o, "node", -1);
+    f->start = t;
+    f->skipped = strcmp(ev, "skipped") == 0;
+    f->end = f->skipped ? t : NO_END;
+    f->record = o;
+    return 0;
+}
+
+static int storage_line(const char *line, size_t len, size_t lineno, void *arg)
+{
+    struct line_ctx *c = arg;
+    struct history *h = c->h;
+    struct json *o = NULL;
+    char why[256];
+    if (json_parse(line, len, &o, why, sizeof(why)) != 0 || o->type != JSON_OBJ) {
+        history_warn(h, "%s:%zu: ignored: %s", c->file, lineno,
+                     o ? "not a JSON object" : why);
+        json_free(o);
+        return 0;
+    }
+    const char *name = json_get_str(o, "res", NULL);
+    int idx = name ? res_index_of_name(h, name) : -1;
+    const struct json *plain = json_obj_get(o, "plain");
+    if (idx < 0 || !plain || plain->type != JSON_NUM) {
+        history_warn(h, "%s:%zu: ignored: needs \"res\":\"rN\" and \"plain\"", c->file, lineno);
+        json_free(o);
+        return 0;
+    }
+    ensure_res(h, idx);
+    struct storage_final *s = &h->storage[idx];
+    s->present = 1;
+    s->plain = json_get_int(o, "plain", 0);
+    s->fenced = json_get_int(o, "fenced", -1);      /* -1: counter not kept */
+    s->fence_hwm = json_get_int(o, "fence_hwm", -1);
+    json_free(o);
+    return 0;
+}
+
+static void load_faults(struct history *h, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/faults.jsonl", dir);
+    char *buf;
+    size_t len;
+    int rc = read_all(path, &buf, &len);
+    if (rc) {
+        history_warn(h, "faults.jsonl: %s: fault windows not available", strerror(-rc));
+        return;
+    }
+    struct line_ctx c = {h, "faults.jsonl"};
+    each_line(buf, len, fault_line, &c);
+    free(buf);
+    for (int i = 0; i < h->nfaults; i++)
+        if (h->faults[i].end == NO_END)
+            h->faults[i].end = h->end > h->faults[i].start ? h->end : h->faults[i].start;
+}
+
+static void load_storage(struct history *h, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
+    char *buf;
+    size_t len;
+    int rc = read_all(path, &buf, &len);
+    if (rc) {
+        if (rc != -ENOENT)
+            history_warn(h, "storage.jsonl: %s: lost updates not available", strerror(-rc));
+        return;
+    }
+    h->have_storage = 1;
+    h->storage = calloc((size_t)(h->nres ? h->nres : 1), sizeof(*h->storage));
+    if (!h->storage) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    struct line_ctx c = {h, "storage.jsonl"};
+    each_line(buf, len, storage_line, &c);
+    free(buf);
+}
+
+static void load_leftovers(struct history *h)
+{
+    const struct json *arr = json_obj_get(h->run, "leftover_keys");
+    if (!arr || arr->type != JSON_ARR)
+        return;
+    h->leftover = xmalloc(arr->n * sizeof(*h->leftover));
+    for (size_t i = 0; i < arr->n; i++) {
+        const struct json *k = arr->kids[i];
+        int64_t res = json_get_int(k, "res", -1);
+        if (res < 0 || res >= MAX_RES) {
+            history_warn(h, "run.json: leftover_keys[%zu]: bad res", i);
+            continue;
+        }
+        ensure_res(h, (int)res);
+        struct leftover_key *l = &h->leftover[h->nleftover++];
+        l->res = (int)res;
+        l->node = (int)json_get_int(k, "node", -1);
+        l->pttl_ms = json_get_int(k, "pttl_ms", -1);
+    }
+}
+
+/* ---- event logs ---- */
+
+struct sort_ev {
+    const struct ev_rec *r;
+    size_t idx;
+};
+
+static int cmp_sort_ev(const void *a, const void *b)
+{
+    const struct sort_ev *x = a, *y = b;
+    if (x->r->t != y->r->t)
+        return x->r->t < y->r->t ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Contract: make w->ev time ordered (stable), copying into w->owned when a
+ * reorder is needed. Returns 1 when it had to reorder. */
+static int order_worker(struct hist_worker *w)
+{
+    size_t i = 1;
+    while (i < w->n && w->ev[i - 1].t <= w->ev[i].t)
+        i++;
+    if (i >= w->n)
+        return 0;
+    struct sort_ev *tmp = xmalloc(w->n * sizeof(*tmp));
+    for (size_t k = 0; k < w->n; k++) {
+        tmp[k].r = &w->ev[k];
+        tmp[k].idx = k;
+    }
+    qsort(tmp, w->n, sizeof(*tmp), cmp_sort_ev);
+    struct ev_rec *out = xmalloc(w->n * sizeof(*out));
+    for (size_t k = 0; k < w->n; k++)
+        out[k] = *tmp[k].r;
+    free(tmp);
+    free(w->owned);
+    w->owned = out;
+    w->ev = out;
+    return 1;
+}
+
+struct log_name {
+    int id;
+    char *name;
+};
+
+static int cmp_log_name(const void *a, const void *b)
+{
+    const struct log_name *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* "worker-007.bin" -> 7; -1 otherwise. */
+static int worker_of_name(const char *name)
+{
+    if (strncmp(name, "worker-", 7) != 0 || name[7] < '0' || name[7] > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(name + 7, &end, 10);
+    if (errno || v < 0 || v > 1000000 || strcmp(end, ".bin") != 0)
+        return -1;
+    return (int)v;
+}
+
+static int load_events(struct history *h, const char *dir, struct ls_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/events", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return ls_err_errno(err, LS_EIO, errno, "%s: open", path);
+    struct log_name *names = NULL;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        int id = worker_of_name(de->d_name);
+        if (id < 0) {
+            history_warn(h, "events/%s: not a worker event log, ignored", de->d_name);
+            continue;
+        }
+        names = xrealloc(names, (n + 1) * sizeof(*names));
+        names[n].id = id;
+        names[n].name = xstrdup(de->d_name);
+        n++;
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(names, n, sizeof(*names), cmp_log_name);
+    int rc = 0;
+    h->w = calloc(n ? n : 1, sizeof(*h->w));
+    if (!h->w) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (i > 0 && names[i].id == names[i - 1].id) {
+            rc = ls_err_set(err, LS_ECORRUPT, "%s: two event logs for worker %d (%s, %s)", path,
+                            names[i].id, names[i - 1].name, names[i].name);
+            break;
+        }
+        struct hist_worker *w = &h->w[h->nworkers];
+        snprintf(path, sizeof(path), "%s/events/%s", dir, names[i].name);
+        rc = evlog_read(path, &w->file, err);
+        if (rc)
+            break;
+        h->nworkers++;
+        w->id = names[i].id;
+        w->ev = w->file.recs;
+        w->n = w->file.n;
+        w->complete = w->file.closed;
+        w->torn_bytes = w->file.torn_bytes;
+        if ((int)w->file.hdr.worker != w->id)
+            history_warn(h, "events/%s: header says worker %u", names[i].name,
+                         w->file.hdr.worker);
+        if (order_worker(w))
+            history_warn(h, "worker %d: events out of time order, sorted", w->id);
+        if (w->torn_bytes)
+            history_warn(h, "worker %d: event log has a torn tail (%zu bytes after record %zu "
+                         "skipped)", w->id, w->torn_bytes, w->n);
+        int crashed = w->n > 0 && w->ev[w->n - 1].type == EV_CRASH;
+        if (!w->complete && !crashed)
+            history_warn(h, "worker %d: event log incomplete (not closed, no crash record)",
+                         w->id);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i].name);
+    free(names);
+    return rc;
+}
+
+/* ---- run directory ---- */
+
+int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
+{
+    memset(h, 0, sizeof(*h));
+    h->source = xstrdup(dir);
+    h->from_rundir = 1;
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/events", dir);
+    int have_events = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = have_events ? read_all(path, &buf, &len) : -ENOENT;
+    if (rc == -ENOENT)
+        return ls_err_set(err, LS_EINPUT, "%s: not a lockstorm run directory (no %s)", dir,
+                          have_events ? "run.json" : "events/");
+    if (rc)
+        return ls_err_errno(err, LS_EIO, -rc, "%s: read", path);
+    char why[256];
+    if (json_parse(buf, len, &h->run, why, sizeof(why)) != 0 || h->run->type != JSON_OBJ) {
+        free(buf);
+        return ls_err_set(err, LS_ECORRUPT, "%s: %s", path,
+                          h->run ? "not a JSON object" : why);
+    }
+    free(buf);
+    const char *fmt = json_get_str(h->run, "format", "lockstorm-run");
+    if (strcmp(fmt, "lockstorm-run") != 0)
+        return ls_err_set(err, LS_ECORRUPT, "%s: format '%s', not a lockstorm run", path, fmt);
+    const struct json *intr = json_obj_get(h->run, "interrupted");
+    h->interrupted = intr && intr->type == JSON_BOOL && intr->i;
+
+    snprintf(path, sizeof(path), "%s/workload.yaml", dir);
+    if (stat(path, &st) == 0) {
+        struct ls_err werr = {0, ""};
+        if (workload_load(path, NULL, 0, &h->workload, NULL, &werr) != 0) {
+            h->workload = NULL;
+            history_warn(h, "workload.yaml: %s (checking with defaults)", werr.msg);
+        }
+    } else {
+        history_warn(h, "workload.yaml missing (checking with defaults)");
+    }
+    if (h->workload && h->workload->workers.resources > 0)
+        ensure_res(h, (int)(h->workload->workers.resources < MAX_RES
+                                ? h->workload->workers.resources - 1 : MAX_RES - 1));
+
+    rc = load_events(h, dir, err);
+    if (rc)
+        return rc;
+    int64_t max_t = 0;
+    int max_res = -1;
+    for (int i = 0; i < h->nworkers; i++) {
+        const struct hist_worker *w = &h->w[i];
+        if (w->n && w->ev[w->n - 1].t > max_t)
+            max_t = w->ev[w->n - 1].t;
+        for (size_t k = 0; k < w->n; k++)
+            if (w->ev[k].type != EV_CRASH && (int)w->ev[k].res > max_res)
+                max_res = w->ev[k].res;
+    }
+    if (max_res >= h->nres) {
+        if (h->workload)
+            history_warn(h, "events name resource %d but the workload has %d", max_res, h->nres);
+        ensure_res(h, max_res);
+    }
+    int64_t end_ns = json_get_int(h->run, "end_ns", 0);
+    h->end = end_ns > max_t ? end_ns : max_t;
+
+    load_leftovers(h);
+    load_storage(h, dir);
+    load_faults(h, dir);
+    return 0;
+}
+
+/* ---- JSONL ---- */
+
+struct jl_ev {
+    struct ev_rec r;
+    int w;
+    size_t idx;
+};
+
+struct jl_ctx {
+    struct history *h;
+    const char *file;
+    struct resmap map;
+    struct jl_ev *ev;
+    size_t n, cap;
+    struct ls_err *err;
+};
+
+static int jl_err(struct jl_ctx *c, size_t lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int jl_err(struct jl_ctx *c, size_t lineno, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return ls_err_set(c->err, LS_EINPUT, "%s:%zu: %s", c->file, lineno, what);
+}
+
+/* Optional integer field: 0 absent/null, 1 present (*v set), -1 wrong type. */
+static int opt_int(const struct json *o, const char *key, int64_t *v)
+{
+    const struct json *f = json_obj_get(o, key);
+    if (!f || f->type == JSON_NULL)
+        return 0;
+    if (f->type != JSON_NUM || !f->is_int)
+        return -1;
+    *v = f->i;
+    return 1;
+}
+
+/* Optional bool field: 0 absent/false, 1 true, -1 wrong type. */
+static int opt_bool(const struct json *o, const char *key)
+{
+    const struct json *f = json_obj_get(o, key);
+    if (!f || f->type == JSON_NULL)
+        return 0;
+    if (f->type != JSON_BOOL)
+        return -1;
+    return f->i ? 1 : 0;
+}
+
+static void put_token(struct ev_rec *r, const char *s, size_t n)
+{
+    memset(r->token, 0, sizeof(r->token));
+    if (n <= EVLOG_TOKEN_LEN) {
+        memcpy(r->token, s, n);
+        return;
+    }
+    static const char hex[] = "0123456789abcdef";
+    uint64_t x = hash_bytes(s, n);
+    for (int i = 0; i < EVLOG_TOKEN_LEN; i++)
+        r->token[i] = hex[(x >> (60 - 4 * i)) & 15];
+}
+
+/* Contract: one JSONL event line into c->ev. Returns 0, or LS_EINPUT with
+ * "FILE:LINE: what" on c->err. */
+static int jl_line(const char *line, size_t len, size_t lineno, void *arg)
+{
+    struct jl_ctx *c = arg;
+    struct json *o = NULL;
+    char why[256];
+    if (json_parse(line, len, &o, why, sizeof(why)) != 0)
+        return jl_err(c, lineno, "bad JSON: %s", why);
+    int rc = 0;
+    struct jl_ev e;
+    memset(&e, 0, sizeof(e));
+    struct ev_rec *r = &e.r;
+    int64_t v;
+    if (o->type != JSON_OBJ) {
+        rc = jl_err(c, lineno, "not a JSON object");
+        goto out;
+    }
+    if (opt_int(o, "t", &r->t) != 1) {
+        rc = jl_err(c, lineno, "\"t\" missing or not an integer (ns since run start)");
+        goto out;
+    }
+    if (opt_int(o, "w", &v) != 1 || v < 0 || v > 1000000) {
+        rc = jl_err(c, lineno, "\"w\" missing or not a worker id (integer 0..1000000)");
+        goto out;
+    }
+    e.w = (int)v;
+    const char *type = json_get_str(o, "type", NULL);
+    int ty = type ? ev_type_from_name(type) : 0;
+    if (!ty) {
+        rc = jl_err(c, lineno, "unknown event type '%s'", type ? type : "(missing)");
+        goto out;
+    }
+    r->type = (uint8_t)ty;
+    const struct json *res = json_obj_get(o, "res");
+    if (res && res->type == JSON_STR) {
+        int idx = resmap_get(&c->map, c->h, res->s);
+        if (idx < 0) {
+            rc = jl_err(c, lineno, "more than %d resources", MAX_RES);
+            goto out;
+        }
+        r->res = (uint16_t)idx;
+    } else if (res && res->type != JSON_NULL) {
+        rc = jl_err(c, lineno, "\"res\" must be a string");
+        goto out;
+    } else if (ty != EV_CRASH) {
+        rc = jl_err(c, lineno, "\"res\" missing for %s", type);
+        goto out;
+    }
+    const struct json *tok = json_obj_get(o, "token");
+    if (tok && tok->type == JSON_STR)
+        put_token(r, tok->s, tok->n);
+    int f = opt_int(o, "fence", &v);
+    if (f < 0 || (f == 1 && v < 0)) {
+        rc = jl_err(c, lineno, "\"fence\" must be a non-negative integer or null");
+        goto out;
+    }
+    if (f == 1) {
+        r->flags |= EVF_FENCE;
+        r->fence = (uint64_t)v;
+    }
+    if (ty == EV_ACQUIRE_OK || ty == EV_RENEW_OK) {
+        f = opt_int(o, "valid_until", &r->valid_until);
+        if (f < 0) {
+            rc = jl_err(c, lineno, "\"valid_until\" must be an integer (ns) or null");
+            goto out;
+        }
+        if (f == 0)
+            r->flags |= EVF_NO_LEASE;
+    }
+    if (ty == EV_ACQUIRE_INVOKE) {
+        f = opt_int(o, "attempt", &v);
+        if (f < 0 || v < 0 || v > UINT32_MAX) {
+            rc = jl_err(c, lineno, "\"attempt\" must be a non-negative integer");
+            goto out;
+        }
+        r->aux = f == 1 ? (uint32_t)v : 0;
+    }
+    const char *es = json_get_str(o, "err", NULL);
+    if (es)
+        r->aux = (uint32_t)ev_err_from_name(es);
+    if (ty == EV_STORE_READ || ty == EV_STORE_WRITE) {
+        int fenced = opt_bool(o, "fenced"), acc = opt_bool(o, "accepted"),
+            failed = opt_bool(o, "failed");
+        if (fenced < 0 || acc < 0 || failed < 0) {
+            rc = jl_err(c, lineno, "\"fenced\", \"accepted\", \"failed\" must be booleans");
+            goto out;
+        }
+        if (opt_int(o, "counter", &r->value) < 0) {
+            rc = jl_err(c, lineno, "\"counter\" must be an integer");
+            goto out;
+        }
+        r->flags |= (fenced ? EVF_FENCED : 0) | (acc ? EVF_ACCEPTED : 0) |
+                    (failed ? EVF_FAILED : 0);
+    }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 1024;
+        c->ev = xrealloc(c->ev, c->cap * sizeof(*c->ev));
+    }
+    e.idx = c->n;
+    c->ev[c->n++] = e;
+out:
+    json_free(o);
+    return rc;
+}
+
+static int cmp_jl(const void *a, const void *b)
+{
+    const struct jl_ev *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w < y->w ? -1 : 1;
+    if (x->r.t != y->r.t)
+        return x->r.t < y->r.t ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
+{
+    memset(h, 0, sizeof(*h));
+    h->source = xstrdup(path);
+    char *buf;
+    size_t len;
+    int rc = read_all(path, &buf, &len);
+    if (rc)
+        return ls_err_errno(err, LS_EIO, -rc, "%s: read", path);
+    struct jl_ctx c;
+    memset(&c, 0, sizeof(c));
+    c.h = h;
+    c.file = path;
+    c.err = err;
+    rc = each_line(buf, len, jl_line, &c);
+    free(buf);
+    free(c.map.slot);
+    if (rc) {
+        free(c.ev);
+        return rc;
+    }
+    if (c.n > 1)
+        qsort(c.ev, c.n, sizeof(*c.ev), cmp_jl);
+    size_t nw = 0;
+    for (size_t i = 0; i < c.n; i++)
+        if (i == 0 || c.ev[i].w != c.ev[i - 1].w)
+            nw++;
+    h->w = calloc(nw ? nw : 1, sizeof(*h->w));
+    if (!h->w) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    for (size_t i = 0; i < c.n;) {
+        size_t j = i;
+        while (j < c.n && c.ev[j].w == c.ev[i].w)
+            j++;
+        struct hist_worker *w = &h->w[h->nworkers++];
+        w->id = c.ev[i].w;
+        w->n = j - i;
+        w->owned = xmalloc(w->n * sizeof(*w->owned));
+        for (size_t k = i; k < j; k++) {
+            w->owned[k - i] = c.ev[k].r;
+            w->owned[k - i].seq = (uint32_t)(k - i);
+            if (c.ev[k].r.t > h->end)
+                h->end = c.ev[k].r.t;
+        }
+        w->ev = w->owned;
+        w->complete = 1;
+        i = j;
+    }
+    free(c.ev);
+    return 0;
+}
+
+void history_free(struct history *h)
+{
+    if (!h)
+        return;
+    free(h->source);
+    if (h->workload)
+        workload_free(h->workload);
+    json_free(h->run);
+    for (int i = 0; i < h->nworkers; i++) {
+        evlog_unmap(&h->w[i].file);
+        free(h->w[i].owned);
+    }
+    free(h->w);
+    for (int i = 0; i < h->nres; i++)
+        free(h->res_names[i]);
+    free(h->res_names);
+    for (int i = 0; i < h->nfaults; i++)
+        json_free(h->faults[i].record);
+    free(h->faults);
+    free(h->storage);
+    free(h->leftover);
+    for (int i = 0; i < h->nwarnings; i++)
+        free(h->warnings[i]);
+    free(h->warnings);
+    memset(h, 0, sizeof(*h));
+}
+
+/* ---- export ---- */
+
+static void export_rec(struct strbuf *sb, const struct history *h, int worker,
+                       const struct ev_rec *r)
+{
+    sb_printf(sb, "{\"t\":%lld,\"w\":%d,\"type\":\"%s\"", (long long)r->t, worker,
+              ev_type_name(r->type));
+    if (r->type != EV_CRASH) {
+        sb_puts(sb, ",\"res\":");
+        const char *name = r->res < h->nres ? h->res_names[r->res] : "?";
+        sb_json_str(sb, name, strlen(name));
+    }
+    switch (r->type) {
+    case EV_ACQUIRE_INVOKE:
+        sb_printf(sb, ",\"attempt\":%u", r->aux);
+        break;
+    case EV_ACQUIRE_OK:
+    case EV_RENEW_OK:
+        if (r->type == EV_ACQUIRE_OK) {
+            sb_puts(sb, ",\"token\":");
+            sb_json_str(sb, r->token, strnlen(r->token, EVLOG_TOKEN_LEN));
+            if (r->flags & EVF_FENCE)
+                sb_printf(sb, ",\"fence\":%llu", (unsigned long long)r->fence);
+            else
+                sb_puts(sb, ",\"fence\":null");
+        }
+        if (r->flags & EVF_NO_LEASE)
+            sb_puts(sb, ",\"valid_until\":null");
+        else
+            sb_printf(sb, ",\"valid_until\":%lld", (long long)r->valid_until);
+        break;
+    case EV_ACQUIRE_FAIL:
+    case EV_ACQUIRE_UNKNOWN:
+    case EV_RENEW_FAIL:
+    case EV_RELEASE_FAIL:
+        sb_printf(sb, ",\"err\":\"%s\"", ev_err_name((int)r->aux));
+        break;
+    case EV_STORE_READ:
+    case EV_STORE_WRITE:
+        if (r->flags & EVF_FENCE)
+            sb_printf(sb, ",\"fence\":%llu", (unsigned long long)r->fence);
+        sb_printf(sb, ",\"fenced\":%s,\"counter\":%lld,\"accepted\":%s,\"failed\":%s",
+                  (r->flags & EVF_FENCED) ? "true" : "false", (long long)r->value,
+                  (r->flags & EVF_ACCEPTED) ? "true" : "false",
+                  (r->flags & EVF_FAILED) ? "true" : "false");
+        break;
+    default:
+        break;
+    }
+    sb_puts(sb, "}\n");
+}
+
+/* Heap of worker indices ordered by (next event time, worker id). */
+struct xheap {
+    int *a;
+    int n;
+    const struct history *h;
+    const size_t *pos;
+};
+
+static int xless(const struct xheap *x, int i, int j)
+{
+    const struct hist_worker *a = &x->h->w[i], *b = &x->h->w[j];
+    int64_t ta = a->ev[x->pos[i]].t, tb = b->ev[x->pos[j]].t;
+    if (ta != tb)
+        return ta < tb;
+    return a->id < b->id;
+}
+
+static void xsift_down(struct xheap *x, int k)
+{
+    for (;;) {
+        int l = 2 * k + 1, m = k;
+        if (l < x->n && xless(x, x->a[l], x->a[m]))
+            m = l;
+        if (l + 1 < x->n && xless(x, x->a[l + 1], x->a[m]))
+            m = l + 1;
+        if (m == k)
+            return;
+        int t = x->a[k];
+        x->a[k] = x->a[m];
+        x->a[m] = t;
+        k = m;
+    }
+}
+
+void history_export_jsonl(const struct history *h, FILE *out)
+{
+    size_t *pos = calloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*pos));
+    int *a = malloc((size_t)(h->nworkers ? h->nworkers : 1) * sizeof(*a));
+    if (!pos || !a) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    struct xheap x = {a, 0, h, pos};
+    for (int i = 0; i < h->nworkers; i++)
+        if (h->w[i].n)
+            x.a[x.n++] = i;
+    for (int k = x.n / 2 - 1; k >= 0; k--)
+        xsift_down(&x, k);
+    struct strbuf sb = STRBUF_INIT;
+    while (x.n > 0) {
+        int wi = x.a[0];
+        const struct hist_worker *w = &h->w[wi];
+        export_rec(&sb, h, w->id, &w->ev[pos[wi]]);
+        if (++pos[wi] == w->n)
+            x.a[0] = x.a[--x.n];
+        xsift_down(&x, 0);
+        if (sb.len > 60000) {
+            fwrite(sb.buf, 1, sb.len, out);
+            sb_reset(&sb);
+        }
+    }
+    if (sb.len)
+        fwrite(sb.buf, 1, sb.len, out);
+    sb_free(&sb);
+    free(pos);
+    free(a);
+}

@@ -1,0 +1,196 @@
+/*
+ * stats.c: counts, latency histograms, throughput and the per-worker table
+ * (DESIGN.md "stats"; field names in notes/result-layout.md). Pure
+ * measurement: its verdict is always valid. Latency pairs each invoke with
+ * the outcome record that follows it in the same worker's log; histograms
+ * are per worker and merged (STYLE.md rule 8).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkers/check.h"
+#include "util/hist.h"
+
+#define NONE INT64_MIN
+
+enum { L_ACQUIRE, L_ACQUIRE_WAIT, L_RELEASE, L_RENEW, L__N };
+
+static const char *const lat_names[L__N] = {"acquire", "acquire_wait", "release", "renew"};
+
+/* Counted record types, in result order. */
+#define COUNTS(X)                                \
+    X(attempts, EV_ACQUIRE_INVOKE)               \
+    X(grants, EV_ACQUIRE_OK)                     \
+    X(busy, EV_ACQUIRE_BUSY)                     \
+    X(failed, EV_ACQUIRE_FAIL)                   \
+    X(unknown, EV_ACQUIRE_UNKNOWN)               \
+    X(releases, EV_RELEASE_OK)                   \
+    X(release_not_owner, EV_RELEASE_NOT_OWNER)   \
+    X(release_failed, EV_RELEASE_FAIL)           \
+    X(renewals, EV_RENEW_OK)                     \
+    X(renew_failed, EV_RENEW_FAIL)               \
+    X(lost, EV_LOST)                             \
+    X(crashes, EV_CRASH)
+
+struct counts {
+    int64_t by_type[EV__MAX];
+    int64_t expired_grants, store_ops, events;
+};
+
+static struct json *child_obj(struct json *parent, const char *key)
+{
+    struct json *c = json_obj_get(parent, key);
+    return c ? c : json_obj_set(parent, key, json_new_obj());
+}
+
+static double ms(int64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+static void add_lat(struct hist *hs, int64_t *since, int64_t t)
+{
+    if (*since != NONE) {
+        hist_add(hs, t - *since);
+        *since = NONE;
+    }
+}
+
+/* Contract: fold worker w into c (counts) and lat (L__N histograms). */
+static void scan_worker(const struct hist_worker *w, struct counts *c, struct hist *lat)
+{
+    int64_t acq = NONE, seq = NONE, rel = NONE, ren = NONE;
+    uint32_t seq_attempt = 0;
+    for (size_t k = 0; k < w->n; k++) {
+        const struct ev_rec *r = &w->ev[k];
+        c->events++;
+        if (r->type < EV__MAX)
+            c->by_type[r->type]++;
+        switch (r->type) {
+        case EV_ACQUIRE_INVOKE:
+            acq = r->t;
+            /* A new acquisition sequence starts when the attempt number
+             * does not go up (retries exhausted, or a fresh acquire). */
+            if (seq == NONE || r->aux < seq_attempt || (r->aux == seq_attempt && r->aux != 0))
+                seq = r->t;
+            seq_attempt = r->aux;
+            break;
+        case EV_ACQUIRE_OK:
+            if (!(r->flags & EVF_NO_LEASE) && r->valid_until <= r->t)
+                c->expired_grants++;
+            add_lat(&lat[L_ACQUIRE], &acq, r->t);
+            add_lat(&lat[L_ACQUIRE_WAIT], &seq, r->t);
+            break;
+        case EV_ACQUIRE_BUSY:
+        case EV_ACQUIRE_FAIL:
+        case EV_ACQUIRE_UNKNOWN:
+            add_lat(&lat[L_ACQUIRE], &acq, r->t);
+            break;
+        case EV_RELEASE_INVOKE:
+            rel = r->t;
+            break;
+        case EV_RELEASE_OK:
+        case EV_RELEASE_NOT_OWNER:
+        case EV_RELEASE_FAIL:
+            add_lat(&lat[L_RELEASE], &rel, r->t);
+            break;
+        case EV_RENEW_INVOKE:
+            ren = r->t;
+            break;
+        case EV_RENEW_OK:
+        case EV_RENEW_FAIL:
+            add_lat(&lat[L_RENEW], &ren, r->t);
+            break;
+        case EV_STORE_READ:
+        case EV_STORE_WRITE:
+            c->store_ops++;
+            break;
+        case EV_CRASH:
+            acq = seq = rel = ren = NONE;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static struct json *lat_json(const struct hist *hs)
+{
+    struct json *o = json_new_obj();
+    json_obj_set_int(o, "count", (int64_t)hs->count);
+    json_obj_set_num(o, "p50_ms", ms(hist_quantile(hs, 0.50)));
+    json_obj_set_num(o, "p90_ms", ms(hist_quantile(hs, 0.90)));
+    json_obj_set_num(o, "p99_ms", ms(hist_quantile(hs, 0.99)));
+    json_obj_set_num(o, "p999_ms", ms(hist_quantile(hs, 0.999)));
+    json_obj_set_num(o, "max_ms", hs->count ? ms(hs->max) : 0.0);
+    json_obj_set_num(o, "mean_ms", hs->count ? hist_mean(hs) / 1e6 : 0.0);
+    return o;
+}
+
+int check_stats(const struct history *h, const struct check_params *p, struct json *res)
+{
+    (void)p;
+    struct counts total;
+    memset(&total, 0, sizeof(total));
+    struct hist *lat = malloc(2 * L__N * sizeof(*lat)); /* [0..L__N): total, then one worker */
+    if (!lat) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    struct hist *wl = lat + L__N;
+    for (int i = 0; i < L__N; i++)
+        hist_init(&lat[i]);
+    struct json *pw = json_new_arr();
+    for (int i = 0; i < h->nworkers; i++) {
+        const struct hist_worker *w = &h->w[i];
+        struct counts c;
+        memset(&c, 0, sizeof(c));
+        for (int k = 0; k < L__N; k++)
+            hist_init(&wl[k]);
+        scan_worker(w, &c, wl);
+        for (int k = 0; k < L__N; k++)
+            hist_merge(&lat[k], &wl[k]);
+        for (int t = 0; t < EV__MAX; t++)
+            total.by_type[t] += c.by_type[t];
+        total.expired_grants += c.expired_grants;
+        total.store_ops += c.store_ops;
+        total.events += c.events;
+        struct json *o = json_arr_push(pw, json_new_obj());
+        json_obj_set_int(o, "worker", w->id);
+        json_obj_set_int(o, "attempts", c.by_type[EV_ACQUIRE_INVOKE]);
+        json_obj_set_int(o, "grants", c.by_type[EV_ACQUIRE_OK]);
+        json_obj_set_int(o, "busy", c.by_type[EV_ACQUIRE_BUSY]);
+        json_obj_set_int(o, "failed", c.by_type[EV_ACQUIRE_FAIL]);
+        json_obj_set_int(o, "unknown", c.by_type[EV_ACQUIRE_UNKNOWN]);
+        json_obj_set_int(o, "events", c.events);
+        json_obj_set_bool(o, "complete", w->complete);
+        json_obj_set_int(o, "torn_bytes", (int64_t)w->torn_bytes);
+    }
+
+    struct json *counts = json_obj_set(res, "counts", json_new_obj());
+#define COUNT_SET(name, type) json_obj_set_int(counts, #name, total.by_type[type]);
+    COUNTS(COUNT_SET)
+#undef COUNT_SET
+    json_obj_set_int(counts, "expired_grants", total.expired_grants);
+    json_obj_set_int(counts, "store_ops", total.store_ops);
+    json_obj_set_int(counts, "events", total.events);
+
+    struct json *lj = json_obj_set(res, "latency", json_new_obj());
+    for (int k = 0; k < L__N; k++)
+        json_obj_set(lj, lat_names[k], lat_json(&lat[k]));
+
+    struct json *tp = json_obj_set(res, "throughput", json_new_obj());
+    double secs = (double)h->end / 1e9;
+    json_obj_set_num(tp, "grants_per_s",
+                     secs > 0 ? (double)total.by_type[EV_ACQUIRE_OK] / secs : 0.0);
+    json_obj_set_num(tp, "attempts_per_s",
+                     secs > 0 ? (double)total.by_type[EV_ACQUIRE_INVOKE] / secs : 0.0);
+
+    json_obj_set(res, "per_worker", pw);
+    struct json *s = child_obj(child_obj(res, "checks"), "stats");
+    json_obj_set_str(s, "verdict", verdict_name(VERDICT_VALID));
+    json_obj_set_bool(s, "valid", 1);
+    free(lat);
+    return VERDICT_VALID;
+}

@@ -1,0 +1,164 @@
+/*
+ * pause.c: the `pause` fault: SIGSTOP a worker (its whole process group,
+ * so an adapter pauses with it, as a GC pause would) or a lock node, and
+ * SIGCONT it at the end. The fault counts as started only once every
+ * thread of the target is in state T. `target: holder` picks a worker that
+ * holds a lock at that instant and re-checks, once it is stopped, that it
+ * still holds; a worker that released in between is resumed and another
+ * chosen.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "faults/fault.h"
+#include "harness/proc.h"
+#include "harness/run.h"
+#include "util/timeutil.h"
+
+#define CONFIRM_TIMEOUT LS_NS_PER_S
+#define HOLDER_WAIT (LS_NS_PER_S)
+
+static int alive(const struct run *r, int i)
+{
+    return r->workers[i].pid > 0 && !r->workers[i].exited;
+}
+
+static int holds(const struct run *r, int i, int res)
+{
+    int h = atomic_load(&r->shm->w[i].holding);
+    return h >= 0 && (res < 0 || h == res);
+}
+
+static int stop_confirmed(pid_t pid, int group, struct ls_err *err)
+{
+    if (kill(group ? -pid : pid, SIGSTOP) < 0)
+        return ls_err_errno(err, LS_EENV, errno, "pause: SIGSTOP %d", (int)pid);
+    if (proc_wait_state(pid, 'T', 1, CONFIRM_TIMEOUT) < 0) {
+        kill(group ? -pid : pid, SIGCONT);
+        return ls_err_set(err, LS_ETIMEOUT, "pause: process %d did not stop within 1s", (int)pid);
+    }
+    return 0;
+}
+
+static void add_worker(struct fault_inst *fi, const struct run *r, int i)
+{
+    if (fi->npids < (int)(sizeof(fi->pids) / sizeof(fi->pids[0])))
+        fi->pids[fi->npids++] = r->workers[i].pid;
+}
+
+static int pause_holder(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    int res = fi->spec->resource;
+    int64_t deadline = ls_now_ns() + HOLDER_WAIT;
+    int cand[1024];
+    while (ls_now_ns() < deadline && !run_interrupted(r)) {
+        int n = 0;
+        for (int i = 0; i < r->nworkers && n < 1024; i++)
+            if (alive(r, i) && holds(r, i, res))
+                cand[n++] = i;
+        if (n == 0) {
+            ls_sleep_ns(200 * LS_NS_PER_US);
+            continue;
+        }
+        int i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
+        int64_t sent = run_now(r);
+        int rc = stop_confirmed(r->workers[i].pid, 1, err);
+        if (rc < 0)
+            return rc;
+        if (!holds(r, i, res)) { /* released between the look and the stop */
+            kill(-r->workers[i].pid, SIGCONT);
+            continue;
+        }
+        fi->start_ns = sent;
+        fi->worker = i;
+        add_worker(fi, r, i);
+        char name[16];
+        snprintf(name, sizeof(name), "r%d", atomic_load(&r->shm->w[i].holding));
+        json_obj_set_str(fi->detail, "held_resource", name);
+        json_obj_set_num(fi->detail, "hold_since_ms",
+                         (double)atomic_load(&r->shm->w[i].hold_since) / 1e6);
+        return 0;
+    }
+    return 1;
+}
+
+static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    const struct fault_spec *s = fi->spec;
+    fi->pgroup = s->target != TARGET_NODE;
+    switch (s->target) {
+    case TARGET_HOLDER:
+        return pause_holder(r, fi, err);
+    case TARGET_WORKER:
+    case TARGET_RANDOM_WORKER: {
+        int i = s->target_index;
+        if (s->target == TARGET_RANDOM_WORKER) {
+            int cand[1024], n = 0;
+            for (int k = 0; k < r->nworkers && n < 1024; k++)
+                if (alive(r, k))
+                    cand[n++] = k;
+            if (n == 0)
+                return 1;
+            i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
+        }
+        if (i < 0 || i >= r->nworkers || !alive(r, i))
+            return 1;
+        fi->start_ns = run_now(r);
+        int rc = stop_confirmed(r->workers[i].pid, 1, err);
+        if (rc < 0)
+            return rc;
+        fi->worker = i;
+        add_worker(fi, r, i);
+        return 0;
+    }
+    case TARGET_ALL_WORKERS: {
+        fi->start_ns = run_now(r);
+        for (int i = 0; i < r->nworkers; i++) {
+            if (!alive(r, i))
+                continue;
+            int rc = stop_confirmed(r->workers[i].pid, 1, err);
+            if (rc < 0)
+                return rc; /* stop() resumes the ones already paused */
+            add_worker(fi, r, i);
+        }
+        return fi->npids ? 0 : 1;
+    }
+    case TARGET_NODE: {
+        int n = s->target_index;
+        if (n < 0 || n >= r->cluster.nnodes || r->cluster.nodes[n].pid <= 0)
+            return 1;
+        fi->start_ns = run_now(r);
+        int rc = stop_confirmed(r->cluster.nodes[n].pid, 0, err);
+        if (rc < 0)
+            return rc;
+        fi->node = n;
+        fi->pids[fi->npids++] = r->cluster.nodes[n].pid;
+        return 0;
+    }
+    }
+    return 1;
+}
+
+static int pause_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    (void)r;
+    (void)err;
+    for (int i = 0; i < fi->npids; i++)
+        kill(fi->pgroup ? -fi->pids[i] : fi->pids[i], SIGCONT);
+    return 0;
+}
+
+const struct fault_ops fault_pause = {
+    .version = FAULT_OPS_VERSION,
+    .name = "pause",
+    .help = "SIGSTOP a worker (with its process group) or a node for `duration`, then SIGCONT "
+            "(a GC or VM pause)",
+    .targets = (1u << TARGET_HOLDER) | (1u << TARGET_WORKER) | (1u << TARGET_RANDOM_WORKER) |
+               (1u << TARGET_ALL_WORKERS) | (1u << TARGET_NODE),
+    .options = NULL,
+    .options_size = 0,
+    .start = pause_start,
+    .stop = pause_stop,
+};

@@ -1,0 +1,405 @@
+/*
+ * evlog.c: the per-worker binary event log (see evlog.h for the format).
+ *
+ * The writer reserves a large MAP_SHARED window over the file and grows the
+ * file underneath it in preallocated chunks, so an append is a checksum and
+ * a 64-byte copy: no syscall, no lock. The reader maps a log read-only and
+ * keeps the longest prefix of records whose checksum and sequence match.
+ * Nothing here knows what the records mean.
+ */
+#include "harness/evlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EVLOG_RESERVE ((size_t)1 << 30)     /* address space per writer */
+#define EVLOG_CHUNK ((size_t)4 << 20)       /* file growth step */
+
+struct evlog_writer {
+    int fd;
+    char *path;
+    unsigned char *map;     /* EVLOG_RESERVE bytes; header at offset 0 */
+    size_t file_size;       /* bytes backed by the file (multiple of EVLOG_CHUNK) */
+    uint64_t n;             /* records written */
+    uint64_t dropped;       /* records refused after the log stopped growing */
+    int stopped;            /* growth failed or reservation full */
+    struct ls_err err;      /* first error met */
+};
+
+/* ---- names ---- */
+
+const char *ev_type_name(int type)
+{
+    switch (type) {
+#define EV_NAME(name, val, text) case val: return text;
+        EV_TYPES(EV_NAME)
+#undef EV_NAME
+    }
+    return "?";
+}
+
+int ev_type_from_name(const char *name)
+{
+#define EV_FROM(ename, val, text) if (strcmp(name, text) == 0) return val;
+    EV_TYPES(EV_FROM)
+#undef EV_FROM
+    return 0;
+}
+
+const char *ev_err_name(int e)
+{
+    switch (e) {
+#define EVE_NAME(name, val, text) case val: return text;
+        EV_ERRS(EVE_NAME)
+#undef EVE_NAME
+    }
+    return "other";
+}
+
+int ev_err_from_name(const char *name)
+{
+#define EVE_FROM(ename, val, text) if (strcmp(name, text) == 0) return val;
+    EV_ERRS(EVE_FROM)
+#undef EVE_FROM
+    return EVE_OTHER;
+}
+
+/* Contract: a 32-bit checksum of bytes 0..59 of r (everything but crc).
+ * Multiply-xorshift over seven 64-bit words and the 32-bit tail, two
+ * independent lanes so the multiplies overlap. Never returns 0, so a
+ * zeroed record (crc field 0) can never validate. */
+uint32_t ev_rec_crc(const struct ev_rec *r)
+{
+    const unsigned char *p = (const unsigned char *)r;
+    uint64_t w[8];
+    memcpy(w, p, 56);
+    uint32_t tail;
+    memcpy(&tail, p + 56, 4);
+    w[7] = (uint64_t)tail | ((uint64_t)0x5a17 << 32);
+
+    uint64_t a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full;
+    for (int i = 0; i < 8; i += 2) {
+        a = (a ^ w[i]) * 0xbf58476d1ce4e5b9ull;
+        b = (b ^ w[i + 1]) * 0x94d049bb133111ebull;
+        a ^= a >> 31;
+        b ^= b >> 29;
+    }
+    uint64_t h = (a ^ (b >> 7) ^ (b << 13)) * 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    uint32_t c = (uint32_t)(h ^ (h >> 32));
+    return c ? c : 0x2545f491u;
+}
+
+static int rec_type_known(uint8_t type)
+{
+    return type >= 1 && type < EV__MAX;
+}
+
+/* ---- writer ---- */
+
+/* Contract: map the pages of a fresh chunk writable in one call, so that
+ * appends do not take a page fault every 64 records. Best effort: older
+ * kernels without MADV_POPULATE_WRITE fault the pages in on first touch. */
+static void prefault(unsigned char *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(p, len, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)len;
+#endif
+}
+
+/* Contract: extend the file by one chunk. Returns 0, or -errno with the
+ * writer left unchanged. posix_fallocate reserves the blocks now, so a full
+ * disk shows up here and never as SIGBUS on a store into the mapping. */
+static int grow(struct evlog_writer *w)
+{
+    if (w->file_size + EVLOG_CHUNK > EVLOG_RESERVE)
+        return -ENOSPC;
+    int rc = posix_fallocate(w->fd, (off_t)w->file_size, (off_t)EVLOG_CHUNK);
+    if (rc != 0)
+        return -rc;
+    prefault(w->map + w->file_size, EVLOG_CHUNK);
+    w->file_size += EVLOG_CHUNK;
+    return 0;
+}
+
+static void writer_free(struct evlog_writer *w)
+{
+    if (!w)
+        return;
+    if (w->map && w->map != MAP_FAILED)
+        munmap(w->map, EVLOG_RESERVE);
+    if (w->fd >= 0)
+        close(w->fd);
+    free(w->path);
+    free(w);
+}
+
+int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
+               int64_t run_start_mono_ns, int64_t run_start_real_ns, struct ls_err *err)
+{
+    *out = NULL;
+    struct evlog_writer *w = calloc(1, sizeof(*w));
+    if (!w)
+        return ls_err_set(err, LS_ENOMEM, "event log %s: out of memory", path);
+    w->fd = -1;
+    w->path = strdup(path);
+    if (!w->path) {
+        free(w);
+        return ls_err_set(err, LS_ENOMEM, "event log %s: out of memory", path);
+    }
+    int rc = 0;
+    w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        rc = ls_err_errno(err, LS_EIO, errno, "event log %s: create", path);
+        goto fail;
+    }
+    int g = posix_fallocate(w->fd, 0, (off_t)EVLOG_CHUNK);
+    if (g != 0) {
+        rc = ls_err_errno(err, LS_EIO, g, "event log %s: preallocate", path);
+        goto fail;
+    }
+    w->file_size = EVLOG_CHUNK;
+    w->map = mmap(NULL, EVLOG_RESERVE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                  w->fd, 0);
+    if (w->map == MAP_FAILED) {
+        w->map = NULL;
+        rc = ls_err_errno(err, LS_EIO, errno, "event log %s: mmap", path);
+        goto fail;
+    }
+
+    prefault(w->map, EVLOG_CHUNK);
+
+    struct evlog_header hdr;
+    memset(&hdr, 0, sizeof(hdr));
+    memcpy(hdr.magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC));
+    hdr.version = EVLOG_VERSION;
+    hdr.header_size = EVLOG_HEADER_SIZE;
+    hdr.rec_size = EVLOG_REC_SIZE;
+    hdr.worker = worker;
+    hdr.epoch = epoch;
+    hdr.clock_mono = (uint32_t)CLOCK_MONOTONIC;
+    hdr.clock_real = (uint32_t)CLOCK_REALTIME;
+    hdr.run_start_mono_ns = run_start_mono_ns;
+    hdr.run_start_real_ns = run_start_real_ns;
+    memcpy(w->map, &hdr, sizeof(hdr));
+    *out = w;
+    return 0;
+fail:
+    if (w->fd >= 0)
+        unlink(path);
+    writer_free(w);
+    return rc;
+}
+
+/* Contract: the slow path of evlog_append: make room for record w->n or
+ * stop the log. Returns 0 when the record fits. */
+static int make_room(struct evlog_writer *w)
+{
+    if (w->stopped)
+        return LS_EIO;
+    int rc = grow(w);
+    if (rc == 0)
+        return 0;
+    w->stopped = 1;
+    if (rc == -ENOSPC && w->file_size + EVLOG_CHUNK > EVLOG_RESERVE)
+        ls_err_set(&w->err, LS_EIO, "event log %s: full (%zu bytes reserved)", w->path,
+                   (size_t)EVLOG_RESERVE);
+    else
+        ls_err_errno(&w->err, LS_EIO, -rc, "event log %s: grow past %zu bytes", w->path,
+                     w->file_size);
+    return LS_EIO;
+}
+
+int evlog_append(struct evlog_writer *w, struct ev_rec *r)
+{
+    size_t off = EVLOG_HEADER_SIZE + (size_t)w->n * EVLOG_REC_SIZE;
+    if (__builtin_expect(off + EVLOG_REC_SIZE > w->file_size, 0)) {
+        if (make_room(w) != 0) {
+            w->dropped++;
+            return LS_EIO;
+        }
+    }
+    r->seq = (uint32_t)w->n;
+    uint32_t crc = ev_rec_crc(r);
+    unsigned char *dst = w->map + off;
+    memcpy(dst, r, EVLOG_REC_SIZE - sizeof(uint32_t));
+    /* The checksum lands after the body: a reader (or a kill) sees either a
+     * complete record or one whose checksum does not match. */
+    __atomic_store_n((uint32_t *)(void *)(dst + EVLOG_REC_SIZE - sizeof(uint32_t)), crc,
+                     __ATOMIC_RELEASE);
+    r->crc = crc;
+    w->n++;
+    return 0;
+}
+
+uint64_t evlog_count(const struct evlog_writer *w)
+{
+    return w ? w->n : 0;
+}
+
+int evlog_close(struct evlog_writer *w, struct ls_err *err)
+{
+    if (!w)
+        return 0;
+    int rc = w->err.code;
+    if (rc)
+        ls_err_set(err, rc, "%s", w->err.msg);
+    if (w->dropped)
+        rc = ls_err_set(err, LS_EIO, "event log %s: %llu records dropped (%s)", w->path,
+                        (unsigned long long)w->dropped, w->err.msg);
+    off_t len = (off_t)(EVLOG_HEADER_SIZE + (size_t)w->n * EVLOG_REC_SIZE);
+    if (ftruncate(w->fd, len) != 0 && !rc)
+        rc = ls_err_errno(err, LS_EIO, errno, "event log %s: truncate", w->path);
+    struct evlog_header *hdr = (struct evlog_header *)(void *)w->map;
+    hdr->count = w->n;
+    __atomic_store_n(&hdr->flags, hdr->flags | EVLOG_F_CLOSED, __ATOMIC_RELEASE);
+    writer_free(w);
+    return rc;
+}
+
+/* ---- reader ---- */
+
+/* Contract: check the header of a file of size bytes at map. Returns 0 or
+ * LS_ECORRUPT with err naming what is wrong. */
+static int check_header(const char *path, const struct evlog_header *hdr, size_t size,
+                        struct ls_err *err)
+{
+    if (size < EVLOG_HEADER_SIZE)
+        return ls_err_set(err, LS_ECORRUPT,
+                          "event log %s: %zu bytes, shorter than its %d-byte header", path,
+                          size, EVLOG_HEADER_SIZE);
+    if (memcmp(hdr->magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC)) != 0)
+        return ls_err_set(err, LS_ECORRUPT, "event log %s: bad magic (not a lockstorm event log)",
+                          path);
+    if (hdr->version != EVLOG_VERSION)
+        return ls_err_set(err, LS_ECORRUPT, "event log %s: format version %u, this build reads %d",
+                          path, hdr->version, EVLOG_VERSION);
+    if (hdr->header_size != EVLOG_HEADER_SIZE || hdr->rec_size != EVLOG_REC_SIZE)
+        return ls_err_set(err, LS_ECORRUPT,
+                          "event log %s: header/record size %u/%u, expected %d/%d", path,
+                          hdr->header_size, hdr->rec_size, EVLOG_HEADER_SIZE, EVLOG_REC_SIZE);
+    return 0;
+}
+
+/* Contract: number of valid records at recs (at most max): the prefix whose
+ * checksum, sequence and type are all right. */
+static size_t scan_records(const struct ev_rec *recs, size_t max)
+{
+    size_t i = 0;
+    for (; i < max; i++) {
+        const struct ev_rec *r = &recs[i];
+        if (r->seq != (uint32_t)i || !rec_type_known(r->type) || r->crc != ev_rec_crc(r))
+            break;
+    }
+    return i;
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        if (v)
+            return 0;
+    }
+    for (; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
+{
+    memset(f, 0, sizeof(*f));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ls_err_errno(err, LS_EIO, errno, "event log %s: open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int rc = ls_err_errno(err, LS_EIO, errno, "event log %s: stat", path);
+        close(fd);
+        return rc;
+    }
+    size_t size = (size_t)st.st_size;
+    if (size < EVLOG_HEADER_SIZE) {
+        close(fd);
+        return check_header(path, NULL, size, err);
+    }
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int saved = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return ls_err_errno(err, LS_EIO, saved, "event log %s: mmap", path);
+    const unsigned char *base = map;
+    memcpy(&f->hdr, base, sizeof(f->hdr));
+    int rc = check_header(path, &f->hdr, size, err);
+    if (rc) {
+        munmap(map, size);
+        memset(f, 0, sizeof(*f));
+        return rc;
+    }
+    f->map = map;
+    f->map_len = size;
+    f->recs = (const struct ev_rec *)(const void *)(base + EVLOG_HEADER_SIZE);
+    size_t max = (size - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE;
+    f->n = scan_records(f->recs, max);
+    size_t end = EVLOG_HEADER_SIZE + f->n * EVLOG_REC_SIZE;
+    if (end < size && !all_zero(base + end, size - end))
+        f->torn_bytes = size - end;
+    f->closed = (f->hdr.flags & EVLOG_F_CLOSED) && f->hdr.count == (uint64_t)f->n;
+    return 0;
+}
+
+void evlog_unmap(struct evlog_file *f)
+{
+    if (!f)
+        return;
+    if (f->map)
+        munmap(f->map, f->map_len);
+    memset(f, 0, sizeof(*f));
+}
+
+/* ---- offline append ---- */
+
+int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err)
+{
+    struct evlog_file f;
+    int rc = evlog_read(path, &f, err);
+    if (rc)
+        return rc;
+    size_t n = f.n;
+    int was_closed = f.closed;
+    struct evlog_header hdr = f.hdr;
+    evlog_unmap(&f);
+
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return ls_err_errno(err, LS_EIO, errno, "event log %s: open for append", path);
+    r->seq = (uint32_t)n;
+    r->crc = ev_rec_crc(r);
+    off_t off = (off_t)(EVLOG_HEADER_SIZE + n * EVLOG_REC_SIZE);
+    ssize_t wr = pwrite(fd, r, EVLOG_REC_SIZE, off);
+    if (wr != EVLOG_REC_SIZE) {
+        rc = ls_err_errno(err, LS_EIO, wr < 0 ? errno : ENOSPC, "event log %s: append", path);
+        close(fd);
+        return rc;
+    }
+    if (was_closed) {
+        /* Keep a cleanly closed log closed: its count now includes r. */
+        hdr.count = (uint64_t)n + 1;
+        if (pwrite(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+            rc = ls_err_errno(err, LS_EIO, errno, "event log %s: update header", path);
+    }
+    close(fd);
+    return rc;
+}

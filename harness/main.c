@@ -1,0 +1,503 @@
+/*
+ * main.c: the lockstorm command line (DESIGN.md "Command line"). Parses
+ * arguments, dispatches to the library, and is the only place that turns
+ * error codes into exit statuses: 0 pass, 1 fail, 2 usage or workload
+ * error (nothing started), 3 environment error, 4 unknown verdict.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "checkers/check.h"
+#include "checkers/history.h"
+#include "faults/fault.h"
+#include "harness/run.h"
+#include "harness/workload.h"
+#include "locks/lock.h"
+#include "reports/result.h"
+#include "util/err.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+static const char USAGE[] =
+    "usage: lockstorm COMMAND [ARGS]\n"
+    "\n"
+    "  run WORKLOAD [--out DIR] [--seed N] [--set key.path=value]... [--json] [--quiet]\n"
+    "                        run a workload (a .yaml file or a bundled name, e.g. demo)\n"
+    "  check RUN_DIR [--json]\n"
+    "  check --history FILE.jsonl [--capacity N] [--near-miss DUR] [--json]\n"
+    "                        re-check a run directory, or a history made elsewhere\n"
+    "  report RUN_DIR        rewrite result.json and summary.txt of a run directory\n"
+    "  validate WORKLOAD [--set key.path=value]...\n"
+    "                        check a workload file and print it fully resolved\n"
+    "  validate --reference  print the workload reference (docs/workload-reference.md)\n"
+    "  list [locks|faults|workloads]\n"
+    "  log export RUN_DIR    print every event as JSONL on stdout\n"
+    "  get RUN_DIR|FILE.json PATH...\n"
+    "                        print values of result.json by JSON path (for scripts)\n"
+    "  --version, --help\n"
+    "\n"
+    "exit codes: 0 pass, 1 fail, 2 usage/workload error, 3 environment error, 4 unknown\n";
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "lockstorm: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "; see 'lockstorm --help'\n");
+    return 2;
+}
+
+static int env_error(const struct ls_err *err)
+{
+    fprintf(stderr, "lockstorm: error: %s\n", err->msg);
+    return ls_exit_code(err->code);
+}
+
+/* Directories holding bundled workloads: next to the binary (build tree or
+ * install prefix) and the source tree it was built from. */
+static int workload_dirs(char dirs[][PATH_MAX], int max)
+{
+    int n = 0;
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *rel[] = {"/../share/lockstorm/workloads", "/../workloads", "/workloads"};
+            for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]) && n < max; i++) {
+                snprintf(dirs[n], PATH_MAX, "%s%s", exe, rel[i]);
+                struct stat st;
+                if (stat(dirs[n], &st) == 0 && S_ISDIR(st.st_mode))
+                    n++;
+            }
+        }
+    }
+#ifdef LS_SOURCE_DIR
+    if (n < max) {
+        snprintf(dirs[n], PATH_MAX, "%s/workloads", LS_SOURCE_DIR);
+        struct stat st;
+        if (stat(dirs[n], &st) == 0 && S_ISDIR(st.st_mode))
+            n++;
+    }
+#endif
+    return n;
+}
+
+/* A workload argument is a path, or the name of a bundled workload. */
+static const char *resolve_workload(const char *arg, char *buf, size_t n)
+{
+    struct stat st;
+    if (strchr(arg, '/') || stat(arg, &st) == 0)
+        return arg;
+    char dirs[4][PATH_MAX];
+    int nd = workload_dirs(dirs, 4);
+    for (int i = 0; i < nd; i++) {
+        snprintf(buf, n, "%s/%s%s", dirs[i], arg, strstr(arg, ".yaml") ? "" : ".yaml");
+        if (stat(buf, &st) == 0)
+            return buf;
+    }
+    return arg; /* the loader reports it missing, with the name as given */
+}
+
+static void list_workloads(void)
+{
+    char dirs[4][PATH_MAX];
+    int nd = workload_dirs(dirs, 4);
+    if (nd == 0) {
+        printf("no bundled workloads found\n");
+        return;
+    }
+    DIR *d = opendir(dirs[0]);
+    if (!d)
+        return;
+    printf("bundled workloads in %s:\n", dirs[0]);
+    struct dirent *de;
+    char *names[512];
+    int nn = 0;
+    while ((de = readdir(d)) && nn < 512) {
+        size_t l = strlen(de->d_name);
+        if (l > 5 && strcmp(de->d_name + l - 5, ".yaml") == 0)
+            names[nn++] = strndup(de->d_name, l - 5);
+    }
+    closedir(d);
+    for (int i = 0; i < nn; i++)
+        for (int j = i + 1; j < nn; j++)
+            if (strcmp(names[j], names[i]) < 0) {
+                char *t = names[i];
+                names[i] = names[j];
+                names[j] = t;
+            }
+    for (int i = 0; i < nn; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s.yaml", dirs[0], names[i]);
+        struct workload *w = NULL;
+        struct ls_err err = {0};
+        const char *desc = "";
+        if (workload_load(path, NULL, 0, &w, NULL, &err) == 0)
+            desc = w->description;
+        printf("  %-24s %s\n", names[i], desc);
+        workload_free(w);
+        free(names[i]);
+    }
+}
+
+struct common_args {
+    const char *pos[4];
+    int npos;
+    const char *sets[256];
+    int nsets;
+    const char *out, *history, *seed, *capacity, *near_miss;
+    int json, quiet, reference;
+};
+
+static int parse_args(int argc, char **argv, struct common_args *a)
+{
+    memset(a, 0, sizeof(*a));
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        const char **slot = NULL;
+        if (strcmp(s, "--json") == 0) {
+            a->json = 1;
+        } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
+            a->quiet = 1;
+        } else if (strcmp(s, "--reference") == 0) {
+            a->reference = 1;
+        } else if (strcmp(s, "--out") == 0) {
+            slot = &a->out;
+        } else if (strcmp(s, "--history") == 0) {
+            slot = &a->history;
+        } else if (strcmp(s, "--seed") == 0) {
+            slot = &a->seed;
+        } else if (strcmp(s, "--capacity") == 0) {
+            slot = &a->capacity;
+        } else if (strcmp(s, "--near-miss") == 0) {
+            slot = &a->near_miss;
+        } else if (strcmp(s, "--set") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", s);
+            if (a->nsets >= 250)
+                return usage_error("%s: too many overrides", s);
+            a->sets[a->nsets++] = argv[++i];
+        } else if (strncmp(s, "--set=", 6) == 0) {
+            if (a->nsets >= 250)
+                return usage_error("%s: too many overrides", s);
+            a->sets[a->nsets++] = s + 6;
+        } else if (s[0] == '-' && s[1]) {
+            return usage_error("unknown option '%s'", s);
+        } else {
+            if (a->npos >= 4)
+                return usage_error("unexpected argument '%s'", s);
+            a->pos[a->npos++] = s;
+        }
+        if (slot) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", s);
+            *slot = argv[++i];
+        }
+    }
+    return 0;
+}
+
+static int load_workload(const struct common_args *a, struct workload **w)
+{
+    char seedset[64];
+    const char *sets[260];
+    int nsets = 0;
+    for (int i = 0; i < a->nsets; i++)
+        sets[nsets++] = a->sets[i];
+    if (a->seed) {
+        snprintf(seedset, sizeof(seedset), "seed=%s", a->seed);
+        sets[nsets++] = seedset;
+    }
+    char buf[PATH_MAX];
+    const char *path = resolve_workload(a->pos[0], buf, sizeof(buf));
+    struct ls_err err = {0};
+    int rc = workload_load(path, sets, nsets, w, stderr, &err);
+    if (rc < 0)
+        return ls_exit_code(rc) == 3 ? 2 : ls_exit_code(rc);
+    return 0;
+}
+
+static int emit_result(const struct json *res, int as_json)
+{
+    struct strbuf sb = STRBUF_INIT;
+    if (as_json)
+        render_json(res, &sb);
+    else
+        render_text(res, &sb);
+    fwrite(sb.buf, 1, sb.len, stdout);
+    fflush(stdout);
+    sb_free(&sb);
+    return result_exit_code(res);
+}
+
+static int cmd_run(struct common_args *a)
+{
+    if (a->npos != 1)
+        return usage_error("%s", "run needs exactly one WORKLOAD");
+    struct workload *w = NULL;
+    int rc = load_workload(a, &w);
+    if (rc)
+        return rc;
+    struct run_opts o = {.out = a->out, .quiet = a->quiet};
+    struct json *res = NULL;
+    char *dir = NULL;
+    struct ls_err err = {0};
+    rc = run_workload(w, &o, &res, &dir, &err);
+    int code;
+    if (rc < 0) {
+        code = env_error(&err);
+        if (dir)
+            fprintf(stderr, "lockstorm: the run directory is %s\n", dir);
+    } else {
+        code = emit_result(res, a->json);
+        if (!a->quiet)
+            fprintf(stderr, "lockstorm: run directory: %s\n", dir);
+    }
+    json_free(res);
+    free(dir);
+    workload_free(w);
+    return code;
+}
+
+static int cmd_check(struct common_args *a)
+{
+    struct history h;
+    memset(&h, 0, sizeof(h));
+    struct ls_err err = {0};
+    int rc;
+    if (a->history) {
+        if (a->npos)
+            return usage_error("%s", "check takes a RUN_DIR or --history FILE, not both");
+        rc = history_load_jsonl(a->history, &h, &err);
+    } else {
+        if (a->npos != 1)
+            return usage_error("%s", "check needs a RUN_DIR (or --history FILE.jsonl)");
+        rc = history_load_rundir(a->pos[0], &h, &err);
+    }
+    if (rc < 0) {
+        history_free(&h);
+        fprintf(stderr, "lockstorm: error: %s\n", err.msg);
+        return rc == LS_EINPUT || rc == LS_EUSAGE ? 2 : ls_exit_code(rc);
+    }
+    struct check_params p;
+    check_params_from(&h, &p);
+    if (a->capacity) {
+        char *end;
+        errno = 0;
+        long v = strtol(a->capacity, &end, 10);
+        if (*end || errno || v < 1 || v > 1000000) {
+            history_free(&h);
+            return usage_error("--capacity '%s': expected an integer from 1 to 1000000",
+                               a->capacity);
+        }
+        p.capacity = (int)v;
+    }
+    if (a->near_miss) {
+        const char *why;
+        if (ls_parse_duration(a->near_miss, &p.near_miss, &why) < 0) {
+            history_free(&h);
+            return usage_error("--near-miss: %s", why);
+        }
+    }
+    struct json *res = result_build(&h, &p);
+    history_free(&h);
+    int code = emit_result(res, a->json);
+    json_free(res);
+    return code;
+}
+
+static int cmd_report(struct common_args *a)
+{
+    if (a->npos != 1)
+        return usage_error("%s", "report needs a RUN_DIR");
+    struct history h;
+    memset(&h, 0, sizeof(h));
+    struct ls_err err = {0};
+    if (history_load_rundir(a->pos[0], &h, &err) < 0) {
+        history_free(&h);
+        return env_error(&err);
+    }
+    struct check_params p;
+    check_params_from(&h, &p);
+    struct json *res = result_build(&h, &p);
+    history_free(&h);
+    struct strbuf sb = STRBUF_INIT;
+    char path[PATH_MAX];
+    render_json(res, &sb);
+    snprintf(path, sizeof(path), "%s/result.json", a->pos[0]);
+    int w1 = sb_write_file(&sb, path);
+    sb_reset(&sb);
+    render_text(res, &sb);
+    snprintf(path, sizeof(path), "%s/summary.txt", a->pos[0]);
+    int w2 = sb_write_file(&sb, path);
+    sb_free(&sb);
+    int code = result_exit_code(res);
+    json_free(res);
+    if (w1 < 0 || w2 < 0) {
+        fprintf(stderr, "lockstorm: error: cannot write reports into %s: %s\n", a->pos[0],
+                strerror(-(w1 < 0 ? w1 : w2)));
+        return 3;
+    }
+    printf("wrote %s/result.json and %s/summary.txt\n", a->pos[0], a->pos[0]);
+    return code;
+}
+
+static int cmd_validate(struct common_args *a)
+{
+    if (a->reference) {
+        struct strbuf sb = STRBUF_INIT;
+        workload_write_reference(&sb);
+        fwrite(sb.buf, 1, sb.len, stdout);
+        sb_free(&sb);
+        return 0;
+    }
+    if (a->npos != 1)
+        return usage_error("%s", "validate needs exactly one WORKLOAD");
+    struct workload *w = NULL;
+    int rc = load_workload(a, &w);
+    if (rc)
+        return rc;
+    struct strbuf sb = STRBUF_INIT;
+    workload_to_yaml(w, &sb);
+    fwrite(sb.buf, 1, sb.len, stdout);
+    sb_free(&sb);
+    fprintf(stderr, "lockstorm: %s: ok\n", w->file);
+    workload_free(w);
+    return 0;
+}
+
+static int cmd_list(struct common_args *a)
+{
+    const char *what = a->npos ? a->pos[0] : "all";
+    int all = strcmp(what, "all") == 0;
+    if (!all && strcmp(what, "locks") && strcmp(what, "faults") && strcmp(what, "workloads"))
+        return usage_error("list: unknown category '%s' (locks, faults, workloads)", what);
+    if (all || !strcmp(what, "locks")) {
+        if (all)
+            printf("locks:\n");
+        lock_print_list(stdout);
+    }
+    if (all || !strcmp(what, "faults")) {
+        if (all)
+            printf("\nfaults:\n");
+        fault_print_list(stdout);
+    }
+    if (all || !strcmp(what, "workloads")) {
+        if (all)
+            printf("\n");
+        list_workloads();
+    }
+    return 0;
+}
+
+static int cmd_log(struct common_args *a)
+{
+    if (a->npos != 2 || strcmp(a->pos[0], "export"))
+        return usage_error("%s", "usage: lockstorm log export RUN_DIR");
+    struct history h;
+    memset(&h, 0, sizeof(h));
+    struct ls_err err = {0};
+    if (history_load_rundir(a->pos[1], &h, &err) < 0) {
+        history_free(&h);
+        return env_error(&err);
+    }
+    history_export_jsonl(&h, stdout);
+    history_free(&h);
+    return fflush(stdout) == 0 ? 0 : 3;
+}
+
+/* `lockstorm get RUN_DIR PATH...`: one line per path, the JSON value
+ * compact ("null" when absent); exit 1 when any path is absent. */
+static int cmd_get(struct common_args *a, int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("%s", "usage: lockstorm get RUN_DIR|FILE.json PATH...");
+    char path[PATH_MAX];
+    struct stat st;
+    if (stat(argv[0], &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(path, sizeof(path), "%s/result.json", argv[0]);
+    else
+        snprintf(path, sizeof(path), "%s", argv[0]);
+    (void)a;
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        fprintf(stderr, "lockstorm: error: %s: %s\n", path, strerror(errno));
+        return 3;
+    }
+    struct strbuf sb = STRBUF_INIT;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        sb_append(&sb, buf, n);
+    fclose(f);
+    struct json *doc = NULL;
+    char why[128];
+    if (json_parse(sb.buf ? sb.buf : "", sb.len, &doc, why, sizeof(why)) < 0) {
+        sb_free(&sb);
+        fprintf(stderr, "lockstorm: error: %s: not JSON (%s)\n", path, why);
+        return 3;
+    }
+    sb_free(&sb);
+    int missing = 0;
+    for (int i = 1; i < argc; i++) {
+        const struct json *v = json_path(doc, argv[i]);
+        struct strbuf out = STRBUF_INIT;
+        if (!v) {
+            missing = 1;
+            sb_puts(&out, "null");
+        } else if (v->type == JSON_STR) {
+            sb_append(&out, v->s, v->n);
+        } else {
+            json_write(&out, v, -1);
+        }
+        printf("%s\n", sb_cstr(&out));
+        sb_free(&out);
+    }
+    json_free(doc);
+    return missing;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        fputs(USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("lockstorm %s\n", LS_VERSION);
+        return 0;
+    }
+    const char *cmd = argv[1];
+    struct common_args a;
+    if (!strcmp(cmd, "get"))
+        return cmd_get(&a, argc - 2, argv + 2);
+    int rc = parse_args(argc - 2, argv + 2, &a);
+    if (rc)
+        return rc;
+    if (!strcmp(cmd, "run"))
+        return cmd_run(&a);
+    if (!strcmp(cmd, "check"))
+        return cmd_check(&a);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(&a);
+    if (!strcmp(cmd, "validate"))
+        return cmd_validate(&a);
+    if (!strcmp(cmd, "list"))
+        return cmd_list(&a);
+    if (!strcmp(cmd, "log"))
+        return cmd_log(&a);
+    return usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,594 @@
+/*
+ * run.c: one run, start to verdict (see run.h). The order of teardown is
+ * fixed: heal faults (SIGCONT everything) -> let workers finish their
+ * iteration -> SIGTERM -> SIGKILL (a crash record goes into the killed
+ * worker's log) -> record leftover lock keys and the storage's final state
+ * -> stop the nodes -> final run.json -> checkers. Every step runs whatever
+ * happened before it, so an interrupted run still leaves a directory that
+ * `lockstorm check` can read.
+ */
+#include "harness/run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checkers/check.h"
+#include "checkers/history.h"
+#include "faults/schedule.h"
+#include "harness/evlog.h"
+#include "harness/proc.h"
+#include "harness/storage.h"
+#include "harness/worker.h"
+#include "reports/result.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+#define READY_TIMEOUT (15 * LS_NS_PER_S)
+#define TERM_GRACE (2 * LS_NS_PER_S)
+
+int64_t run_now(const struct run *r)
+{
+    return ls_now_ns() - r->start_mono;
+}
+
+int run_interrupted(struct run *r)
+{
+    if (r->signal)
+        return 1;
+    struct timespec zero = {0, 0};
+    int s = sigtimedwait(&r->sigs, NULL, &zero);
+    if (s > 0)
+        r->signal = s;
+    return r->signal != 0;
+}
+
+static int interrupted_cb(void *arg)
+{
+    return run_interrupted(arg);
+}
+
+void run_fault_log(struct run *r, struct json *line)
+{
+    if (r->faults_log) {
+        struct strbuf sb = STRBUF_INIT;
+        json_write(&sb, line, -1);
+        sb_putc(&sb, '\n');
+        fwrite(sb.buf, 1, sb.len, r->faults_log);
+        fflush(r->faults_log);
+        sb_free(&sb);
+    }
+    json_free(line);
+}
+
+/* ---- run directory ---- */
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+    char tmp[2048];
+    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+        return -ENAMETOOLONG;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -errno;
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, mode) < 0)
+        return -errno;
+    return 0;
+}
+
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int empty = 1;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            empty = 0;
+    closedir(d);
+    return empty;
+}
+
+static int make_rundir(struct run *r, struct ls_err *err)
+{
+    if (r->opts->out) {
+        snprintf(r->dir, sizeof(r->dir), "%s", r->opts->out);
+        int rc = mkdir_p(r->dir, 0700);
+        if (rc == -EEXIST) {
+            struct stat st;
+            if (stat(r->dir, &st) < 0 || !S_ISDIR(st.st_mode) || !dir_is_empty(r->dir))
+                return ls_err_set(err, LS_EUSAGE,
+                                  "--out %s: exists and is not an empty directory; choose a new "
+                                  "path or remove it", r->dir);
+        } else if (rc < 0) {
+            return ls_err_errno(err, LS_EIO, -rc, "create run directory %s", r->dir);
+        }
+    } else {
+        int rc = mkdir("runs", 0755);
+        if (rc < 0 && errno != EEXIST)
+            return ls_err_errno(err, LS_EIO, errno, "create runs/ in the current directory");
+        char ts[32];
+        ls_format_utc(ls_realtime_ns(), 1, ts, sizeof(ts));
+        for (int k = 1; k < 1000; k++) {
+            if (k == 1)
+                snprintf(r->dir, sizeof(r->dir), "runs/%s-%s", r->w->name, ts);
+            else
+                snprintf(r->dir, sizeof(r->dir), "runs/%s-%s-%d", r->w->name, ts, k);
+            if (mkdir(r->dir, 0700) == 0)
+                break;
+            if (errno != EEXIST)
+                return ls_err_errno(err, LS_EIO, errno, "create run directory %s", r->dir);
+        }
+        /* runs/latest -> the newest run (replaced atomically) */
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "runs/.latest.%d", (int)getpid());
+        unlink(tmp);
+        if (symlink(r->dir + 5, tmp) == 0 && rename(tmp, "runs/latest") < 0)
+            unlink(tmp);
+    }
+    char sub[2100];
+    snprintf(sub, sizeof(sub), "%s/events", r->dir);
+    if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+        return ls_err_errno(err, LS_EIO, errno, "create %s", sub);
+    return 0;
+}
+
+static int write_text(const struct run *r, const char *name, struct strbuf *sb, struct ls_err *err)
+{
+    char path[2100];
+    snprintf(path, sizeof(path), "%s/%s", r->dir, name);
+    int rc = sb_write_file(sb, path);
+    if (rc < 0)
+        return ls_err_errno(err, LS_EIO, -rc, "write %s", path);
+    return 0;
+}
+
+/* run.json: written at the start (interrupted: true, so a harness that dies
+ * leaves a directory the checker knows is incomplete) and again at the end. */
+static int write_run_json(struct run *r, int final, int64_t end_ns, const struct json *leftover,
+                          struct ls_err *err)
+{
+    struct json *j = json_new_obj();
+    json_obj_set_str(j, "format", "lockstorm-run");
+    json_obj_set_int(j, "version", 1);
+    json_obj_set_str(j, "tool_version", LS_VERSION);
+    json_obj_set_str(j, "state", final ? (r->signal ? "interrupted" : "finished") : "running");
+    json_obj_set_int(j, "start_real_ns", r->start_real);
+    json_obj_set_int(j, "start_mono_ns", r->start_mono);
+    char ts[40];
+    ls_format_utc(r->start_real, 0, ts, sizeof(ts));
+    json_obj_set_str(j, "started_at", ts);
+    if (final) {
+        ls_format_utc(r->start_real + end_ns, 0, ts, sizeof(ts));
+        json_obj_set_str(j, "ended_at", ts);
+        json_obj_set_int(j, "end_ns", end_ns);
+    }
+    json_obj_set_int(j, "duration_ns", r->w->duration);
+    json_obj_set_bool(j, "interrupted", !final || r->signal != 0);
+    json_obj_set(j, "signal", r->signal ? json_new_str(strsignal(r->signal)) : json_new_null());
+    struct json *ws = json_obj_set(j, "workers", json_new_arr());
+    for (int i = 0; i < r->nworkers; i++) {
+        struct json *e = json_arr_push(ws, json_new_obj());
+        json_obj_set_int(e, "worker", i);
+        json_obj_set_int(e, "pid", r->workers[i].pid);
+        char st[64] = "running";
+        const struct run_worker *rw = &r->workers[i];
+        if (rw->exited) {
+            if (WIFEXITED(rw->status))
+                snprintf(st, sizeof(st), "exited %d", WEXITSTATUS(rw->status));
+            else if (WIFSIGNALED(rw->status))
+                snprintf(st, sizeof(st), "killed by signal %d (%s)", WTERMSIG(rw->status),
+                         strsignal(WTERMSIG(rw->status)));
+        }
+        json_obj_set_str(e, "exit", st);
+        json_obj_set_bool(e, "killed_by_harness", rw->killed_by_harness);
+    }
+    struct json *ns = json_obj_set(j, "nodes", json_new_arr());
+    for (int i = 0; i < r->cluster.nnodes; i++) {
+        struct json *e = json_arr_push(ns, json_new_obj());
+        json_obj_set_int(e, "index", i);
+        json_obj_set_int(e, "port", r->cluster.nodes[i].port);
+        json_obj_set_int(e, "pid", r->cluster.nodes[i].pid);
+    }
+    if (r->cluster.has_storage) {
+        struct json *e = json_obj_set(j, "storage", json_new_obj());
+        json_obj_set_int(e, "port", r->cluster.storage.port);
+        json_obj_set_int(e, "pid", r->cluster.storage.pid);
+    } else {
+        json_obj_set(j, "storage", json_new_null());
+    }
+    json_obj_set(j, "leftover_keys", leftover ? json_clone(leftover) : json_new_arr());
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, j, 2);
+    sb_putc(&sb, '\n');
+    json_free(j);
+    int rc = write_text(r, "run.json", &sb, err);
+    sb_free(&sb);
+    return rc;
+}
+
+/* ---- workers ---- */
+
+static int spawn_workers(struct run *r, struct ls_err *err)
+{
+    pid_t parent = getpid();
+    for (int i = 0; i < r->nworkers; i++) {
+        struct worker_args a = {
+            .id = i,
+            .epoch = 0,
+            .w = r->w,
+            .rundir = r->dir,
+            .shm = r->shm,
+            .nodes = r->nodes,
+            .nnodes = r->cluster.nnodes,
+            .storage_host = r->cluster.storage.host,
+            .storage_port = r->cluster.storage.port,
+            .start_mono = r->start_mono,
+            .start_real = r->start_real,
+        };
+        pid_t pid = fork();
+        if (pid < 0)
+            return ls_err_errno(err, LS_EENV, errno, "fork worker %d", i);
+        if (pid == 0) {
+            proc_child_setup(parent);
+            if (r->faults_log)
+                fclose(r->faults_log); /* nothing buffered: it is flushed per line */
+            _exit(worker_main(&a));
+        }
+        setpgid(pid, pid); /* also done in the child: whichever runs first */
+        r->workers[i].pid = pid;
+    }
+    return 0;
+}
+
+static void reap_workers(struct run *r)
+{
+    for (int i = 0; i < r->nworkers; i++) {
+        struct run_worker *rw = &r->workers[i];
+        if (rw->pid <= 0 || rw->exited)
+            continue;
+        int st;
+        pid_t p = waitpid(rw->pid, &st, WNOHANG);
+        if (p == rw->pid) {
+            rw->exited = 1;
+            rw->status = st;
+        }
+    }
+}
+
+static int workers_alive(const struct run *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->nworkers; i++)
+        n += r->workers[i].pid > 0 && !r->workers[i].exited;
+    return n;
+}
+
+static int wait_ready(struct run *r, struct ls_err *err)
+{
+    int64_t deadline = ls_now_ns() + READY_TIMEOUT;
+    for (;;) {
+        int ready = 0;
+        reap_workers(r);
+        for (int i = 0; i < r->nworkers; i++) {
+            int st = atomic_load(&r->shm->w[i].state);
+            if (st == WS_FAILED)
+                return ls_err_set(err, LS_EENV, "worker %d could not start: %s", i,
+                                  r->shm->w[i].error);
+            if (r->workers[i].exited)
+                return ls_err_set(err, LS_EENV, "worker %d exited during start-up", i);
+            ready += st == WS_READY;
+        }
+        if (ready == r->nworkers)
+            return 0;
+        if (run_interrupted(r))
+            return ls_err_set(err, LS_EINTR, "interrupted while starting the workers");
+        if (ls_now_ns() >= deadline)
+            return ls_err_set(err, LS_ETIMEOUT, "only %d of %d workers were ready within 15s",
+                              ready, r->nworkers);
+        ls_sleep_ns(500 * LS_NS_PER_US);
+    }
+}
+
+/* Stop every worker: wait for a natural end (unless interrupted), then
+ * SIGTERM (abort the hold, release, close the log), then SIGKILL with a
+ * crash record appended to the log. */
+static void stop_workers(struct run *r, int64_t grace_ns)
+{
+    atomic_store(&r->shm->stop, r->signal ? 1 : 0);
+    int64_t until = ls_now_ns() + grace_ns;
+    if (!r->signal) {
+        while (workers_alive(r) && ls_now_ns() < until) {
+            reap_workers(r);
+            if (!workers_alive(r) || run_interrupted(r))
+                break;
+            ls_sleep_ns(LS_NS_PER_MS);
+        }
+    }
+    atomic_store(&r->shm->stop, 1);
+    for (int i = 0; i < r->nworkers; i++)
+        if (r->workers[i].pid > 0 && !r->workers[i].exited) {
+            kill(-r->workers[i].pid, SIGCONT);
+            kill(r->workers[i].pid, SIGTERM);
+        }
+    until = ls_now_ns() + TERM_GRACE;
+    while (workers_alive(r) && ls_now_ns() < until) {
+        reap_workers(r);
+        ls_sleep_ns(LS_NS_PER_MS);
+    }
+    for (int i = 0; i < r->nworkers; i++) {
+        struct run_worker *rw = &r->workers[i];
+        if (rw->pid <= 0 || rw->exited)
+            continue;
+        int holding = atomic_load(&r->shm->w[i].holding);
+        kill(-rw->pid, SIGKILL);
+        int64_t t = run_now(r);
+        proc_wait(rw->pid, 5 * LS_NS_PER_S, &rw->status);
+        rw->exited = 1;
+        rw->killed_by_harness = 1;
+        char path[2100];
+        snprintf(path, sizeof(path), "%s/events/worker-%03d.bin", r->dir, i);
+        struct ev_rec cr = {.t = t, .type = EV_CRASH, .res = (uint16_t)(holding >= 0 ? holding : 0)};
+        struct ls_err e = {0};
+        evlog_append_offline(path, &cr, &e);
+    }
+}
+
+/* ---- after the workers ---- */
+
+/* Lock keys still on the nodes once every worker stopped and released. */
+static struct json *leftover_keys(const struct run *r)
+{
+    struct json *arr = json_new_arr();
+    struct timeval tv = {2, 0};
+    for (int n = 0; n < r->cluster.nnodes; n++) {
+        redisContext *c = redisConnectWithTimeout(r->cluster.nodes[n].host,
+                                                  r->cluster.nodes[n].port, tv);
+        if (!c || c->err) {
+            if (c)
+                redisFree(c);
+            continue;
+        }
+        redisSetTimeout(c, tv);
+        for (int i = 0; i < r->w->workers.resources; i++)
+            redisAppendCommand(c, "PTTL lockstorm:r%d", i);
+        for (int i = 0; i < r->w->workers.resources; i++) {
+            redisReply *rep = NULL;
+            if (redisGetReply(c, (void **)&rep) != REDIS_OK)
+                break;
+            if (rep->type == REDIS_REPLY_INTEGER && rep->integer != -2) {
+                struct json *e = json_arr_push(arr, json_new_obj());
+                json_obj_set_int(e, "res", i);
+                json_obj_set_int(e, "node", n);
+                json_obj_set_int(e, "pttl_ms", rep->integer);
+            }
+            freeReplyObject(rep);
+        }
+        redisFree(c);
+    }
+    return arr;
+}
+
+static void progress(struct run *r, const struct schedule *s, int final)
+{
+    if (r->opts->quiet || !isatty(2))
+        return;
+    uint64_t grants = 0, attempts = 0;
+    for (int i = 0; i < r->nworkers; i++) {
+        grants += atomic_load(&r->shm->w[i].grants);
+        attempts += atomic_load(&r->shm->w[i].attempts);
+    }
+    double el = (double)run_now(r) / 1e9;
+    fprintf(stderr, "\r\033[K[%5.1fs/%.0fs] grants %llu (%.0f/s)  attempts %llu  faults active %d%s",
+            el, (double)r->w->duration / 1e9, (unsigned long long)grants,
+            el > 0 ? (double)grants / el : 0.0, (unsigned long long)attempts,
+            s ? schedule_active(s) : 0, final ? "\n" : "");
+}
+
+static int64_t worker_grace(const struct workload *w)
+{
+    int64_t hold = dist_max(&w->workers.hold);
+    if (hold < 0)
+        hold = 5 * LS_NS_PER_S; /* unbounded distribution: SIGTERM cuts it */
+    return hold + w->lock.retry.delay + w->lock.retry.jitter + 2 * LS_NS_PER_S;
+}
+
+static int check_and_report(struct run *r, struct json **result, struct ls_err *err)
+{
+    struct history h;
+    memset(&h, 0, sizeof(h));
+    int rc = history_load_rundir(r->dir, &h, err);
+    if (rc < 0)
+        return rc;
+    struct check_params p;
+    check_params_from(&h, &p);
+    struct json *res = result_build(&h, &p);
+    history_free(&h);
+    struct strbuf sb = STRBUF_INIT;
+    render_json(res, &sb);
+    rc = write_text(r, "result.json", &sb, err);
+    sb_reset(&sb);
+    render_text(res, &sb);
+    if (rc == 0)
+        rc = write_text(r, "summary.txt", &sb, err);
+    sb_free(&sb);
+    *result = res;
+    return rc;
+}
+
+int run_workload(const struct workload *w, const struct run_opts *opts, struct json **result,
+                 char **dir_out, struct ls_err *err)
+{
+    struct run run;
+    memset(&run, 0, sizeof(run));
+    struct run *r = &run;
+    r->w = w;
+    r->opts = opts;
+    r->nworkers = (int)w->workers.count;
+    *result = NULL;
+    if (dir_out)
+        *dir_out = NULL;
+    rng_seed(&r->fault_rng, w->seed, 0xfa17);
+
+    sigemptyset(&r->sigs);
+    sigaddset(&r->sigs, SIGINT);
+    sigaddset(&r->sigs, SIGTERM);
+    sigaddset(&r->sigs, SIGHUP);
+    sigset_t old;
+    sigprocmask(SIG_BLOCK, &r->sigs, &old);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct schedule sched;
+    memset(&sched, 0, sizeof(sched));
+    struct json *leftover = NULL;
+    int started = 0;
+    int rc = make_rundir(r, err);
+    if (rc < 0)
+        goto done;
+    if (dir_out)
+        *dir_out = strdup(r->dir);
+    {
+        struct strbuf sb = STRBUF_INIT;
+        workload_to_yaml(w, &sb);
+        rc = write_text(r, "workload.yaml", &sb, err);
+        sb_free(&sb);
+        if (rc < 0)
+            goto done;
+        char path[2100];
+        snprintf(path, sizeof(path), "%s/faults.jsonl", r->dir);
+        r->faults_log = fopen(path, "we");
+        if (!r->faults_log) {
+            rc = ls_err_errno(err, LS_EIO, errno, "create %s", path);
+            goto done;
+        }
+    }
+
+    rc = cluster_start(&r->cluster, r->dir, (int)w->cluster.nodes, w->cluster.persistence, 1,
+                       interrupted_cb, r, err);
+    if (rc < 0)
+        goto teardown;
+    r->nodes = calloc((size_t)r->cluster.nnodes, sizeof(*r->nodes));
+    r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
+    r->shm = shm_create(r->nworkers);
+    if (!r->nodes || !r->workers || !r->shm) {
+        rc = ls_err_set(err, LS_ENOMEM, "out of memory setting up %d workers", r->nworkers);
+        goto teardown;
+    }
+    for (int i = 0; i < r->cluster.nnodes; i++) {
+        snprintf(r->nodes[i].host, sizeof(r->nodes[i].host), "%s", r->cluster.nodes[i].host);
+        r->nodes[i].port = r->cluster.nodes[i].port;
+    }
+
+    r->start_mono = ls_now_ns();
+    r->start_real = ls_realtime_ns();
+    rc = write_run_json(r, 0, 0, NULL, err);
+    if (rc < 0)
+        goto teardown;
+    started = 1;
+    rc = spawn_workers(r, err);
+    if (rc == 0)
+        rc = wait_ready(r, err);
+    if (rc < 0)
+        goto teardown;
+
+    r->deadline_mono = ls_now_ns() + w->duration;
+    atomic_store(&r->shm->deadline, r->deadline_mono);
+    atomic_store(&r->shm->go, 1);
+    rc = schedule_init(&sched, r);
+    if (rc < 0) {
+        ls_err_set(err, rc, "out of memory");
+        goto teardown;
+    }
+    {
+        int64_t next_progress = ls_now_ns();
+        int64_t base = r->start_mono;
+        while (ls_now_ns() < r->deadline_mono) {
+            int64_t now = ls_now_ns();
+            if (now >= next_progress) {
+                progress(r, &sched, 0);
+                next_progress = now + 250 * LS_NS_PER_MS;
+            }
+            int64_t wake = r->deadline_mono;
+            int64_t sn = schedule_next(&sched);
+            if (sn != INT64_MAX && base + sn < wake)
+                wake = base + sn;
+            if (next_progress < wake)
+                wake = next_progress;
+            if (wake > now + 50 * LS_NS_PER_MS)
+                wake = now + 50 * LS_NS_PER_MS; /* reap workers at least every 50 ms */
+            int64_t d = wake - now;
+            if (d < 0)
+                d = 0;
+            struct timespec ts = {(time_t)(d / LS_NS_PER_S), (long)(d % LS_NS_PER_S)};
+            int s = sigtimedwait(&r->sigs, NULL, &ts);
+            if (s > 0) {
+                r->signal = s;
+                break;
+            }
+            schedule_tick(&sched, r);
+            reap_workers(r);
+            if (!workers_alive(r))
+                break;
+        }
+    }
+    progress(r, &sched, 1);
+
+teardown:
+    schedule_heal(&sched, r);
+    if (r->workers)
+        stop_workers(r, worker_grace(w));
+    if (started) {
+        int64_t end_ns = run_now(r);
+        if (r->cluster.nnodes)
+            leftover = leftover_keys(r);
+        if (r->cluster.has_storage && r->cluster.storage.pid > 0) {
+            char path[2100];
+            snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
+            struct ls_err e2 = {0};
+            if (storage_dump(r->cluster.storage.host, r->cluster.storage.port,
+                             (int)w->workers.resources, w->lock.fencing, path, &e2) < 0 && rc == 0)
+                rc = ls_err_set(err, e2.code, "%s", e2.msg);
+        }
+        cluster_stop(&r->cluster);
+        struct ls_err e3 = {0};
+        if (write_run_json(r, 1, end_ns, leftover, &e3) < 0 && rc == 0)
+            rc = ls_err_set(err, e3.code, "%s", e3.msg);
+    } else {
+        cluster_stop(&r->cluster);
+    }
+    if (r->faults_log) {
+        fclose(r->faults_log);
+        r->faults_log = NULL;
+    }
+    schedule_free(&sched);
+    json_free(leftover);
+    if (started && (rc == 0 || rc == LS_EINTR)) {
+        int crc = check_and_report(r, result, err);
+        if (rc == 0)
+            rc = crc;
+    }
+    if (rc == LS_EINTR && *result)
+        rc = 0; /* interrupted runs still have a (never passing) verdict */
+    if (r->signal && !*result && rc == 0)
+        rc = ls_err_set(err, LS_EINTR, "interrupted by %s", strsignal(r->signal));
+done:
+    shm_destroy(r->shm);
+    free(r->nodes);
+    free(r->workers);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}

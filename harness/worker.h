@@ -1,0 +1,35 @@
+/*
+ * worker.h: one worker process (DESIGN.md "worker"): loops pick a resource
+ * -> acquire (retry policy) -> enter -> protected read-modify-write -> exit
+ * -> release -> think, writing every step to its event log, until the
+ * harness sets the stop flag or the run deadline passes. A worker is a
+ * process, not a thread, so that SIGSTOP pauses exactly one client.
+ */
+#ifndef LS_WORKER_H
+#define LS_WORKER_H
+
+#include <stdint.h>
+
+#include "harness/shm.h"
+#include "harness/workload.h"
+#include "locks/lock.h"
+
+struct worker_args {
+    int id;
+    uint32_t epoch;
+    const struct workload *w;
+    const char *rundir;
+    struct shm *shm;
+    const struct lock_node *nodes;
+    int nnodes;
+    const char *storage_host;    /* NULL: no storage ops */
+    int storage_port;
+    int64_t start_mono;          /* run start, CLOCK_MONOTONIC ns */
+    int64_t start_real;
+};
+
+/* Runs in the forked child; returns the exit status for _exit(): 0 after
+ * a clean stop, 3 when it could not start (reason in shm error). */
+int worker_main(const struct worker_args *a);
+
+#endif

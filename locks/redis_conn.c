@@ -1,0 +1,379 @@
+/*
+ * redis_conn.c: one lazily (re)connected hiredis connection per node, with
+ * outcome classification (see redis_conn.h), script calls with NOSCRIPT
+ * fallback, and the common parts of the single-node implementations.
+ * Hot path rule: no allocation per call beyond what hiredis itself does;
+ * keys and numbers are written into stack buffers without printf.
+ */
+#include "locks/redis_conn.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "util/timeutil.h"
+
+const struct opt_def rlock_timeout_options[] = {
+    {"timeout", OPT_DURATION, offsetof(struct rlock_options, timeout), "200ms", 1e6, 60e9,
+     NULL, NULL, "connect and per-command timeout; a reply later than this is an unknown outcome"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+const struct opt_def rlock_gap_options[] = {
+    {"timeout", OPT_DURATION, offsetof(struct rlock_options, timeout), "200ms", 1e6, 60e9,
+     NULL, NULL, "connect and per-command timeout; a reply later than this is an unknown outcome"},
+    {"gap", OPT_DURATION, offsetof(struct rlock_options, gap), "0", 0, 10e9, NULL, NULL,
+     "sleep between the two commands of the acquire (widens the race/crash window)"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+/* Copy at most n-1 bytes of s into buf, always terminated. */
+static void copy_str(char *buf, size_t n, const char *s)
+{
+    size_t len = strlen(s);
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+}
+
+size_t rconn_u64(char *buf, size_t n, uint64_t v)
+{
+    char tmp[24];
+    size_t len = 0;
+    do {
+        tmp[len++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (len >= n)
+        len = n - 1;
+    for (size_t i = 0; i < len; i++)
+        buf[i] = tmp[len - 1 - i];
+    buf[len] = '\0';
+    return len;
+}
+
+size_t rconn_key(char *buf, size_t n, const char *prefix, int res)
+{
+    size_t plen = strlen(prefix);
+    if (plen >= n)
+        plen = n - 1;
+    memcpy(buf, prefix, plen);
+    return plen + rconn_u64(buf + plen, n - plen, (uint64_t)(res < 0 ? 0 : res));
+}
+
+int rconn_init(struct rconn *rc, const struct lock_node *node, int64_t timeout_ns,
+               const char *client_name, const struct rscript *scripts, int nscripts,
+               struct ls_err *err)
+{
+    memset(rc, 0, sizeof(*rc));
+    if (!node || !node->host[0] || node->port <= 0 || node->port > 65535)
+        return ls_err_set(err, LS_EUSAGE, "redis connection: no valid node address");
+    if (nscripts < 0 || nscripts > RCONN_MAX_SCRIPTS)
+        return ls_err_set(err, LS_EUSAGE, "redis connection: too many scripts (%d)", nscripts);
+    if (timeout_ns <= 0)
+        timeout_ns = RCONN_DEFAULT_TIMEOUT_NS;
+    copy_str(rc->host, sizeof(rc->host), node->host);
+    rc->port = node->port;
+    rc->tv.tv_sec = (time_t)(timeout_ns / LS_NS_PER_S);
+    rc->tv.tv_usec = (suseconds_t)((timeout_ns % LS_NS_PER_S) / LS_NS_PER_US);
+    if (rc->tv.tv_sec == 0 && rc->tv.tv_usec == 0)
+        rc->tv.tv_usec = 1;
+    if (client_name)
+        copy_str(rc->client_name, sizeof(rc->client_name), client_name);
+    rc->scripts = scripts;
+    rc->nscripts = nscripts;
+    return 0;
+}
+
+void rconn_close(struct rconn *rc)
+{
+    if (rc && rc->c) {
+        redisFree(rc->c);
+        rc->c = NULL;
+    }
+}
+
+/* Record why the context failed, classify it, drop it. errnum is errno as
+ * saved right after the failing hiredis call. */
+static int drop(struct rconn *rc, int errnum)
+{
+    int kind = EVE_CONN;
+    if (rc->c) {
+        copy_str(rc->errstr, sizeof(rc->errstr), rc->c->errstr);
+        if (rc->c->err == REDIS_ERR_IO && (errnum == EAGAIN || errnum == EWOULDBLOCK ||
+                                           errnum == ETIMEDOUT))
+            kind = EVE_TIMEOUT;
+        else if (rc->c->err == REDIS_ERR_PROTOCOL)
+            kind = EVE_PROTO;
+        else if (rc->c->err == REDIS_ERR_OOM)
+            kind = EVE_OTHER;
+    }
+    rconn_close(rc);
+    return kind;
+}
+
+/* Pipeline CLIENT SETNAME and the missing SCRIPT LOADs, read every reply.
+ * Returns 0, or the error kind after dropping the connection. */
+static int handshake(struct rconn *rc)
+{
+    int sent = 0;
+    int loading[RCONN_MAX_SCRIPTS];
+    if (rc->client_name[0]) {
+        if (redisAppendCommand(rc->c, "CLIENT SETNAME %s", rc->client_name) != REDIS_OK)
+            return drop(rc, errno);
+        sent++;
+    }
+    for (int i = 0; i < rc->nscripts; i++) {
+        loading[i] = 0;
+        if (rc->sha[i][0])
+            continue;
+        if (redisAppendCommand(rc->c, "SCRIPT LOAD %s", rc->scripts[i].body) != REDIS_OK)
+            return drop(rc, errno);
+        loading[i] = 1;
+        sent++;
+    }
+    int script = -1;
+    for (int k = 0; k < sent; k++) {
+        void *r = NULL;
+        if (redisGetReply(rc->c, &r) != REDIS_OK)
+            return drop(rc, errno);
+        redisReply *reply = r;
+        if (k == 0 && rc->client_name[0]) {
+            freeReplyObject(reply);     /* a proxy may refuse SETNAME: harmless */
+            continue;
+        }
+        do
+            script++;
+        while (!loading[script]);
+        if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40)
+            memcpy(rc->sha[script], reply->str, 41);
+        freeReplyObject(reply);         /* on an error reply EVAL is used instead */
+    }
+    return 0;
+}
+
+int rconn_connect(struct rconn *rc, int *err_kind)
+{
+    if (rc->c)
+        return LOCK_OK;
+    rc->c = redisConnectWithTimeout(rc->host, rc->port, rc->tv);
+    if (!rc->c || rc->c->err) {
+        if (rc->c)
+            copy_str(rc->errstr, sizeof(rc->errstr), rc->c->errstr);
+        else
+            copy_str(rc->errstr, sizeof(rc->errstr), "out of memory");
+        rconn_close(rc);
+        *err_kind = EVE_CONN;
+        return LOCK_FAIL;
+    }
+    int one = 1;
+    (void)setsockopt(rc->c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (redisSetTimeout(rc->c, rc->tv) != REDIS_OK) {
+        *err_kind = drop(rc, errno);
+        return LOCK_FAIL;
+    }
+    int kind = handshake(rc);
+    if (kind) {
+        *err_kind = kind;
+        return LOCK_FAIL;
+    }
+    rc->connects++;
+    return LOCK_OK;
+}
+
+int rconn_command(struct rconn *rc, int argc, const char **argv, const size_t *argvlen,
+                  redisReply **reply, int *err_kind)
+{
+    *reply = NULL;
+    if (rconn_connect(rc, err_kind) != LOCK_OK)
+        return LOCK_FAIL;
+    void *r = redisCommandArgv(rc->c, argc, argv, argvlen);
+    if (!r) {
+        *err_kind = drop(rc, errno);
+        return LOCK_UNKNOWN;
+    }
+    *reply = r;
+    return LOCK_OK;
+}
+
+/* The node does not know the sha: nothing ran. */
+static int is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && r->len >= 8 && memcmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+int rconn_eval(struct rconn *rc, int script, int nargs, const char **args, const size_t *lens,
+               redisReply **reply, int *err_kind)
+{
+    const char *argv[RCONN_MAX_ARGS];
+    size_t argvlen[RCONN_MAX_ARGS];
+    *reply = NULL;
+    if (script < 0 || script >= rc->nscripts || nargs < 0 || nargs > RCONN_MAX_ARGS - 2) {
+        *err_kind = EVE_OTHER;
+        return LOCK_FAIL;
+    }
+    memcpy(argv + 2, args, (size_t)nargs * sizeof(*args));
+    memcpy(argvlen + 2, lens, (size_t)nargs * sizeof(*lens));
+    /* Connect first: the handshake may learn the sha. */
+    if (rconn_connect(rc, err_kind) != LOCK_OK)
+        return LOCK_FAIL;
+    if (rc->sha[script][0]) {
+        argv[0] = "EVALSHA";
+        argvlen[0] = 7;
+        argv[1] = rc->sha[script];
+        argvlen[1] = 40;
+        int o = rconn_command(rc, nargs + 2, argv, argvlen, reply, err_kind);
+        if (o != LOCK_OK || !is_noscript(*reply))
+            return o;
+        /* The node lost its script cache (restart, SCRIPT FLUSH): nothing
+         * ran, so sending the body now is safe. */
+        freeReplyObject(*reply);
+        *reply = NULL;
+    }
+    argv[0] = "EVAL";
+    argvlen[0] = 4;
+    argv[1] = rc->scripts[script].body;
+    argvlen[1] = strlen(argv[1]);
+    return rconn_command(rc, nargs + 2, argv, argvlen, reply, err_kind);
+}
+
+int rconn_unexpected(struct rconn *rc, redisReply *reply, int *err_kind)
+{
+    int o = LOCK_UNKNOWN;
+    *err_kind = EVE_PROTO;
+    if (reply && reply->type == REDIS_REPLY_ERROR) {
+        o = LOCK_FAIL;
+        *err_kind = EVE_REPLY;
+    }
+    if (reply && (reply->type == REDIS_REPLY_ERROR || reply->type == REDIS_REPLY_STATUS ||
+                  reply->type == REDIS_REPLY_STRING))
+        copy_str(rc->errstr, sizeof(rc->errstr), reply->str);
+    freeReplyObject(reply);
+    return o;
+}
+
+/* ---- single-node implementations ---- */
+
+int rsingle_init(struct lock *lk, const struct rscript *scripts, int nscripts, int need_ttl,
+                 struct ls_err *err)
+{
+    const struct lock_config *cfg = lk->cfg;
+    const char *name = lk->ops->name;
+    if (!cfg || cfg->nnodes < 1 || !cfg->nodes)
+        return ls_err_set(err, LS_EUSAGE, "lock %s: needs one node", name);
+    if (need_ttl && cfg->ttl_ns < LS_NS_PER_MS)
+        return ls_err_set(err, LS_EUSAGE, "lock %s: ttl must be at least 1ms", name);
+    struct rsingle *s = calloc(1, sizeof(*s));
+    if (!s)
+        return ls_err_set(err, LS_ENOMEM, "lock %s: out of memory", name);
+    lk->ctx = s;
+
+    const struct rlock_options *o = cfg->options;
+    int64_t timeout = cfg->timeout_ns > 0 ? cfg->timeout_ns : RCONN_DEFAULT_TIMEOUT_NS;
+    if (o) {
+        timeout = o->timeout > 0 ? o->timeout : timeout;
+        s->gap_ns = o->gap > 0 ? o->gap : 0;
+    }
+    s->ttl_ns = cfg->ttl_ns;
+    s->fencing = cfg->fencing != 0;
+    int64_t ttl_ms = (cfg->ttl_ns + LS_NS_PER_MS - 1) / LS_NS_PER_MS;
+    if (ttl_ms < 1)
+        ttl_ms = 1;
+    s->ttl_ms_len = rconn_u64(s->ttl_ms, sizeof(s->ttl_ms), (uint64_t)ttl_ms);
+
+    char client[32] = "lockstorm-w";
+    rconn_u64(client + 11, sizeof(client) - 11, (uint64_t)(cfg->worker < 0 ? 0 : cfg->worker));
+    int rc = rconn_init(&s->conn, &cfg->nodes[0], timeout, client, scripts, nscripts, err);
+    if (rc)
+        return rc;
+    int kind = 0;
+    (void)rconn_connect(&s->conn, &kind);   /* best effort; calls reconnect */
+    return 0;
+}
+
+void rsingle_destroy(struct lock *lk)
+{
+    if (!lk || !lk->ctx)
+        return;
+    struct rsingle *s = lk->ctx;
+    rconn_close(&s->conn);
+    free(s);
+    lk->ctx = NULL;
+}
+
+size_t rsingle_key(const struct grant *g, char *buf)
+{
+    return rconn_key(buf, RCONN_KEY_MAX, RCONN_KEY_PREFIX, g->res);
+}
+
+int rsingle_owner_reply(struct rsingle *s, redisReply *reply, int *err_kind)
+{
+    if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1)) {
+        int o = reply->integer == 1 ? LOCK_OK : LOCK_NOT_OWNER;
+        freeReplyObject(reply);
+        return o;
+    }
+    return rconn_unexpected(&s->conn, reply, err_kind);
+}
+
+int rsingle_owner_call(struct rsingle *s, int script, const struct grant *g, int with_ttl,
+                       int *err_kind)
+{
+    char key[RCONN_KEY_MAX];
+    const char *args[4] = {"1", key, g->token, s->ttl_ms};
+    size_t lens[4] = {1, rsingle_key(g, key), strnlen(g->token, EVLOG_TOKEN_LEN), s->ttl_ms_len};
+    redisReply *reply;
+    int o = rconn_eval(&s->conn, script, with_ttl ? 4 : 3, args, lens, &reply, err_kind);
+    if (o != LOCK_OK)
+        return o;
+    return rsingle_owner_reply(s, reply, err_kind);
+}
+
+int rsingle_incr_fence(struct rsingle *s, struct grant *g, int *err_kind)
+{
+    char key[RCONN_KEY_MAX];
+    const char *argv[2] = {"INCR", key};
+    size_t lens[2] = {4, rconn_key(key, sizeof(key), RCONN_FENCE_PREFIX, g->res)};
+    redisReply *reply;
+    int o = rconn_command(&s->conn, 2, argv, lens, &reply, err_kind);
+    if (o != LOCK_OK)
+        return o;
+    if (reply->type == REDIS_REPLY_INTEGER && reply->integer > 0) {
+        g->fence = (uint64_t)reply->integer;
+        g->has_fence = 1;
+        freeReplyObject(reply);
+        return LOCK_OK;
+    }
+    return rconn_unexpected(&s->conn, reply, err_kind);
+}
+
+int rsingle_acquire_call(struct rsingle *s, int script, struct grant *g, int *err_kind)
+{
+    char key[RCONN_KEY_MAX], fkey[RCONN_KEY_MAX];
+    const char *args[6] = {"2", key, fkey, g->token, s->ttl_ms, s->fencing ? "1" : "0"};
+    size_t lens[6] = {1, rsingle_key(g, key),
+                      rconn_key(fkey, sizeof(fkey), RCONN_FENCE_PREFIX, g->res),
+                      strnlen(g->token, EVLOG_TOKEN_LEN), s->ttl_ms_len, 1};
+    redisReply *reply;
+    g->has_fence = 0;
+    g->fence = 0;
+    int o = rconn_eval(&s->conn, script, 6, args, lens, &reply, err_kind);
+    if (o != LOCK_OK)
+        return o;
+    if (reply->type != REDIS_REPLY_INTEGER || reply->integer < -1)
+        return rconn_unexpected(&s->conn, reply, err_kind);
+    long long v = reply->integer;
+    freeReplyObject(reply);
+    if (v < 0)
+        return LOCK_BUSY;
+    if (s->fencing) {
+        g->has_fence = 1;
+        g->fence = (uint64_t)v;
+    }
+    g->validity_ns = s->ttl_ns;
+    return LOCK_OK;
+}

@@ -1,0 +1,698 @@
+/*
+ * text.c: the human summary of a result model (summary.txt, the default
+ * stdout of `run` and `check`) and its last line, the one greppable verdict
+ * line. Problems are flagged the locktorture way: "!!!" on an invalid
+ * checker or an interrupted run, "???" on an unknown checker or a sign of
+ * starvation. It only formats what the model holds; every number it prints
+ * comes from result.json (docs/result-format.md describes both).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reports/result.h"
+
+#define TEXT_MAX_VIOLATIONS 5   /* violations listed one line each */
+#define TEXT_MAX_WARNINGS 10
+#define TEXT_MAX_KINDS 32       /* distinct fault kinds counted */
+#define FAIRNESS_FLAG_RATIO 10.0
+#define STALL_FLAG_SHARE 0.25   /* a stall longer than this share of the run */
+
+/* ---- small formatting helpers ---------------------------------------------- */
+
+static const struct json *num_at(const struct json *root, const char *path)
+{
+    const struct json *v = json_path(root, path);
+    return v && (v->type == JSON_NUM || v->type == JSON_BOOL) ? v : NULL;
+}
+
+static const char *str_at(const struct json *root, const char *path, const char *dflt)
+{
+    const struct json *v = json_path(root, path);
+    return v && v->type == JSON_STR ? v->s : dflt;
+}
+
+/* A double with at most 3 decimals, trailing zeros dropped: 212.4, 0.213, 12. */
+static void put_double(struct strbuf *sb, double d)
+{
+    char buf[64];
+    if (fabs(d) >= 1e15) {
+        snprintf(buf, sizeof(buf), "%.6g", d);
+    } else {
+        snprintf(buf, sizeof(buf), "%.3f", d);
+        char *dot = strchr(buf, '.');
+        if (dot) {
+            char *e = buf + strlen(buf) - 1;
+            while (e > dot && *e == '0')
+                *e-- = '\0';
+            if (e == dot)
+                *e = '\0';
+        }
+        if (strcmp(buf, "-0") == 0)
+            snprintf(buf, sizeof(buf), "0");
+    }
+    sb_puts(sb, buf);
+}
+
+/* A JSON value as a short token: integers exact, doubles trimmed, bools
+ * true/false, strings as is, anything else (missing, null) as "-". */
+static void put_val(struct strbuf *sb, const struct json *v)
+{
+    if (!v || v->type == JSON_NULL) {
+        sb_putc(sb, '-');
+    } else if (v->type == JSON_BOOL) {
+        sb_puts(sb, v->i ? "true" : "false");
+    } else if (v->type == JSON_NUM) {
+        if (v->is_int)
+            sb_printf(sb, "%lld", (long long)v->i);
+        else
+            put_double(sb, v->d);
+    } else if (v->type == JSON_STR) {
+        sb_puts(sb, v->s);
+    } else {
+        sb_putc(sb, '-');
+    }
+}
+
+static void put_path(struct strbuf *sb, const struct json *root, const char *path)
+{
+    put_val(sb, json_path(root, path));
+}
+
+/* Number with a unit suffix ("212.4ms"), or "-" when absent/null. */
+static void put_unit(struct strbuf *sb, const struct json *v, const char *unit)
+{
+    put_val(sb, v);
+    if (v && v->type == JSON_NUM)
+        sb_puts(sb, unit);
+}
+
+/* A share in [0,1] as a percentage with one decimal, "-" when absent. */
+static void put_pct(struct strbuf *sb, const struct json *v)
+{
+    if (!v || v->type != JSON_NUM) {
+        sb_putc(sb, '-');
+        return;
+    }
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.1f%%", v->d * 100.0);
+    sb_puts(sb, buf);
+}
+
+/* A string echoed inside the verdict line: whitespace becomes '_' so the
+ * line stays one space-separated field list; empty or absent is "-". */
+static void put_token(struct strbuf *sb, const char *s)
+{
+    if (!s || !*s) {
+        sb_putc(sb, '-');
+        return;
+    }
+    for (; *s; s++)
+        sb_putc(sb, (unsigned char)*s <= ' ' ? '_' : *s);
+}
+
+static void pad_to(struct strbuf *sb, size_t line_start, size_t col)
+{
+    while (sb->len - line_start < col)
+        sb_putc(sb, ' ');
+}
+
+static int is_true(const struct json *v)
+{
+    return v && (v->type == JSON_BOOL || v->type == JSON_NUM) && v->i != 0;
+}
+
+static size_t arr_len(const struct json *v)
+{
+    return v && v->type == JSON_ARR ? v->n : 0;
+}
+
+/* ---- shared pieces ------------------------------------------------------- */
+
+struct kind_count {
+    const char *kind;
+    long n;
+};
+
+/* Injected (not skipped) faults counted by kind in order of first
+ * appearance; returns the number of distinct kinds, *skipped the skips. */
+static size_t count_faults(const struct json *result, struct kind_count *kc, size_t cap,
+                           long *skipped, long *injected)
+{
+    const struct json *faults = json_obj_get(result, "faults");
+    size_t nk = 0;
+    *skipped = 0;
+    *injected = 0;
+    for (size_t i = 0; i < arr_len(faults); i++) {
+        const struct json *f = faults->kids[i];
+        if (is_true(json_obj_get(f, "skipped"))) {
+            (*skipped)++;
+            continue;
+        }
+        (*injected)++;
+        const char *kind = json_get_str(f, "kind", "?");
+        size_t k;
+        for (k = 0; k < nk; k++)
+            if (strcmp(kc[k].kind, kind) == 0)
+                break;
+        if (k == nk) {
+            if (nk == cap)
+                continue; /* more kinds than exist today; the total still counts */
+            kc[nk].kind = kind;
+            kc[nk].n = 0;
+            nk++;
+        }
+        kc[k].n++;
+    }
+    return nk;
+}
+
+/* Lost-update counts exist only with the storage's final values (a run
+ * directory with storage.jsonl); fencing says so with "available". */
+static int fencing_available(const struct json *f)
+{
+    const struct json *a = json_obj_get(f, "available");
+    if (a && a->type == JSON_BOOL)
+        return a->i != 0;
+    return json_obj_get(f, "plain_lost_updates") != NULL;
+}
+
+static const char *verdict_word(const struct json *result)
+{
+    const char *v = json_get_str(result, "verdict", "unknown");
+    if (strcmp(v, "pass") == 0)
+        return "PASS";
+    if (strcmp(v, "fail") == 0)
+        return "FAIL";
+    return "UNKNOWN";
+}
+
+/* ---- the verdict line ---------------------------------------------------- */
+
+/* Contract: appends exactly one line (with its '\n'):
+ *   lockstorm: VERDICT workload=NAME lock=IMPL workers=N resources=N
+ *   duration=D faults=KIND:N[,KIND:N...]|none seed=N violations=N
+ *   (stale-holder=N lock-broken=N) plain_lost=N fenced_lost=N
+ *   expectations=OK/TOTAL|-
+ * every field always present, in this order, "-" for a value the model
+ * does not have (docs/result-format.md "Verdict line"). */
+void render_verdict_line(const struct json *result, struct strbuf *sb)
+{
+    const struct json *wl = json_obj_get(result, "workload");
+    if (wl && wl->type != JSON_OBJ)
+        wl = NULL;
+
+    sb_printf(sb, "lockstorm: %s", verdict_word(result));
+    sb_puts(sb, " workload=");
+    put_token(sb, wl ? str_at(wl, "name", NULL) : NULL);
+    sb_puts(sb, " lock=");
+    put_token(sb, wl ? str_at(wl, "lock.impl", NULL) : NULL);
+
+    sb_puts(sb, " workers=");
+    if (wl && num_at(wl, "workers.count"))
+        put_path(sb, wl, "workers.count");
+    else if (json_obj_get(result, "per_worker"))
+        sb_printf(sb, "%zu", arr_len(json_obj_get(result, "per_worker")));
+    else
+        sb_putc(sb, '-');
+    sb_puts(sb, " resources=");
+    put_val(sb, wl ? num_at(wl, "workers.resources") : NULL);
+
+    /* The planned duration as the workload spells it; without a workload
+     * (JSONL history) the span the history covers. */
+    sb_puts(sb, " duration=");
+    const char *dur = wl ? str_at(wl, "duration", NULL) : NULL;
+    if (dur) {
+        put_token(sb, dur);
+    } else {
+        put_unit(sb, num_at(result, "duration_s"), "s");
+    }
+
+    struct kind_count kc[TEXT_MAX_KINDS];
+    long skipped, injected;
+    size_t nk = count_faults(result, kc, TEXT_MAX_KINDS, &skipped, &injected);
+    sb_puts(sb, " faults=");
+    if (nk == 0)
+        sb_puts(sb, "none");
+    for (size_t k = 0; k < nk; k++) {
+        if (k)
+            sb_putc(sb, ',');
+        put_token(sb, kc[k].kind);
+        sb_printf(sb, ":%ld", kc[k].n);
+    }
+
+    sb_puts(sb, " seed=");
+    put_val(sb, num_at(result, "seed"));
+    sb_puts(sb, " violations=");
+    put_val(sb, num_at(result, "checks.mutex.violations"));
+    sb_puts(sb, " (stale-holder=");
+    put_val(sb, num_at(result, "checks.mutex.by_class.stale_holder"));
+    sb_puts(sb, " lock-broken=");
+    put_val(sb, num_at(result, "checks.mutex.by_class.lock_broken"));
+    const struct json *fencing = json_path(result, "checks.fencing");
+    int avail = fencing && fencing_available(fencing);
+    sb_puts(sb, ") plain_lost=");
+    put_val(sb, avail ? num_at(fencing, "plain_lost_updates") : NULL);
+    sb_puts(sb, " fenced_lost=");
+    const struct json *offered = avail ? json_obj_get(fencing, "offered") : NULL;
+    if (!avail || (offered && offered->type == JSON_BOOL && !offered->i))
+        sb_putc(sb, '-');
+    else
+        put_val(sb, num_at(fencing, "fenced_lost_updates"));
+
+    sb_puts(sb, " expectations=");
+    const struct json *ex = json_obj_get(result, "expectations");
+    size_t nex = arr_len(ex), nok = 0;
+    for (size_t i = 0; i < nex; i++)
+        if (is_true(json_obj_get(ex->kids[i], "ok")))
+            nok++;
+    if (nex)
+        sb_printf(sb, "%zu/%zu", nok, nex);
+    else
+        sb_putc(sb, '-');
+    sb_putc(sb, '\n');
+}
+
+/* ---- the summary --------------------------------------------------------- */
+
+static void render_header(const struct json *r, struct strbuf *sb)
+{
+    const struct json *wl = json_obj_get(r, "workload");
+    if (wl && wl->type != JSON_OBJ)
+        wl = NULL;
+    sb_puts(sb, "lockstorm ");
+    sb_puts(sb, json_get_str(r, "tool_version", "?"));
+    if (wl) {
+        sb_puts(sb, ": workload ");
+        put_token(sb, str_at(wl, "name", NULL));
+        sb_puts(sb, ", lock ");
+        put_token(sb, str_at(wl, "lock.impl", NULL));
+        sb_puts(sb, ", workers ");
+        put_path(sb, wl, "workers.count");
+        sb_puts(sb, ", resources ");
+        put_path(sb, wl, "workers.resources");
+        sb_puts(sb, ", duration ");
+        put_path(sb, wl, "duration");
+        sb_puts(sb, ", seed ");
+        put_val(sb, num_at(r, "seed"));
+    } else {
+        sb_puts(sb, ": history without a workload");
+    }
+    sb_putc(sb, '\n');
+
+    sb_puts(sb, "  source ");
+    sb_puts(sb, json_get_str(r, "source", "-"));
+    const char *st = json_get_str(r, "started_at", NULL);
+    const char *en = json_get_str(r, "ended_at", NULL);
+    if (st)
+        sb_printf(sb, ", started %s", st);
+    if (en)
+        sb_printf(sb, ", ended %s", en);
+    sb_puts(sb, ", ran ");
+    put_unit(sb, num_at(r, "duration_s"), "s");
+    sb_putc(sb, '\n');
+    if (is_true(json_obj_get(r, "interrupted")))
+        sb_puts(sb, "  !!! interrupted: the run did not end normally; it cannot pass\n");
+}
+
+static void put_kv(struct strbuf *sb, const struct json *obj, const char *key, const char *label)
+{
+    sb_printf(sb, " %s=", label ? label : key);
+    put_val(sb, json_obj_get(obj, key));
+}
+
+static void render_counts(const struct json *r, struct strbuf *sb)
+{
+    const struct json *c = json_obj_get(r, "counts");
+    if (c && c->type == JSON_OBJ) {
+        static const char *const line1[] = {"attempts", "grants", "busy", "failed", "unknown",
+                                            "lost", "crashes", "expired_grants"};
+        static const char *const line2[] = {"releases", "release_not_owner", "release_failed",
+                                            "renewals", "renew_failed", "store_ops", "events"};
+        sb_puts(sb, "counts     ");
+        for (size_t i = 0; i < sizeof(line1) / sizeof(line1[0]); i++)
+            put_kv(sb, c, line1[i], NULL);
+        sb_puts(sb, "\n           ");
+        for (size_t i = 0; i < sizeof(line2) / sizeof(line2[0]); i++)
+            put_kv(sb, c, line2[i], NULL);
+        sb_putc(sb, '\n');
+    }
+    const struct json *t = json_obj_get(r, "throughput");
+    if (t && t->type == JSON_OBJ) {
+        sb_puts(sb, "throughput ");
+        put_val(sb, json_obj_get(t, "grants_per_s"));
+        sb_puts(sb, " grants/s, ");
+        put_val(sb, json_obj_get(t, "attempts_per_s"));
+        sb_puts(sb, " attempts/s\n");
+    }
+}
+
+static void render_latency(const struct json *r, struct strbuf *sb)
+{
+    static const char *const ops[] = {"acquire", "acquire_wait", "release", "renew"};
+    static const char *const cols[] = {"count", "p50_ms", "p90_ms", "p99_ms", "p999_ms",
+                                       "max_ms", "mean_ms"};
+    static const char *const heads[] = {"n", "p50", "p90", "p99", "p99.9", "max", "mean"};
+    const struct json *lat = json_obj_get(r, "latency");
+    if (!lat || lat->type != JSON_OBJ)
+        return;
+    size_t start = sb->len;
+    sb_puts(sb, "latency ms");
+    for (size_t c = 0; c < sizeof(heads) / sizeof(heads[0]); c++) {
+        pad_to(sb, start, 14 + 10 * (c + 1) - strlen(heads[c]));
+        sb_puts(sb, heads[c]);
+    }
+    sb_putc(sb, '\n');
+    for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+        const struct json *q = json_obj_get(lat, ops[o]);
+        if (!q || json_get_int(q, "count", 0) <= 0)
+            continue; /* nothing measured (e.g. no renewals) */
+        start = sb->len;
+        sb_printf(sb, "  %s", ops[o]);
+        for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+            struct strbuf cell = STRBUF_INIT;
+            put_val(&cell, json_obj_get(q, cols[c]));
+            pad_to(sb, start, 14 + 10 * (c + 1) - cell.len);
+            sb_puts(sb, sb_cstr(&cell));
+            sb_free(&cell);
+        }
+        sb_putc(sb, '\n');
+    }
+}
+
+/* The start of a checker line: name, verdict and its flag ("!!!" invalid,
+ * "???" unknown or a starvation sign given as extra_doubt). Returns where
+ * the line starts, for pad_details. */
+static size_t put_check_head(struct strbuf *sb, const char *name, const char *verdict,
+                             int extra_doubt)
+{
+    size_t start = sb->len;
+    sb_printf(sb, "  %s", name);
+    pad_to(sb, start, 12);
+    sb_puts(sb, verdict);
+    if (strcmp(verdict, "invalid") == 0)
+        sb_puts(sb, " !!!");
+    else if (strcmp(verdict, "valid") != 0 || extra_doubt)
+        sb_puts(sb, " ???");
+    return start;
+}
+
+/* Align a checker line's details; each detail starts with its own space. */
+static void pad_details(struct strbuf *sb, size_t start)
+{
+    pad_to(sb, start, 23);
+}
+
+static void put_note(struct strbuf *sb, const struct json *chk)
+{
+    const char *note = json_get_str(chk, "reason", json_get_str(chk, "note", NULL));
+    if (note)
+        sb_printf(sb, " (%s)", note);
+}
+
+static void render_mutex(const struct json *m, struct strbuf *sb)
+{
+    pad_details(sb, put_check_head(sb, "mutex", json_get_str(m, "verdict", "unknown"), 0));
+    sb_puts(sb, " violations=");
+    put_val(sb, json_obj_get(m, "violations"));
+    sb_puts(sb, " (stale-holder=");
+    put_path(sb, m, "by_class.stale_holder");
+    sb_puts(sb, " lock-broken=");
+    put_path(sb, m, "by_class.lock_broken");
+    sb_putc(sb, ')');
+    put_kv(sb, m, "near_misses", NULL);
+    put_kv(sb, m, "holds", NULL);
+    put_kv(sb, m, "capacity", NULL);
+    put_note(sb, m);
+    sb_putc(sb, '\n');
+}
+
+static void render_fencing(const struct json *f, struct strbuf *sb)
+{
+    pad_details(sb, put_check_head(sb, "fencing", json_get_str(f, "verdict", "unknown"), 0));
+    const struct json *offered = json_obj_get(f, "offered");
+    int not_offered = offered && offered->type == JSON_BOOL && !offered->i;
+    if (!fencing_available(f)) {
+        /* No final counter values: only fence regressions mean anything. */
+        if (!not_offered && json_obj_get(f, "fence_regressions"))
+            put_kv(sb, f, "fence_regressions", NULL);
+        put_note(sb, f);
+        sb_putc(sb, '\n');
+        return;
+    }
+    if (not_offered)
+        sb_puts(sb, " fences not offered;");
+    put_kv(sb, f, "plain_lost_updates", "plain_lost");
+    if (!not_offered) {
+        put_kv(sb, f, "fenced_lost_updates", "fenced_lost");
+        put_kv(sb, f, "stale_ops_rejected", "stale_rejected");
+        put_kv(sb, f, "fence_regressions", NULL);
+    }
+    put_kv(sb, f, "plain_accepted_writes", "plain_writes");
+    if (!not_offered)
+        put_kv(sb, f, "fenced_accepted_writes", "fenced_writes");
+    put_note(sb, f);
+    sb_putc(sb, '\n');
+}
+
+static void render_liveness(const struct json *root, const struct json *l, struct strbuf *sb)
+{
+    /* Starvation signs, each flagged "???" on a line of its own. */
+    struct strbuf why = STRBUF_INIT;
+    const struct json *ratio = json_path(l, "fairness.ratio");
+    int64_t min_g = json_get_int(json_obj_get(l, "fairness"), "min_grants", -1);
+    int64_t max_g = json_get_int(json_obj_get(l, "fairness"), "max_grants", -1);
+    if (ratio && ratio->type == JSON_NUM && ratio->d > FAIRNESS_FLAG_RATIO) {
+        sb_puts(&why, "            ??? unfair: fairness ratio ");
+        put_val(&why, ratio);
+        sb_printf(&why, " > %g (max/min grants per worker)\n", FAIRNESS_FLAG_RATIO);
+    } else if (min_g == 0 && max_g > 0) {
+        sb_puts(&why, "            ??? starved: a worker got no grant while others did\n");
+    }
+    const struct json *stall = json_obj_get(l, "longest_stall_ms");
+    const struct json *dur = json_obj_get(root, "duration_s");
+    if (stall && stall->type == JSON_NUM && dur && dur->type == JSON_NUM && dur->d > 0 &&
+        stall->d > STALL_FLAG_SHARE * dur->d * 1000.0) {
+        sb_puts(&why, "            ??? long stall: no grant for ");
+        put_unit(&why, stall, "ms");
+        sb_printf(&why, " while workers waited (over %g%% of the run)\n", STALL_FLAG_SHARE * 100);
+    }
+    const struct json *stuck = json_obj_get(l, "stuck");
+    for (size_t i = 0; i < arr_len(stuck); i++) {
+        sb_printf(&why, "            ??? stuck %s: %s\n", json_get_str(stuck->kids[i], "res", "?"),
+                  json_get_str(stuck->kids[i], "reason", "?"));
+    }
+    if (!arr_len(stuck) && json_get_int(l, "stuck_resources", 0) > 0)
+        sb_puts(&why, "            ??? stuck resources at the end of the run\n");
+
+    pad_details(sb, put_check_head(sb, "liveness", json_get_str(l, "verdict", "unknown"),
+                                   why.len > 0));
+    sb_puts(sb, " longest_stall=");
+    put_unit(sb, stall, "ms");
+    const char *sres = json_get_str(l, "longest_stall_resource", NULL);
+    if (sres)
+        sb_printf(sb, " (%s)", sres);
+    sb_puts(sb, " crash_to_next_grant=");
+    put_unit(sb, json_obj_get(l, "crash_to_next_grant_ms"), "ms");
+    put_kv(sb, l, "stuck_resources", "stuck");
+    sb_puts(sb, " busy=");
+    put_pct(sb, json_obj_get(l, "busy_share"));
+    sb_puts(sb, " failed=");
+    put_pct(sb, json_obj_get(l, "failed_share"));
+    sb_puts(sb, " unknown=");
+    put_pct(sb, json_obj_get(l, "unknown_share"));
+    sb_puts(sb, " grants/worker=");
+    put_path(sb, l, "fairness.min_grants");
+    sb_puts(sb, "..");
+    put_path(sb, l, "fairness.max_grants");
+    sb_puts(sb, " ratio=");
+    put_val(sb, ratio);
+    put_note(sb, l);
+    sb_putc(sb, '\n');
+    if (why.len)
+        sb_append(sb, why.buf, why.len);
+    sb_free(&why);
+}
+
+static void render_checks(const struct json *r, struct strbuf *sb)
+{
+    const struct json *checks = json_obj_get(r, "checks");
+    sb_puts(sb, "checks     overall ");
+    sb_puts(sb, json_get_str(r, "verdict_checks", "unknown"));
+    sb_putc(sb, '\n');
+    if (!checks || checks->type != JSON_OBJ)
+        return;
+    for (size_t i = 0; i < checks->n; i++) {
+        const char *name = checks->keys[i];
+        const struct json *c = checks->kids[i];
+        if (strcmp(name, "mutex") == 0) {
+            render_mutex(c, sb);
+        } else if (strcmp(name, "fencing") == 0) {
+            render_fencing(c, sb);
+        } else if (strcmp(name, "liveness") == 0) {
+            render_liveness(r, c, sb);
+        } else {
+            put_check_head(sb, name, json_get_str(c, "verdict", "unknown"), 0);
+            put_note(sb, c);
+            sb_putc(sb, '\n');
+        }
+    }
+}
+
+/* "a->b" of one field over a violation's holders (earlier first); a null
+ * (no fence) reads "none" so the arrow stays legible. */
+static void put_holders(struct strbuf *sb, const struct json *holders, const char *key)
+{
+    for (size_t i = 0; i < arr_len(holders); i++) {
+        const struct json *v = json_obj_get(holders->kids[i], key);
+        if (i)
+            sb_puts(sb, "->");
+        if (!v || v->type == JSON_NULL)
+            sb_puts(sb, "none");
+        else
+            put_val(sb, v);
+    }
+    if (!arr_len(holders))
+        sb_putc(sb, '-');
+}
+
+static const char *fault_kind_by_id(const struct json *faults, const struct json *id)
+{
+    for (size_t i = 0; id && id->type == JSON_NUM && i < arr_len(faults); i++) {
+        const struct json *fid = json_obj_get(faults->kids[i], "id");
+        if (fid && fid->type == JSON_NUM && fid->i == id->i)
+            return json_get_str(faults->kids[i], "kind", NULL);
+    }
+    return NULL;
+}
+
+static void render_violations(const struct json *r, struct strbuf *sb)
+{
+    const struct json *vs = json_obj_get(r, "violations");
+    const struct json *faults = json_obj_get(r, "faults");
+    size_t listed = arr_len(vs);
+    int64_t total = json_get_int(json_path(r, "checks.mutex"), "violations", (int64_t)listed);
+    if (total <= 0 && listed == 0)
+        return;
+    size_t show = listed < TEXT_MAX_VIOLATIONS ? listed : TEXT_MAX_VIOLATIONS;
+    sb_printf(sb, "violations %lld total, first %zu:\n", (long long)total, show);
+    for (size_t i = 0; i < show; i++) {
+        const struct json *v = vs->kids[i];
+        const struct json *holders = json_obj_get(v, "holders");
+        sb_puts(sb, "  ");
+        sb_puts(sb, json_get_str(v, "resource", "?"));
+        sb_putc(sb, ' ');
+        sb_puts(sb, json_get_str(v, "class", "?"));
+        sb_puts(sb, " at=");
+        put_unit(sb, json_obj_get(v, "overlap_start_ms"), "ms");
+        sb_puts(sb, " overlap=");
+        put_unit(sb, json_obj_get(v, "overlap_ms"), "ms");
+        sb_puts(sb, " workers=");
+        put_holders(sb, holders, "worker");
+        sb_puts(sb, " fences=");
+        put_holders(sb, holders, "fence");
+        sb_puts(sb, " faults=");
+        const struct json *fl = json_obj_get(v, "faults");
+        if (!arr_len(fl))
+            sb_puts(sb, "none");
+        for (size_t k = 0; k < arr_len(fl); k++) {
+            if (k)
+                sb_putc(sb, ',');
+            put_val(sb, fl->kids[k]);
+            const char *kind = fault_kind_by_id(faults, fl->kids[k]);
+            if (kind)
+                sb_printf(sb, "(%s)", kind);
+        }
+        sb_putc(sb, '\n');
+    }
+    if ((int64_t)show < total && (int64_t)listed >= total)
+        sb_printf(sb, "  ... %lld more in result.json\n", (long long)(total - (int64_t)show));
+    else if ((int64_t)show < total)
+        sb_printf(sb, "  ... %lld more (result.json lists the first %zu in full)\n",
+                  (long long)(total - (int64_t)show), listed);
+}
+
+static void render_faults(const struct json *r, struct strbuf *sb)
+{
+    struct kind_count kc[TEXT_MAX_KINDS];
+    long skipped, injected;
+    size_t nk = count_faults(r, kc, TEXT_MAX_KINDS, &skipped, &injected);
+    sb_puts(sb, "faults     ");
+    if (injected == 0 && skipped == 0) {
+        sb_puts(sb, "none\n");
+        return;
+    }
+    sb_printf(sb, "%ld injected", injected);
+    if (nk) {
+        sb_puts(sb, " (");
+        for (size_t k = 0; k < nk; k++)
+            sb_printf(sb, "%s%s=%ld", k ? " " : "", kc[k].kind, kc[k].n);
+        sb_putc(sb, ')');
+    }
+    sb_printf(sb, ", %ld skipped (nothing to act on)\n", skipped);
+}
+
+static void render_expectations(const struct json *r, struct strbuf *sb)
+{
+    const struct json *ex = json_obj_get(r, "expectations");
+    size_t n = arr_len(ex), wpath = 4, wwant = 4, nok = 0;
+    if (!n)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        size_t lp = strlen(json_get_str(ex->kids[i], "path", ""));
+        size_t lw = strlen(json_get_str(ex->kids[i], "want", ""));
+        wpath = lp > wpath ? lp : wpath;
+        wwant = lw > wwant ? lw : wwant;
+        if (is_true(json_obj_get(ex->kids[i], "ok")))
+            nok++;
+    }
+    sb_printf(sb, "expectations %zu of %zu met\n", nok, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct json *e = ex->kids[i];
+        size_t start = sb->len;
+        sb_puts(sb, "  ");
+        sb_puts(sb, json_get_str(e, "path", ""));
+        pad_to(sb, start, 2 + wpath + 2);
+        sb_puts(sb, json_get_str(e, "want", ""));
+        pad_to(sb, start, 2 + wpath + 2 + wwant + 2);
+        sb_puts(sb, "got ");
+        size_t gstart = sb->len;
+        put_val(sb, json_obj_get(e, "got"));
+        pad_to(sb, gstart, 10);
+        sb_puts(sb, is_true(json_obj_get(e, "ok")) ? " ok\n" : " FAILED\n");
+    }
+}
+
+static void render_warnings(const struct json *r, struct strbuf *sb)
+{
+    const struct json *w = json_obj_get(r, "warnings");
+    size_t n = arr_len(w);
+    if (!n)
+        return;
+    sb_printf(sb, "warnings   %zu\n", n);
+    for (size_t i = 0; i < n && i < TEXT_MAX_WARNINGS; i++) {
+        sb_puts(sb, "  - ");
+        put_val(sb, w->kids[i]);
+        sb_putc(sb, '\n');
+    }
+    if (n > TEXT_MAX_WARNINGS)
+        sb_printf(sb, "  ... %zu more in result.json\n", n - TEXT_MAX_WARNINGS);
+}
+
+/* Contract: appends the human summary of result to sb: header, counts and
+ * throughput, latency quantiles, one line per checker (flagged "!!!" /
+ * "???"), the first violations, the faults, the expectations, the
+ * warnings, and last the verdict line. Reads result only. */
+void render_text(const struct json *result, struct strbuf *sb)
+{
+    render_header(result, sb);
+    render_counts(result, sb);
+    render_latency(result, sb);
+    render_checks(result, sb);
+    render_violations(result, sb);
+    render_faults(result, sb);
+    render_expectations(result, sb);
+    render_warnings(result, sb);
+    render_verdict_line(result, sb);
+}

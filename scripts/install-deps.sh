@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what lockstorm needs to build and run, when it is missing:
+# a C toolchain, CMake, pkg-config, hiredis, libyaml and redis-server
+# (Debian packages via apt-get). Idempotent: does nothing when all is there.
+# Used by scripts/demo.sh and scripts/test.sh (the README's two commands).
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config libhiredis-dev libyaml-dev redis-server)
+if [ "${LS_WITH_GNUPLOT:-0}" = 1 ]; then pkgs+=(gnuplot-nox); fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+# redis-server must also be runnable (a package may be half-installed)
+if ! command -v redis-server >/dev/null 2>&1; then
+    case " ${missing[*]-} " in *" redis-server "*) ;; *) missing+=(redis-server) ;; esac
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "lockstorm: installing missing packages: ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+        echo "lockstorm: error: need root (or sudo) to install: ${missing[*]}" >&2
+        exit 3
+    fi
+fi
+# Do not let the redis-server package start a system-wide server: lockstorm
+# starts its own, on free loopback ports, and a stray daemon is a leftover.
+cleanup_policy=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod +x /usr/sbin/policy-rc.d
+    cleanup_policy=1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ $cleanup_policy = 1 ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
+echo "lockstorm: packages installed" >&2

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# README command 2 (and CI, via .ci/run): install what is missing, build with
+# warnings as errors, run the whole test suite (unit + end-to-end against
+# real redis-server processes); then the same suite again under
+# AddressSanitizer + UndefinedBehaviorSanitizer. Set LS_NO_SANITIZE=1 to
+# skip the second pass locally.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/install-deps.sh"
+
+jobs=$(nproc)
+run_suite() {
+    local dir=$1; shift
+    echo "== build $dir ($*)"
+    LS_BUILD_DIR="$dir" bash "$root/scripts/build.sh" -DLS_WERROR=ON "$@"
+    echo "== test $dir"
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 600
+}
+
+run_suite "$root/build"
+if [ "${LS_NO_SANITIZE:-0}" != 1 ]; then
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    run_suite "$root/build-asan" -DLS_SANITIZE=ON
+fi
+echo "== all tests passed"

@@ -1,0 +1,478 @@
+/*
+ * test_history.c: loading histories. JSONL parsing (ordering, field
+ * mapping, "FILE:LINE:" errors), the export -> JSONL -> check round trip
+ * giving the same verdicts, and a run directory built from real binary
+ * event logs (a killed worker with its crash record, faults, storage,
+ * leftover keys) checked end to end without Redis.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "checkers/check.h"
+#include "harness/evlog.h"
+#include "tests/unit/testing.h"
+#include "util/strbuf.h"
+
+/* testing.h's REQUIRE evaluates its condition twice; this one once. */
+#define REQ(cond)                              \
+    do {                                       \
+        int ok_ = (cond) ? 1 : 0;              \
+        CHECKF(ok_, "%s", #cond);              \
+        if (!ok_)                              \
+            return;                            \
+    } while (0)
+
+static char *tmp;
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static int64_t geti(const struct json *r, const char *path)
+{
+    const struct json *v = json_path(r, path);
+    if (!v || (v->type != JSON_NUM && v->type != JSON_BOOL))
+        return -999999;
+    return v->is_int || v->type == JSON_BOOL ? v->i : (int64_t)llround(v->d);
+}
+
+static const char *gets_(const struct json *r, const char *path)
+{
+    const struct json *v = json_path(r, path);
+    return v && v->type == JSON_STR ? v->s : "(none)";
+}
+
+static int has_warning_h(const struct history *h, const char *needle)
+{
+    for (int i = 0; i < h->nwarnings; i++)
+        if (strstr(h->warnings[i], needle))
+            return 1;
+    return 0;
+}
+
+static void test_jsonl_load(void)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/a.jsonl", tmp);
+    /* Out of order across and within workers, a blank line, sparse ids. */
+    REQ(write_file(path,
+        "{\"t\":300,\"w\":7,\"type\":\"exit\",\"res\":\"beta\"}\n"
+        "\n"
+        "{\"t\":100,\"w\":7,\"type\":\"acquire_ok\",\"res\":\"beta\",\"token\":"
+        "\"0123456789abcdef0123\",\"fence\":12,\"valid_until\":null}\n"
+        "{\"t\":200,\"w\":7,\"type\":\"enter\",\"res\":\"beta\"}\n"
+        "{\"t\":50,\"w\":2,\"type\":\"acquire_invoke\",\"res\":\"alpha\",\"attempt\":3}\n"
+        "{\"t\":60,\"w\":2,\"type\":\"acquire_unknown\",\"res\":\"alpha\",\"err\":\"timeout\"}\n"
+        "{\"t\":70,\"w\":2,\"type\":\"store_write\",\"res\":\"alpha\",\"fence\":4,"
+        "\"fenced\":true,\"counter\":9,\"accepted\":false,\"failed\":true}\n"
+        "{\"t\":70,\"w\":2,\"type\":\"renew_ok\",\"res\":\"alpha\",\"valid_until\":5000}\n"
+        "{\"t\":400,\"w\":2,\"type\":\"crash\"}\n") == 0);
+    struct history h;
+    struct ls_err err = {0, ""};
+    REQ(history_load_jsonl(path, &h, &err) == 0);
+    CHECK_INT(h.nworkers, 2);
+    CHECK_INT(h.w[0].id, 2);
+    CHECK_INT(h.w[1].id, 7);
+    CHECK_INT(h.end, 400);
+    CHECK_INT(h.nres, 2);
+    CHECK_STR(h.res_names[0], "beta"); /* order of first appearance */
+    CHECK_STR(h.res_names[1], "alpha");
+    CHECK_INT(h.from_rundir, 0);
+    REQ(h.w[1].n == 3);
+    const struct ev_rec *e = h.w[1].ev;
+    CHECK(e[0].type == EV_ACQUIRE_OK && e[1].type == EV_ENTER && e[2].type == EV_EXIT);
+    CHECK(e[0].t == 100 && e[1].t == 200 && e[2].t == 300);
+    CHECK(e[0].flags & EVF_NO_LEASE);
+    CHECK(e[0].flags & EVF_FENCE);
+    CHECK_INT(e[0].fence, 12);
+    /* token longer than 16: a 16-char hex hash of it */
+    int hex = 1;
+    for (int i = 0; i < EVLOG_TOKEN_LEN; i++)
+        hex &= (e[0].token[i] >= '0' && e[0].token[i] <= '9') ||
+               (e[0].token[i] >= 'a' && e[0].token[i] <= 'f');
+    CHECK(hex);
+    CHECK(memcmp(e[0].token, "0123456789abcdef", 16) != 0);
+    REQ(h.w[0].n == 5);
+    e = h.w[0].ev;
+    CHECK_INT(e[0].aux, 3);
+    CHECK_INT(e[1].aux, EVE_TIMEOUT);
+    /* equal t: file order kept */
+    CHECK(e[2].type == EV_STORE_WRITE && e[3].type == EV_RENEW_OK);
+    CHECK_INT(e[2].flags & (EVF_FENCED | EVF_ACCEPTED | EVF_FAILED | EVF_FENCE),
+              EVF_FENCED | EVF_FAILED | EVF_FENCE);
+    CHECK_INT(e[2].value, 9);
+    CHECK_INT(e[3].valid_until, 5000);
+    CHECK_INT(e[3].flags & EVF_NO_LEASE, 0);
+    CHECK_INT(e[4].type, EV_CRASH);
+    history_free(&h);
+}
+
+static void expect_error(const char *text, const char *want)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/bad.jsonl", tmp);
+    REQ(write_file(path, text) == 0);
+    struct history h;
+    struct ls_err err = {0, ""};
+    int rc = history_load_jsonl(path, &h, &err);
+    CHECK(rc == LS_EINPUT);
+    char prefix[4200];
+    snprintf(prefix, sizeof(prefix), "%s:%s", path, want);
+    CHECKF(strncmp(err.msg, prefix, strlen(prefix)) == 0, "'%s' does not start '%s'", err.msg,
+           prefix);
+    history_free(&h);
+}
+
+static void test_jsonl_errors(void)
+{
+    const char *ok = "{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n";
+    struct strbuf sb = STRBUF_INIT;
+    sb_puts(&sb, ok);
+    sb_puts(&sb, "\n");
+    sb_puts(&sb, "{\"t\":2,\"w\":0,\"type\":\"exit\",\"res\":\"r0\"\n"); /* line 3: bad JSON */
+    expect_error(sb.buf, "3: bad JSON");
+    sb_reset(&sb);
+    sb_puts(&sb, ok);
+    sb_puts(&sb, "{\"t\":2,\"w\":0,\"type\":\"leave\",\"res\":\"r0\"}\n");
+    expect_error(sb.buf, "2: unknown event type 'leave'");
+    expect_error("{\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n", "1: \"t\" missing");
+    expect_error("{\"t\":1.5,\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n", "1: \"t\" missing");
+    expect_error("{\"t\":1,\"w\":-1,\"type\":\"enter\",\"res\":\"r0\"}\n", "1: \"w\"");
+    expect_error("{\"t\":1,\"w\":0,\"type\":\"enter\"}\n", "1: \"res\" missing");
+    expect_error("[1,2]\n", "1: not a JSON object");
+    expect_error("{\"t\":1,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"r0\",\"fence\":\"x\"}\n",
+                 "1: \"fence\"");
+    expect_error("{\"t\":1,\"w\":0,\"type\":\"store_read\",\"res\":\"r0\",\"accepted\":1}\n",
+                 "1: \"fenced\", \"accepted\"");
+    sb_free(&sb);
+
+    struct history h;
+    struct ls_err err = {0, ""};
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/none.jsonl", tmp);
+    CHECK(history_load_jsonl(path, &h, &err) == LS_EIO);
+    history_free(&h);
+
+    /* An empty file is an empty history, not an error. */
+    snprintf(path, sizeof(path), "%s/empty.jsonl", tmp);
+    REQ(write_file(path, "\n\n") == 0);
+    ls_err_clear(&err);
+    REQ(history_load_jsonl(path, &h, &err) == 0);
+    CHECK_INT(h.nworkers, 0);
+    struct check_params p;
+    check_params_from(&h, &p);
+    struct json *r = check_run(&h, &p);
+    CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
+    json_free(r);
+    history_free(&h);
+}
+
+/* A history with a stale-holder and a lock-broken overlap, a crash, a
+ * stuck resource and near misses: every checker has something to say. */
+static const char *busy_history =
+    "{\"t\":0,\"w\":0,\"type\":\"acquire_invoke\",\"res\":\"r0\",\"attempt\":1}\n"
+    "{\"t\":1000000,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"r0\",\"token\":\"aa\",\"fence\":1,"
+    "\"valid_until\":100000000}\n"
+    "{\"t\":2000000,\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n"
+    "{\"t\":3000000,\"w\":0,\"type\":\"store_read\",\"res\":\"r0\",\"fence\":1,\"fenced\":true,"
+    "\"counter\":0,\"accepted\":true}\n"
+    "{\"t\":300000000,\"w\":0,\"type\":\"exit\",\"res\":\"r0\"}\n"
+    "{\"t\":300000001,\"w\":0,\"type\":\"release_invoke\",\"res\":\"r0\"}\n"
+    "{\"t\":300500000,\"w\":0,\"type\":\"release_fail\",\"res\":\"r0\",\"err\":\"connection\"}\n"
+    "{\"t\":140000000,\"w\":1,\"type\":\"acquire_invoke\",\"res\":\"r0\",\"attempt\":1}\n"
+    "{\"t\":150000000,\"w\":1,\"type\":\"acquire_ok\",\"res\":\"r0\",\"token\":\"bb\",\"fence\":2,"
+    "\"valid_until\":250000000}\n"
+    "{\"t\":151000000,\"w\":1,\"type\":\"enter\",\"res\":\"r0\"}\n"
+    "{\"t\":170000000,\"w\":1,\"type\":\"exit\",\"res\":\"r0\"}\n"
+    "{\"t\":160000000,\"w\":2,\"type\":\"acquire_invoke\",\"res\":\"r0\",\"attempt\":1}\n"
+    "{\"t\":161000000,\"w\":2,\"type\":\"acquire_ok\",\"res\":\"r0\",\"token\":\"cc\",\"fence\":3,"
+    "\"valid_until\":null}\n"
+    "{\"t\":161500000,\"w\":2,\"type\":\"enter\",\"res\":\"r0\"}\n"
+    "{\"t\":162000000,\"w\":2,\"type\":\"exit\",\"res\":\"r0\"}\n"
+    "{\"t\":5000000,\"w\":3,\"type\":\"acquire_invoke\",\"res\":\"r1\",\"attempt\":1}\n"
+    "{\"t\":6000000,\"w\":3,\"type\":\"acquire_ok\",\"res\":\"r1\",\"token\":\"dd\",\"fence\":null,"
+    "\"valid_until\":null}\n"
+    "{\"t\":7000000,\"w\":3,\"type\":\"enter\",\"res\":\"r1\"}\n"
+    "{\"t\":8000000,\"w\":3,\"type\":\"crash\"}\n"
+    "{\"t\":9000000,\"w\":4,\"type\":\"acquire_invoke\",\"res\":\"r1\",\"attempt\":1}\n"
+    "{\"t\":9500000,\"w\":4,\"type\":\"acquire_busy\",\"res\":\"r1\"}\n"
+    "{\"t\":3000000000,\"w\":4,\"type\":\"acquire_invoke\",\"res\":\"r1\",\"attempt\":2}\n"
+    "{\"t\":3000500000,\"w\":4,\"type\":\"acquire_busy\",\"res\":\"r1\"}\n";
+
+static void test_export_roundtrip(void)
+{
+    char path[4096], out1[4096], out2[4096];
+    snprintf(path, sizeof(path), "%s/busy.jsonl", tmp);
+    snprintf(out1, sizeof(out1), "%s/export1.jsonl", tmp);
+    snprintf(out2, sizeof(out2), "%s/export2.jsonl", tmp);
+    REQ(write_file(path, busy_history) == 0);
+    struct history h1, h2;
+    struct ls_err err = {0, ""};
+    REQ(history_load_jsonl(path, &h1, &err) == 0);
+    FILE *f = fopen(out1, "w");
+    REQ(f != NULL);
+    history_export_jsonl(&h1, f);
+    fclose(f);
+    REQ(history_load_jsonl(out1, &h2, &err) == 0);
+    f = fopen(out2, "w");
+    REQ(f != NULL);
+    history_export_jsonl(&h2, f);
+    fclose(f);
+
+    struct check_params p;
+    check_params_from(&h1, &p);
+    struct json *r1 = check_run(&h1, &p);
+    struct json *r2 = check_run(&h2, &p);
+    CHECK_STR(gets_(r1, "checks.mutex.verdict"), "invalid");
+    CHECK_INT(geti(r1, "checks.mutex.violations"), 2);
+    CHECK_INT(geti(r1, "checks.mutex.by_class.stale_holder"), 1);
+    CHECK_INT(geti(r1, "checks.mutex.by_class.lock_broken"), 1);
+    CHECK_STR(gets_(r1, "checks.liveness.verdict"), "invalid");
+    CHECK_STR(gets_(r1, "checks.liveness.stuck.0.res"), "r1");
+    CHECK_INT(geti(r1, "counts.events"), 23);
+    CHECK_INT(geti(r1, "counts.release_failed"), 1);
+
+    /* The round trip gives the same answers. */
+    struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+    json_write(&a, json_obj_get(r1, "checks"), -1);
+    json_write(&b, json_obj_get(r2, "checks"), -1);
+    CHECK_STR(sb_cstr(&a), sb_cstr(&b));
+    sb_reset(&a);
+    sb_reset(&b);
+    json_write(&a, json_obj_get(r1, "violations"), -1);
+    json_write(&b, json_obj_get(r2, "violations"), -1);
+    CHECK_STR(sb_cstr(&a), sb_cstr(&b));
+    sb_reset(&a);
+    sb_reset(&b);
+    json_write(&a, json_obj_get(r1, "counts"), -1);
+    json_write(&b, json_obj_get(r2, "counts"), -1);
+    CHECK_STR(sb_cstr(&a), sb_cstr(&b));
+    CHECK_STR(gets_(r1, "verdict_checks"), gets_(r2, "verdict_checks"));
+
+    /* export(load(export(h))) == export(h), and it is time ordered. */
+    char *t1, *t2;
+    size_t n1, n2;
+    FILE *f1 = fopen(out1, "r"), *f2 = fopen(out2, "r");
+    REQ(f1 && f2);
+    t1 = calloc(1, 65536);
+    t2 = calloc(1, 65536);
+    n1 = fread(t1, 1, 65535, f1);
+    n2 = fread(t2, 1, 65535, f2);
+    fclose(f1);
+    fclose(f2);
+    CHECK(n1 == n2 && memcmp(t1, t2, n1) == 0);
+    CHECK(strncmp(t1, "{\"t\":0,\"w\":0,\"type\":\"acquire_invoke\",\"res\":\"r0\",\"attempt\":1}\n",
+                  60) == 0);
+    long long prev = -1;
+    int ordered = 1;
+    for (char *s = t1; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
+        long long t = strtoll(s + 5, NULL, 10);
+        ordered &= t >= prev;
+        prev = t;
+    }
+    CHECK(ordered);
+    free(t1);
+    free(t2);
+    sb_free(&a);
+    sb_free(&b);
+    json_free(r1);
+    json_free(r2);
+    history_free(&h1);
+    history_free(&h2);
+}
+
+/* ---- run directory ---- */
+
+static int mkdirs(const char *dir)
+{
+    char p[8192];
+    snprintf(p, sizeof(p), "%s/events", dir);
+    if (mkdir(dir, 0755) != 0 || mkdir(p, 0755) != 0)
+        return -1;
+    return 0;
+}
+
+static struct ev_rec rec(int64_t t_ms, int type, int res)
+{
+    struct ev_rec r;
+    memset(&r, 0, sizeof(r));
+    r.t = t_ms * 1000000;
+    r.type = (uint8_t)type;
+    r.res = (uint16_t)res;
+    return r;
+}
+
+/* Worker log with one grant+hold of res (lease until vu ms); closed or
+ * left open (killed: the caller appends a crash record). */
+static int write_worker(const char *dir, int id, int res, int64_t inv, int64_t ok, int64_t vu,
+                        int64_t enter, int64_t exit_, int close_it)
+{
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/events/worker-%03d.bin", dir, id);
+    pid_t pid = 0;
+    if (!close_it) {
+        /* A worker that gets killed: write from a child that dies. */
+        pid = fork();
+        if (pid < 0)
+            return -1;
+        if (pid > 0) {
+            int status;
+            if (waitpid(pid, &status, 0) != pid)
+                return -1;
+            return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+        }
+    }
+    struct evlog_writer *w;
+    struct ls_err err = {0, ""};
+    if (evlog_open(&w, path, (uint32_t)id, 0, 0, 0, &err) != 0)
+        return close_it ? -1 : (_exit(1), -1);
+    struct ev_rec r = rec(inv, EV_ACQUIRE_INVOKE, res);
+    r.aux = 1;
+    evlog_append(w, &r);
+    r = rec(ok, EV_ACQUIRE_OK, res);
+    r.valid_until = vu * 1000000;
+    r.flags = EVF_FENCE;
+    r.fence = (uint64_t)id + 1;
+    snprintf(r.token, sizeof(r.token), "tok-%d", id);
+    evlog_append(w, &r);
+    r = rec(enter, EV_ENTER, res);
+    evlog_append(w, &r);
+    r = rec(enter + 1, EV_STORE_READ, res);
+    r.flags = EVF_ACCEPTED;
+    evlog_append(w, &r);
+    if (!close_it)
+        _exit(0); /* killed before exit: the log stays open */
+    r = rec(exit_ - 1, EV_STORE_WRITE, res);
+    r.flags = EVF_ACCEPTED;
+    r.value = 1;
+    evlog_append(w, &r);
+    r = rec(exit_, EV_EXIT, res);
+    evlog_append(w, &r);
+    r = rec(exit_ + 1, EV_RELEASE_INVOKE, res);
+    evlog_append(w, &r);
+    r = rec(exit_ + 2, EV_RELEASE_OK, res);
+    evlog_append(w, &r);
+    return evlog_close(w, &err);
+}
+
+static void test_rundir(void)
+{
+    char dir[4096], path[8192];
+    snprintf(dir, sizeof(dir), "%s/run1", tmp);
+    REQ(mkdirs(dir) == 0);
+
+    struct history h;
+    struct ls_err err = {0, ""};
+    /* No run.json yet: not a run directory. */
+    CHECK(history_load_rundir(dir, &h, &err) == LS_EINPUT);
+    CHECK(strstr(err.msg, "not a lockstorm run directory") != NULL);
+    history_free(&h);
+
+    /* worker 0 holds r1 [2, 300] with a lease to 100 (paused past it);
+     * worker 1 is granted r1 at 150, enters 151 and is killed at 170. */
+    REQ(write_worker(dir, 0, 1, 0, 1, 100, 2, 300, 1) == 0);
+    REQ(write_worker(dir, 1, 1, 140, 150, 250, 151, 0, 0) == 0);
+    snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);
+    struct ev_rec crash = rec(170, EV_CRASH, 0);
+    REQ(evlog_append_offline(path, &crash, &err) == 0);
+    snprintf(path, sizeof(path), "%s/events/notes.txt", dir);
+    REQ(write_file(path, "not a log\n") == 0);
+
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    REQ(write_file(path,
+        "{\"format\":\"lockstorm-run\",\"version\":1,\"start_real_ns\":1,\"start_mono_ns\":2,"
+        "\"started_at\":\"2026-11-22T05:31:22Z\",\"ended_at\":\"2026-11-22T05:31:23Z\","
+        "\"end_ns\":400000000,\"duration_ns\":400000000,\"interrupted\":true,\"signal\":"
+        "\"SIGINT\",\"workers\":[],\"nodes\":[],\"storage\":null,"
+        "\"leftover_keys\":[{\"res\":2,\"node\":0,\"pttl_ms\":-1}]}\n") == 0);
+    snprintf(path, sizeof(path), "%s/faults.jsonl", dir);
+    REQ(write_file(path,
+        "{\"id\":0,\"event\":\"start\",\"t_ns\":50000000,\"kind\":\"pause\",\"target\":"
+        "\"holder\",\"worker\":0,\"node\":-1,\"pids\":[1],\"params\":{\"duration_ms\":200}}\n"
+        "{\"id\":0,\"event\":\"end\",\"t_ns\":250000000}\n"
+        "{\"id\":1,\"event\":\"skipped\",\"t_ns\":60000000,\"kind\":\"pause\",\"target\":"
+        "\"holder\",\"reason\":\"no worker holds a lock\"}\n"
+        "{\"id\":2,\"event\":\"start\",\"t_ns\":350000000,\"kind\":\"latency\",\"target\":"
+        "\"node:0\",\"worker\":null,\"node\":0}\n"
+        "garbage\n") == 0);
+    snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
+    REQ(write_file(path, "{\"res\":\"r0\",\"plain\":0,\"fenced\":0,\"fence_hwm\":0}\n"
+                         "{\"res\":\"r1\",\"plain\":1,\"fenced\":0,\"fence_hwm\":2}\n") == 0);
+
+    ls_err_clear(&err);
+    REQ(history_load_rundir(dir, &h, &err) == 0);
+    CHECK_INT(h.from_rundir, 1);
+    CHECK_INT(h.interrupted, 1);
+    CHECK_INT(h.nworkers, 2);
+    CHECK_INT(h.w[0].complete, 1);
+    CHECK_INT(h.w[1].complete, 0);
+    CHECK_INT(h.w[1].n, 5);
+    CHECK_INT(h.end, 400000000);
+    CHECK_INT(h.nres, 3); /* r0 (storage), r1 (events), r2 (leftover key) */
+    CHECK_STR(h.res_names[2], "r2");
+    CHECK_INT(h.nfaults, 3);
+    CHECK_INT(h.faults[0].end, 250000000);
+    CHECK_INT(h.faults[1].skipped, 1);
+    CHECK_INT(h.faults[2].end, 400000000); /* never ended: run end */
+    CHECK_INT(h.faults[2].worker, -1);
+    CHECK_INT(h.have_storage, 1);
+    CHECK(h.have_storage && h.storage[1].present && h.storage[1].plain == 1);
+    CHECK_INT(h.nleftover, 1);
+    CHECK(has_warning_h(&h, "workload.yaml missing"));
+    CHECK(has_warning_h(&h, "notes.txt"));
+    CHECK(has_warning_h(&h, "faults.jsonl:5"));
+
+    struct check_params p;
+    check_params_from(&h, &p);
+    struct json *r = check_run(&h, &p);
+    CHECK_STR(gets_(r, "checks.mutex.verdict"), "invalid");
+    CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+    CHECK_STR(gets_(r, "violations.0.class"), "stale-holder");
+    CHECK_STR(gets_(r, "violations.0.resource"), "r1");
+    CHECK_INT(geti(r, "violations.0.holders.1.crashed"), 1);
+    /* overlap [151, 170]: the pause (50..250) is active, the skipped one and
+     * the latency fault (from 350) are not. */
+    const struct json *fl = json_path(r, "violations.0.faults");
+    CHECK(fl && fl->n == 1 && fl->kids[0]->i == 0);
+    CHECK_INT(geti(r, "faults.0.params.duration_ms"), 200);
+    CHECK_INT(geti(r, "faults.1.skipped"), 1);
+    CHECK_STR(gets_(r, "faults.1.reason"), "no worker holds a lock");
+    /* plain: 1 accepted write (worker 1 died before writing), final 1. */
+    CHECK_INT(geti(r, "checks.fencing.offered"), 1);
+    CHECK_INT(geti(r, "checks.fencing.plain_lost_updates"), 0);
+    CHECK_STR(gets_(r, "checks.fencing.verdict"), "valid");
+    CHECK_STR(gets_(r, "checks.liveness.stuck.0.res"), "r2");
+    CHECK_INT(geti(r, "per_worker.1.complete"), 0);
+    CHECK_INT(geti(r, "counts.crashes"), 1);
+    json_free(r);
+    history_free(&h);
+
+    /* A corrupt event log header is an error naming the file. */
+    snprintf(path, sizeof(path), "%s/events/worker-002.bin", dir);
+    REQ(write_file(path, "this is not an event log, it is far too short\n") == 0);
+    ls_err_clear(&err);
+    CHECK(history_load_rundir(dir, &h, &err) == LS_ECORRUPT);
+    CHECK(strstr(err.msg, "worker-002.bin") != NULL);
+    history_free(&h);
+}
+
+int main(void)
+{
+    tmp = t_tmpdir();
+    RUN(test_jsonl_load);
+    RUN(test_jsonl_errors);
+    RUN(test_export_roundtrip);
+    RUN(test_rundir);
+    t_rmdir(tmp);
+    free(tmp);
+    return t_finish();
+}
