@@ -34,7 +34,7 @@ void check_params_from(const struct history *h, struct check_params *p)
         return;
     if (w->check.near_miss >= 0)
         p->near_miss = w->check.near_miss;
-    if (w->check.stuck_after > 0)
+    if (w->check.stuck_after >= 0)
         p->stuck_after = w->check.stuck_after;
     p->ttl = w->lock.ttl > 0 ? w->lock.ttl : 0;
     p->fencing_requested = w->lock.fencing != 0;

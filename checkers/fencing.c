@@ -63,86 +63,137 @@ static double ms(int64_t ns)
     return (double)ns / 1e6;
 }
 
-static int cmp_by_acquired(const void *a, const void *b)
-{
-    const struct fgrant *x = a, *y = b;
-    if (x->res != y->res)
-        return x->res < y->res ? -1 : 1;
-    return (x->acquired > y->acquired) - (x->acquired < y->acquired);
-}
-
-static int cmp_by_invoke(const void *a, const void *b)
-{
-    const struct fgrant *x = a, *y = b;
-    if (x->res != y->res)
-        return x->res < y->res ? -1 : 1;
-    return (x->invoke > y->invoke) - (x->invoke < y->invoke);
-}
-
 static const char *res_name(const struct history *h, int r)
 {
     return h->res_names && r < h->nres ? h->res_names[r] : "?";
 }
 
-/* Contract: count fence regressions among the n fenced grants g (reordered
- * here): grant B regresses when some grant A whose reply arrived before B
- * was invoked (A.acquired < B.invoke) has A.fence >= B.fence. Lists the
- * first max of them in out. O(n log n). */
-static int64_t fence_regressions(const struct history *h, struct fgrant *g, size_t n, int max,
-                                 struct json *out)
+static int64_t key_of(const struct fgrant *g, int by_invoke)
 {
-    struct fgrant *byacq = malloc((n ? n : 1) * sizeof(*byacq));
-    if (!byacq) {
+    return by_invoke ? g->invoke : g->acquired;
+}
+
+static int cmp_idx_acquired(const void *a, const void *b, void *ctx)
+{
+    const struct fgrant *g = ctx;
+    int64_t x = g[*(const uint32_t *)a].acquired, y = g[*(const uint32_t *)b].acquired;
+    return (x > y) - (x < y);
+}
+
+static int cmp_idx_invoke(const void *a, const void *b, void *ctx)
+{
+    const struct fgrant *g = ctx;
+    int64_t x = g[*(const uint32_t *)a].invoke, y = g[*(const uint32_t *)b].invoke;
+    return (x > y) - (x < y);
+}
+
+/* Contract: a new array (caller frees) of the indices of g[0..n) ordered by
+ * acquired (by_invoke 0) or invoke time, stable. g is the concatenation of
+ * per-worker runs (run k = g[runs[k] .. runs[k+1])), which a worker's log
+ * already orders by both times; a run that is not (a grant with no invoke
+ * record) is sorted on its own. Runs merge pairwise: O(n log workers). */
+static uint32_t *order_by(const struct fgrant *g, size_t n, const size_t *runs0, size_t nruns,
+                          int by_invoke)
+{
+    uint32_t *src = malloc((n ? n : 1) * sizeof(*src));
+    uint32_t *dst = malloc((n ? n : 1) * sizeof(*dst));
+    size_t *runs = malloc((nruns + 1) * sizeof(*runs));
+    if (!src || !dst || !runs) {
         fputs("lockstorm: fatal: out of memory\n", stderr);
         abort();
     }
-    if (n)
-        memcpy(byacq, g, n * sizeof(*g));
-    if (n > 1)
-        qsort(byacq, n, sizeof(*byacq), cmp_by_acquired);
-    if (n > 1)
-        qsort(g, n, sizeof(*g), cmp_by_invoke);
-    int64_t count = 0;
-    size_t a = 0, b = 0;
-    while (b < n) {
-        int res = g[b].res;
-        while (a < n && byacq[a].res < res)
-            a++;
-        const struct fgrant *best = NULL; /* prefix maximum of fence */
-        for (; b < n && g[b].res == res; b++) {
-            const struct fgrant *B = &g[b];
-            for (; a < n && byacq[a].res == res && byacq[a].acquired < B->invoke; a++)
-                if (!best || byacq[a].fence > best->fence)
-                    best = &byacq[a];
-            if (!best || best->fence < B->fence)
-                continue;
-            count++;
-            if (count <= max) {
-                struct json *o = json_arr_push(out, json_new_obj());
-                json_obj_set_str(o, "resource", res_name(h, res));
-                json_obj_set_int(o, "worker", B->worker);
-                json_obj_set_int(o, "fence", (int64_t)B->fence);
-                json_obj_set_num(o, "invoke_ms", ms(B->invoke));
-                json_obj_set_num(o, "acquired_ms", ms(B->acquired));
-                json_obj_set_int(o, "earlier_worker", best->worker);
-                json_obj_set_int(o, "earlier_fence", (int64_t)best->fence);
-                json_obj_set_num(o, "earlier_acquired_ms", ms(best->acquired));
+    memcpy(runs, runs0, (nruns + 1) * sizeof(*runs));
+    for (size_t i = 0; i < n; i++)
+        src[i] = (uint32_t)i;
+    for (size_t k = 0; k < nruns; k++)
+        for (size_t i = runs[k] + 1; i < runs[k + 1]; i++)
+            if (key_of(&g[i - 1], by_invoke) > key_of(&g[i], by_invoke)) {
+                qsort_r(src + runs[k], runs[k + 1] - runs[k], sizeof(*src),
+                        by_invoke ? cmp_idx_invoke : cmp_idx_acquired, (void *)g);
+                break;
             }
+    while (nruns > 1) {
+        size_t out = 0;
+        for (size_t k = 0; k < nruns; k += 2) {
+            size_t lo = runs[k], mid = runs[k + 1];
+            size_t hi = k + 2 <= nruns ? runs[k + 2] : mid;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] = key_of(&g[src[j]], by_invoke) < key_of(&g[src[i]], by_invoke)
+                               ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+            runs[out++] = lo;
+        }
+        runs[out] = n;
+        nruns = out;
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    free(dst);
+    free(runs);
+    return src;
+}
+
+/* Contract: count fence regressions among the n fenced grants g (per-worker
+ * runs, see order_by): grant B regresses when some grant A of the same
+ * resource whose reply arrived before B was invoked (A.acquired < B.invoke)
+ * has A.fence >= B.fence. Walks B in invoke order while a second cursor
+ * folds grants in acquired order into a per-resource running maximum.
+ * Lists the first max regressions in out. */
+static int64_t fence_regressions(const struct history *h, const struct fgrant *g, size_t n,
+                                 const size_t *runs, size_t nruns, int max, struct json *out)
+{
+    uint32_t *byacq = order_by(g, n, runs, nruns, 0);
+    uint32_t *byinv = order_by(g, n, runs, nruns, 1);
+    int64_t *best = malloc(65536 * sizeof(*best)); /* per resource: grant with max fence */
+    if (!best) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    for (size_t i = 0; i < n; i++)
+        best[g[i].res] = -1;
+    int64_t count = 0;
+    size_t a = 0;
+    for (size_t b = 0; b < n; b++) {
+        const struct fgrant *B = &g[byinv[b]];
+        for (; a < n && g[byacq[a]].acquired < B->invoke; a++) {
+            const struct fgrant *A = &g[byacq[a]];
+            if (best[A->res] < 0 || A->fence > g[best[A->res]].fence)
+                best[A->res] = byacq[a];
+        }
+        if (best[B->res] < 0 || g[best[B->res]].fence < B->fence)
+            continue;
+        const struct fgrant *E = &g[best[B->res]];
+        count++;
+        if (count <= max) {
+            struct json *o = json_arr_push(out, json_new_obj());
+            json_obj_set_str(o, "resource", res_name(h, B->res));
+            json_obj_set_int(o, "worker", B->worker);
+            json_obj_set_int(o, "fence", (int64_t)B->fence);
+            json_obj_set_num(o, "invoke_ms", ms(B->invoke));
+            json_obj_set_num(o, "acquired_ms", ms(B->acquired));
+            json_obj_set_int(o, "earlier_worker", E->worker);
+            json_obj_set_int(o, "earlier_fence", (int64_t)E->fence);
+            json_obj_set_num(o, "earlier_acquired_ms", ms(E->acquired));
         }
     }
+    free(best);
     free(byacq);
+    free(byinv);
     return count;
 }
 
 int check_fencing(const struct history *h, const struct check_params *p, struct json *res)
 {
+    /* Indexed by the 16-bit resource field: untouched pages cost nothing. */
+    struct fres *fr = calloc(65536, sizeof(*fr));
+    size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
     int nres = h->nres;
-    for (int i = 0; i < h->nworkers; i++)
-        for (size_t k = 0; k < h->w[i].n; k++)
-            if (h->w[i].ev[k].type != EV_CRASH && h->w[i].ev[k].res >= nres)
-                nres = h->w[i].ev[k].res + 1;
-    struct fres *fr = calloc((size_t)(nres ? nres : 1), sizeof(*fr));
-    if (!fr) {
+    if (!fr || !runs) {
         fputs("lockstorm: fatal: out of memory\n", stderr);
         abort();
     }
@@ -153,9 +204,12 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
     for (int i = 0; i < h->nworkers; i++) {
         const struct hist_worker *w = &h->w[i];
         int64_t last_invoke = INT64_MIN; /* unknown invoke: never a regression */
+        runs[i] = ng;
         for (size_t k = 0; k < w->n; k++) {
             const struct ev_rec *r = &w->ev[k];
-            struct fres *x = r->type == EV_CRASH ? NULL : &fr[r->res];
+            struct fres *x = &fr[r->res];
+            if (r->type != EV_CRASH && r->res >= nres)
+                nres = r->res + 1;
             switch (r->type) {
             case EV_ACQUIRE_INVOKE:
                 last_invoke = r->t;
@@ -268,7 +322,8 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
     }
 
     struct json *regs = json_new_arr();
-    int64_t nreg = fence_regressions(h, g, ng, p->max_violations, regs);
+    runs[h->nworkers] = ng;
+    int64_t nreg = fence_regressions(h, g, ng, runs, (size_t)h->nworkers, p->max_violations, regs);
 
     int verdict;
     if (!available) {
@@ -306,6 +361,7 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
     if (nreg > p->max_violations)
         add_warning(res, "fencing: %lld fence regressions, the first %d listed", (long long)nreg,
                     p->max_violations);
+    free(runs);
     free(g);
     free(fr);
     return verdict;

@@ -15,16 +15,23 @@
 
 #define KIND_INVOKE 0
 #define KIND_GRANT 1
+#define KIND_CRASH 2    /* a worker crashed while it had a grant of res */
+
+#define NONE INT64_MIN
 
 struct lev {
     int64_t t;
-    int res;
-    int kind;
+    uint16_t res;
+    uint8_t kind;
 };
 
-struct crash_at {
-    int64_t t;
-    int res;
+/* Per-resource state of the time-ordered sweep. */
+struct rlive {
+    int64_t first_wait;     /* earliest invoke since the last grant, NONE */
+    int64_t first_crash;    /* earliest holder crash not yet followed by a grant, NONE */
+    int64_t pending_crashes;
+    int64_t open_stall;     /* stall still open at the end */
+    const char *stuck_why;  /* non-NULL: stuck (static text, or "" = open stall) */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -48,14 +55,58 @@ static double ms(int64_t ns)
     return (double)ns / 1e6;
 }
 
+/* (t, kind) order: an invoke at a grant's instant waited for that grant,
+ * and a crash at a grant's instant is not followed by it. */
+static int lev_before(const struct lev *a, const struct lev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->kind < b->kind);
+}
+
 static int cmp_lev(const void *a, const void *b)
 {
     const struct lev *x = a, *y = b;
-    if (x->res != y->res)
-        return x->res < y->res ? -1 : 1;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->kind - y->kind; /* an invoke at a grant's instant waited for it */
+    return lev_before(x, y) ? -1 : lev_before(y, x);
+}
+
+/* Contract: sort ev[0..n), the concatenation of per-worker runs (run k =
+ * ev[runs[k] .. runs[k+1]), each in log order), into (t, kind) order,
+ * stable, by merging runs pairwise: O(n log workers). A run out of order
+ * (equal stamps logged in another kind order) is sorted first. May replace
+ * *ev with a new buffer; runs is scratch. */
+static void merge_runs(struct lev **ev, size_t n, size_t *runs, size_t nruns)
+{
+    struct lev *src = *ev;
+    for (size_t k = 0; k < nruns; k++)
+        for (size_t i = runs[k] + 1; i < runs[k + 1]; i++)
+            if (lev_before(&src[i], &src[i - 1])) {
+                qsort(src + runs[k], runs[k + 1] - runs[k], sizeof(*src), cmp_lev);
+                break;
+            }
+    if (nruns <= 1)
+        return;
+    struct lev *dst = xrealloc(NULL, (n ? n : 1) * sizeof(*dst));
+    while (nruns > 1) {
+        size_t out = 0;
+        for (size_t k = 0; k < nruns; k += 2) {
+            size_t lo = runs[k], mid = runs[k + 1];
+            size_t hi = k + 2 <= nruns ? runs[k + 2] : mid;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] = lev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+            runs[out++] = lo;
+        }
+        runs[out] = n;
+        nruns = out;
+        struct lev *t = src;
+        src = dst;
+        dst = t;
+    }
+    free(dst);
+    *ev = src;
 }
 
 static const char *res_name(const struct history *h, int r)
@@ -63,58 +114,53 @@ static const char *res_name(const struct history *h, int r)
     return h->res_names && r < h->nres ? h->res_names[r] : "?";
 }
 
-/* Contract: index of the first grant of res after t in the sorted ev, or n. */
-static size_t next_grant(const struct lev *ev, size_t n, int res, int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ev[mid].res < res || (ev[mid].res == res && ev[mid].t <= t))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < n && ev[lo].res == res; lo++)
-        if (ev[lo].kind == KIND_GRANT)
-            return lo;
-    return n;
-}
-
 struct wcount {
     int64_t attempts, grants;
 };
+
+static void push_lev(struct lev **ev, size_t *n, size_t *cap, int64_t t, int res, int kind)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        *ev = xrealloc(*ev, *cap * sizeof(**ev));
+    }
+    (*ev)[(*n)++] = (struct lev){t, (uint16_t)res, (uint8_t)kind};
+}
 
 int check_liveness(const struct history *h, const struct check_params *p, struct json *res)
 {
     struct lev *ev = NULL;
     size_t n = 0, cap = 0;
-    struct crash_at *crashes = NULL;
-    size_t ncrash = 0, crash_cap = 0;
     int *held = NULL;
     size_t held_cap = 0;
-    int64_t attempts = 0, busy = 0, failed = 0, unknown = 0;
+    int64_t attempts = 0, busy = 0, failed = 0, unknown = 0, ncrash = 0;
     struct wcount *wc = calloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*wc));
-    if (!wc) {
+    size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
+    /* Indexed by the 16-bit resource field: untouched pages cost nothing. */
+    struct rlive *rl = calloc(65536, sizeof(*rl));
+    if (!wc || !runs || !rl) {
         fputs("lockstorm: fatal: out of memory\n", stderr);
         abort();
     }
     int nres = h->nres;
 
+    /* Per worker, in log order: invokes, grants, and the resources it had
+     * a grant of when it crashed (granted, no release outcome or lost). */
     for (int i = 0; i < h->nworkers; i++) {
         const struct hist_worker *w = &h->w[i];
         size_t nheld = 0;
+        runs[i] = n;
         for (size_t k = 0; k < w->n; k++) {
             const struct ev_rec *r = &w->ev[k];
-            int kind = -1;
             switch (r->type) {
             case EV_ACQUIRE_INVOKE:
-                kind = KIND_INVOKE;
                 attempts++;
                 wc[i].attempts++;
+                push_lev(&ev, &n, &cap, r->t, r->res, KIND_INVOKE);
                 break;
             case EV_ACQUIRE_OK:
-                kind = KIND_GRANT;
                 wc[i].grants++;
+                push_lev(&ev, &n, &cap, r->t, r->res, KIND_GRANT);
                 if (nheld == held_cap) {
                     held_cap = held_cap ? held_cap * 2 : 8;
                     held = xrealloc(held, held_cap * sizeof(*held));
@@ -142,109 +188,93 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
                 break;
             case EV_CRASH:
                 for (size_t j = 0; j < nheld; j++) {
-                    if (ncrash == crash_cap) {
-                        crash_cap = crash_cap ? crash_cap * 2 : 16;
-                        crashes = xrealloc(crashes, crash_cap * sizeof(*crashes));
-                    }
-                    crashes[ncrash++] = (struct crash_at){r->t, held[j]};
+                    push_lev(&ev, &n, &cap, r->t, held[j], KIND_CRASH);
+                    ncrash++;
                 }
                 nheld = 0;
                 break;
             default:
                 break;
             }
-            if (kind < 0)
-                continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 1024;
-                ev = xrealloc(ev, cap * sizeof(*ev));
-            }
-            ev[n++] = (struct lev){r->t, r->res, kind};
-            if (r->res >= nres)
-                nres = r->res + 1;
         }
     }
+    runs[h->nworkers] = n;
     free(held);
-    if (n > 1)
-        qsort(ev, n, sizeof(*ev), cmp_lev);
+    merge_runs(&ev, n, runs, (size_t)h->nworkers);
+    free(runs);
 
-    /* Stalls per resource, and the open stall at the end. */
-    int64_t longest = 0;
-    int longest_res = -1;
-    char *stuck = calloc((size_t)(nres ? nres : 1), 1);
-    const char **stuck_why = calloc((size_t)(nres ? nres : 1), sizeof(*stuck_why));
-    int64_t *open_stall = calloc((size_t)(nres ? nres : 1), sizeof(*open_stall));
-    if (!stuck || !stuck_why || !open_stall) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    for (size_t i = 0; i < n; i++)
+        rl[ev[i].res].first_wait = rl[ev[i].res].first_crash = NONE;
     for (int k = 0; k < h->nleftover; k++) {
         int r = h->leftover[k].res;
-        if (h->leftover[k].pttl_ms == -1 && r >= 0 && r < nres && !stuck[r]) {
-            stuck[r] = 1;
-            stuck_why[r] = "lock key left with no expiry";
-        }
-    }
-    for (size_t i = 0; i < n;) {
-        int r = ev[i].res;
-        int64_t first_wait = INT64_MIN; /* earliest invoke since the last grant */
-        for (; i < n && ev[i].res == r; i++) {
-            if (ev[i].kind == KIND_INVOKE) {
-                if (first_wait == INT64_MIN)
-                    first_wait = ev[i].t;
-                continue;
-            }
-            int64_t stall = first_wait == INT64_MIN ? 0 : ev[i].t - first_wait;
-            if (stall > longest || longest_res < 0) {
-                longest = stall;
-                longest_res = r;
-            }
-            first_wait = INT64_MIN;
-        }
-        if (first_wait != INT64_MIN) {
-            int64_t stall = h->end - first_wait;
-            if (stall < 0)
-                stall = 0;
-            if (stall > longest || longest_res < 0) {
-                longest = stall;
-                longest_res = r;
-            }
-            open_stall[r] = stall;
-            if (stall >= p->stuck_after && !stuck[r]) {
-                stuck[r] = 1;
-                stuck_why[r] = NULL; /* open stall: reason built below */
-            }
+        if (h->leftover[k].pttl_ms == -1 && r >= 0 && r < 65536 && !rl[r].stuck_why) {
+            rl[r].stuck_why = "lock key left with no expiry";
+            if (r >= nres)
+                nres = r + 1;
         }
     }
 
-    /* Crash of a holder -> next grant of that resource by anyone. */
-    int64_t crash_max = -1;
-    size_t crash_no_grant = 0;
-    for (size_t c = 0; c < ncrash; c++) {
-        size_t g = next_grant(ev, n, crashes[c].res, crashes[c].t);
-        if (g == n) {
-            crash_no_grant++;
-            continue;
+    /* One sweep in time order with per-resource state. */
+    int64_t longest = 0, crash_max = -1;
+    int longest_res = -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct lev *e = &ev[i];
+        struct rlive *x = &rl[e->res];
+        if (e->res >= nres)
+            nres = e->res + 1;
+        if (e->kind == KIND_INVOKE) {
+            if (x->first_wait == NONE)
+                x->first_wait = e->t;
+        } else if (e->kind == KIND_CRASH) {
+            if (x->first_crash == NONE)
+                x->first_crash = e->t;
+            x->pending_crashes++;
+        } else {
+            int64_t stall = x->first_wait == NONE ? 0 : e->t - x->first_wait;
+            if (stall > longest || longest_res < 0) {
+                longest = stall;
+                longest_res = e->res;
+            }
+            x->first_wait = NONE;
+            if (x->first_crash != NONE && e->t - x->first_crash > crash_max)
+                crash_max = e->t - x->first_crash;
+            x->first_crash = NONE;
+            x->pending_crashes = 0;
         }
-        if (ev[g].t - crashes[c].t > crash_max)
-            crash_max = ev[g].t - crashes[c].t;
+    }
+    int64_t crash_no_grant = 0;
+    for (int r = 0; r < nres; r++) {
+        struct rlive *x = &rl[r];
+        crash_no_grant += x->pending_crashes;
+        if (x->first_wait == NONE || x->first_wait == 0 ? x->first_wait == NONE : 0)
+            continue;
+        int64_t stall = h->end - x->first_wait;
+        if (stall < 0)
+            stall = 0;
+        if (stall > longest || longest_res < 0) {
+            longest = stall;
+            longest_res = r;
+        }
+        x->open_stall = stall;
+        if (stall >= p->stuck_after && !x->stuck_why)
+            x->stuck_why = ""; /* open stall: reason built below */
     }
 
     struct json *l = child_obj(child_obj(res, "checks"), "liveness");
     int nstuck = 0;
     struct json *sl = json_new_arr();
     for (int r = 0; r < nres; r++) {
-        if (!stuck[r])
+        if (!rl[r].stuck_why)
             continue;
         nstuck++;
         struct json *o = json_arr_push(sl, json_new_obj());
         json_obj_set_str(o, "res", res_name(h, r));
-        if (stuck_why[r]) {
-            json_obj_set_str(o, "reason", stuck_why[r]);
+        if (rl[r].stuck_why[0]) {
+            json_obj_set_str(o, "reason", rl[r].stuck_why);
         } else {
             char why[128];
             snprintf(why, sizeof(why), "no grant for the last %.0f ms while workers waited",
-                     ms(open_stall[r]));
+                     ms(rl[r].open_stall));
             json_obj_set_str(o, "reason", why);
         }
     }
@@ -279,10 +309,7 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
     json_obj_set(fa, "ratio", gmin > 0 ? json_new_num((double)gmax / (double)gmin)
                                        : json_new_null());
 
-    free(stuck);
-    free(stuck_why);
-    free(open_stall);
-    free(crashes);
+    free(rl);
     free(ev);
     free(wc);
     return verdict;

@@ -21,14 +21,15 @@
 #define HF_OPEN 0x04     /* no exit and no crash: ended at the log's last record */
 #define HF_NO_GRANT 0x08 /* enter without a preceding acquire_ok */
 
+/* One hold; 48 bytes, since a long run has millions of them. */
 struct hold {
-    int64_t invoke, acquired, enter, exit;
-    int64_t lease;          /* L: lease end incl. renewals; LEASE_NEVER = no expiry */
-    uint64_t fence;
-    char token[EVLOG_TOKEN_LEN];
-    int worker;             /* worker id */
-    int res;
-    int flags;
+    int64_t enter, exit;
+    int64_t acquired;           /* grant time (= enter without a grant) */
+    int64_t lease;              /* L: lease end incl. renewals; LEASE_NEVER = no expiry */
+    const struct ev_rec *grant; /* its acquire_ok (token, fence), NULL without */
+    int32_t worker;             /* worker id */
+    uint16_t res;
+    uint16_t flags;
 };
 
 struct hold_vec {
@@ -104,15 +105,11 @@ static void extract_worker(const struct hist_worker *w, struct hold_vec *v, stru
                            size_t *cap, struct extract_stats *st)
 {
     size_t ns = 0;
-    int64_t last_invoke = INT64_MIN;
     for (size_t i = 0; i < w->n; i++) {
         const struct ev_rec *r = &w->ev[i];
         int res = r->res;
         size_t k;
         switch (r->type) {
-        case EV_ACQUIRE_INVOKE:
-            last_invoke = r->t;
-            break;
         case EV_ACQUIRE_OK:
             for (k = 0; k < ns; k++)
                 if ((*slots)[k].h.res == res && !(*slots)[k].entered)
@@ -127,13 +124,11 @@ static void extract_worker(const struct hist_worker *w, struct hold_vec *v, stru
             {
                 struct slot *s = &(*slots)[k];
                 memset(s, 0, sizeof(*s));
-                s->h.invoke = last_invoke == INT64_MIN ? r->t : last_invoke;
                 s->h.acquired = r->t;
                 s->h.lease = lease_of(r);
-                s->h.fence = r->fence;
-                memcpy(s->h.token, r->token, EVLOG_TOKEN_LEN);
+                s->h.grant = r;
                 s->h.worker = w->id;
-                s->h.res = res;
+                s->h.res = (uint16_t)res;
                 s->h.flags = (r->flags & EVF_FENCE) ? HF_FENCE : 0;
             }
             break;
@@ -149,10 +144,10 @@ static void extract_worker(const struct hist_worker *w, struct hold_vec *v, stru
                 k = ns++;
                 struct slot *s = &(*slots)[k];
                 memset(s, 0, sizeof(*s));
-                s->h.invoke = s->h.acquired = r->t;
+                s->h.acquired = r->t;
                 s->h.lease = LEASE_NEVER;
                 s->h.worker = w->id;
-                s->h.res = res;
+                s->h.res = (uint16_t)res;
                 s->h.flags = HF_NO_GRANT;
                 st->no_grant++;
             }
@@ -228,6 +223,55 @@ static int cmp_hold(const void *a, const void *b)
     return (x->worker > y->worker) - (x->worker < y->worker);
 }
 
+/* Contract: a new array (caller frees) of the indices of a[0..n) in
+ * cmp_hold order. a is the concatenation of per-worker runs, run k being
+ * a[runs[k] .. runs[k+1]); each run is sorted here if it is not already
+ * (it is, unless a worker held several resources at once). Runs are then
+ * merged pairwise bottom-up: O(n log workers), sequential access, stable,
+ * and ties keep worker order because runs are in worker order. */
+static uint32_t *merge_runs(struct hold *a, size_t n, size_t *runs, size_t nruns)
+{
+    uint32_t *src = malloc((n ? n : 1) * sizeof(*src));
+    uint32_t *dst = malloc((n ? n : 1) * sizeof(*dst));
+    if (!src || !dst) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    for (size_t k = 0; k < nruns; k++) {
+        struct hold *r = a + runs[k];
+        size_t len = runs[k + 1] - runs[k];
+        for (size_t i = 1; i < len; i++)
+            if (cmp_hold(&r[i - 1], &r[i]) > 0) {
+                qsort(r, len, sizeof(*r), cmp_hold);
+                break;
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        src[i] = (uint32_t)i;
+    while (nruns > 1) {
+        size_t out = 0;
+        for (size_t k = 0; k < nruns; k += 2) {
+            size_t lo = runs[k], mid = runs[k + 1];
+            size_t hi = k + 2 <= nruns ? runs[k + 2] : mid;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] = cmp_hold(&a[src[j]], &a[src[i]]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+            runs[out++] = lo;
+        }
+        runs[out] = n;
+        nruns = out;
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    free(dst);
+    return src;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -244,8 +288,9 @@ static struct json *holder_json(const struct hold *x)
 {
     struct json *o = json_new_obj();
     json_obj_set_int(o, "worker", x->worker);
-    json_obj_set(o, "token", json_new_strn(x->token, strnlen(x->token, EVLOG_TOKEN_LEN)));
-    json_obj_set(o, "fence", (x->flags & HF_FENCE) ? json_new_int((int64_t)x->fence)
+    const char *tok = x->grant ? x->grant->token : "";
+    json_obj_set(o, "token", json_new_strn(tok, strnlen(tok, EVLOG_TOKEN_LEN)));
+    json_obj_set(o, "fence", (x->flags & HF_FENCE) ? json_new_int((int64_t)x->grant->fence)
                                                    : json_new_null());
     json_obj_set_num(o, "acquired_ms", ms(x->acquired));
     json_obj_set(o, "valid_until_ms",
@@ -265,11 +310,19 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
     struct slot *slots = NULL;
     size_t scap = 0;
     struct extract_stats st = {0, 0, 0};
-    for (int i = 0; i < h->nworkers; i++)
+    size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
+    if (!runs) {
+        fputs("lockstorm: fatal: out of memory\n", stderr);
+        abort();
+    }
+    for (int i = 0; i < h->nworkers; i++) {
+        runs[i] = v.n;
         extract_worker(&h->w[i], &v, &slots, &scap, &st);
+    }
+    runs[h->nworkers] = v.n;
     free(slots);
-    if (v.n > 1)
-        qsort(v.a, v.n, sizeof(*v.a), cmp_hold);
+    uint32_t *order = merge_runs(v.a, v.n, runs, (size_t)h->nworkers);
+    free(runs);
 
     int cap = p->capacity > 0 ? p->capacity : 1;
     int nres = h->nres;
@@ -291,7 +344,8 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
     int64_t *exits = NULL;
     size_t exits_cap = 0;
 
-    for (size_t i = 0; i < v.n; i++) {
+    for (size_t oi = 0; oi < v.n; oi++) {
+        size_t i = order[oi];
         const struct hold *H = &v.a[i];
         struct rstate *r = &rs[H->res];
         int m = 0;
@@ -384,6 +438,7 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
         free(rs[r].active);
     free(rs);
     free(exits);
+    free(order);
     free(v.a);
     return verdict;
 }

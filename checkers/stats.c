@@ -115,16 +115,21 @@ static void scan_worker(const struct hist_worker *w, struct counts *c, struct hi
     }
 }
 
+/* Contract: {count, p50_ms .. max_ms, mean_ms} of hs; the times are null
+ * when there is no sample (docs/result-format.md). */
 static struct json *lat_json(const struct hist *hs)
 {
+    static const struct {
+        const char *name;
+        double q;
+    } qs[] = {{"p50_ms", 0.50}, {"p90_ms", 0.90}, {"p99_ms", 0.99}, {"p999_ms", 0.999}};
     struct json *o = json_new_obj();
     json_obj_set_int(o, "count", (int64_t)hs->count);
-    json_obj_set_num(o, "p50_ms", ms(hist_quantile(hs, 0.50)));
-    json_obj_set_num(o, "p90_ms", ms(hist_quantile(hs, 0.90)));
-    json_obj_set_num(o, "p99_ms", ms(hist_quantile(hs, 0.99)));
-    json_obj_set_num(o, "p999_ms", ms(hist_quantile(hs, 0.999)));
-    json_obj_set_num(o, "max_ms", hs->count ? ms(hs->max) : 0.0);
-    json_obj_set_num(o, "mean_ms", hs->count ? hist_mean(hs) / 1e6 : 0.0);
+    for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+        json_obj_set(o, qs[i].name,
+                     hs->count ? json_new_num(ms(hist_quantile(hs, qs[i].q))) : json_new_null());
+    json_obj_set(o, "max_ms", hs->count ? json_new_num(ms(hs->max)) : json_new_null());
+    json_obj_set(o, "mean_ms", hs->count ? json_new_num(hist_mean(hs) / 1e6) : json_new_null());
     return o;
 }
 

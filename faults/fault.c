@@ -34,7 +34,7 @@ void fault_names(char *buf, size_t n)
 }
 
 static const char *const target_names[] = {"holder", "worker:N", "random-worker", "all-workers",
-                                           "node:N"};
+                                           "node:N", "acquirer"};
 
 void fault_print_list(FILE *out)
 {
@@ -42,7 +42,7 @@ void fault_print_list(FILE *out)
         const struct fault_ops *f = registry[i];
         fprintf(out, "%-12s %s\n", f->name, f->help);
         fprintf(out, "%-12s targets:", "");
-        for (int t = 0; t < 5; t++)
+        for (int t = 0; t < 6; t++)
             if (f->targets & (1u << t))
                 fprintf(out, " %s", target_names[t]);
         fputc('\n', out);

@@ -5,7 +5,8 @@
  * thread of the target is in state T. `target: holder` picks a worker that
  * holds a lock at that instant and re-checks, once it is stopped, that it
  * still holds; a worker that released in between is resumed and another
- * chosen.
+ * chosen. `target: acquirer` does the same for a worker inside an acquire
+ * call (a pause in the middle of the lock library's acquire).
  */
 #include <errno.h>
 #include <signal.h>
@@ -25,10 +26,12 @@ static int alive(const struct run *r, int i)
     return r->workers[i].pid > 0 && !r->workers[i].exited;
 }
 
-static int holds(const struct run *r, int i, int res)
+/* The resource worker i holds (acquiring = 0) or is acquiring (1) right
+ * now, or -1; only resource res unless res < 0. */
+static int busy_with(const struct run *r, int i, int acquiring, int res)
 {
-    int h = atomic_load(&r->shm->w[i].holding);
-    return h >= 0 && (res < 0 || h == res);
+    int h = acquiring ? atomic_load(&r->shm->w[i].acquiring) : atomic_load(&r->shm->w[i].holding);
+    return h >= 0 && (res < 0 || h == res) ? h : -1;
 }
 
 static int stop_confirmed(pid_t pid, int group, struct ls_err *err)
@@ -48,7 +51,11 @@ static void add_worker(struct fault_inst *fi, const struct run *r, int i)
         fi->pids[fi->npids++] = r->workers[i].pid;
 }
 
-static int pause_holder(struct run *r, struct fault_inst *fi, struct ls_err *err)
+/* target holder / acquirer: pick a worker that holds (is acquiring) a lock
+ * at this instant, stop it, and check once it is stopped that it still
+ * does; one that moved on in between is resumed and another picked. */
+static int pause_busy_worker(struct run *r, struct fault_inst *fi, int acquiring,
+                             struct ls_err *err)
 {
     int res = fi->spec->resource;
     int64_t deadline = ls_now_ns() + HOLDER_WAIT;
@@ -56,18 +63,26 @@ static int pause_holder(struct run *r, struct fault_inst *fi, struct ls_err *err
     while (ls_now_ns() < deadline && !run_interrupted(r)) {
         int n = 0;
         for (int i = 0; i < r->nworkers && n < 1024; i++)
-            if (alive(r, i) && holds(r, i, res))
+            if (alive(r, i) && busy_with(r, i, acquiring, res) >= 0)
                 cand[n++] = i;
         if (n == 0) {
-            ls_sleep_ns(200 * LS_NS_PER_US);
+            ls_sleep_ns(100 * LS_NS_PER_US);
             continue;
         }
+        /* holder: any of them; acquirer: the one inside its acquire call the
+         * longest (the slow acquire, e.g. between two non-atomic commands) */
         int i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
+        if (acquiring)
+            for (int k = 0; k < n; k++)
+                if (atomic_load(&r->shm->w[cand[k]].acquire_since) <
+                    atomic_load(&r->shm->w[i].acquire_since))
+                    i = cand[k];
         int64_t sent = run_now(r);
         int rc = stop_confirmed(r->workers[i].pid, 1, err);
         if (rc < 0)
             return rc;
-        if (!holds(r, i, res)) { /* released between the look and the stop */
+        int what = busy_with(r, i, acquiring, res);
+        if (what < 0) {
             kill(-r->workers[i].pid, SIGCONT);
             continue;
         }
@@ -75,10 +90,11 @@ static int pause_holder(struct run *r, struct fault_inst *fi, struct ls_err *err
         fi->worker = i;
         add_worker(fi, r, i);
         char name[16];
-        snprintf(name, sizeof(name), "r%d", atomic_load(&r->shm->w[i].holding));
-        json_obj_set_str(fi->detail, "held_resource", name);
-        json_obj_set_num(fi->detail, "hold_since_ms",
-                         (double)atomic_load(&r->shm->w[i].hold_since) / 1e6);
+        snprintf(name, sizeof(name), "r%d", what);
+        json_obj_set_str(fi->detail, acquiring ? "acquiring_resource" : "held_resource", name);
+        if (!acquiring)
+            json_obj_set_num(fi->detail, "hold_since_ms",
+                             (double)atomic_load(&r->shm->w[i].hold_since) / 1e6);
         return 0;
     }
     return 1;
@@ -90,7 +106,9 @@ static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     fi->pgroup = s->target != TARGET_NODE;
     switch (s->target) {
     case TARGET_HOLDER:
-        return pause_holder(r, fi, err);
+        return pause_busy_worker(r, fi, 0, err);
+    case TARGET_ACQUIRER:
+        return pause_busy_worker(r, fi, 1, err);
     case TARGET_WORKER:
     case TARGET_RANDOM_WORKER: {
         int i = s->target_index;
@@ -155,7 +173,7 @@ const struct fault_ops fault_pause = {
     .name = "pause",
     .help = "SIGSTOP a worker (with its process group) or a node for `duration`, then SIGCONT "
             "(a GC or VM pause)",
-    .targets = (1u << TARGET_HOLDER) | (1u << TARGET_WORKER) | (1u << TARGET_RANDOM_WORKER) |
+    .targets = (1u << TARGET_HOLDER) | (1u << TARGET_ACQUIRER) | (1u << TARGET_WORKER) | (1u << TARGET_RANDOM_WORKER) |
                (1u << TARGET_ALL_WORKERS) | (1u << TARGET_NODE),
     .options = NULL,
     .options_size = 0,

@@ -27,6 +27,12 @@ void fault_target_name(const struct fault_spec *spec, char *buf, size_t n)
     case TARGET_RANDOM_WORKER: snprintf(buf, n, "random-worker"); break;
     case TARGET_ALL_WORKERS: snprintf(buf, n, "all-workers"); break;
     case TARGET_NODE: snprintf(buf, n, "node:%d", spec->target_index); break;
+    case TARGET_ACQUIRER:
+        if (spec->resource >= 0)
+            snprintf(buf, n, "acquirer:r%d", spec->resource);
+        else
+            snprintf(buf, n, "acquirer");
+        break;
     default: snprintf(buf, n, "?"); break;
     }
 }

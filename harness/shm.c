@@ -20,7 +20,10 @@ struct shm *shm_create(int nworkers)
     struct shm *s = p;
     s->nworkers = nworkers;
     for (int i = 0; i < nworkers; i++)
+    {
         atomic_store(&s->w[i].holding, -1);
+        atomic_store(&s->w[i].acquiring, -1);
+    }
     return s;
 }
 

@@ -19,6 +19,8 @@ struct shm_worker {
     _Atomic int32_t state;        /* enum worker_state */
     _Atomic int32_t holding;      /* resource held right now (between acquire_ok and exit), -1 none */
     _Atomic int64_t hold_since;   /* run-relative ns of that grant */
+    _Atomic int32_t acquiring;    /* resource of the acquire call in progress, -1 none */
+    _Atomic int64_t acquire_since; /* CLOCK_MONOTONIC ns that call began */
     _Atomic uint64_t attempts;
     _Atomic uint64_t grants;
     char error[256];              /* WS_FAILED: why (written before state) */

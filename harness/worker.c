@@ -296,7 +296,10 @@ static int acquire(struct wctx *c, int res, struct grant *g)
         emit(c, &r);
         atomic_fetch_add_explicit(&c->me->attempts, 1, memory_order_relaxed);
         int ek = EVE_NONE;
+        atomic_store_explicit(&c->me->acquire_since, ls_now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&c->me->acquiring, res, memory_order_relaxed);
         int out = c->lk.ops->acquire(&c->lk, g, &ek);
+        atomic_store_explicit(&c->me->acquiring, -1, memory_order_relaxed);
         struct ev_rec o = {.t = rel_now(c), .res = (uint16_t)res};
         set_token(&o, g);
         switch (out) {

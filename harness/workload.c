@@ -142,10 +142,12 @@ static const struct opt_def fault_tab[] = {
     {"kind", OPT_STRING, offsetof(struct fault_common, kind), NULL, 0, 0, NULL, NULL,
      "required: the fault kind (`lockstorm list faults`)"},
     {"target", OPT_STRING, offsetof(struct fault_common, target), NULL, 0, 0, NULL, NULL,
-     "holder, worker:N, random-worker, all-workers or node:N, as the kind allows; default: the "
+     "holder, acquirer, worker:N, random-worker, all-workers or node:N, as the kind allows; "
+     "default: the "
      "first target the kind allows"},
     {"resource", OPT_INT, offsetof(struct fault_common, resource), "-1", -1, 4095, NULL, NULL,
-     "target holder only: holders of this resource (< workers.resources); -1 = any"},
+     "target holder or acquirer only: workers holding (acquiring) this resource (< "
+     "workers.resources); -1 = any"},
     {"at", OPT_DURATION, offsetof(struct fault_common, at), "1s", 0, 24 * NS_H, NULL, NULL,
      "first start after the run starts; must be before the end of the run"},
     {"duration", OPT_DURATION, offsetof(struct fault_common, duration), "1s", 1, 24 * NS_H, NULL,
@@ -158,8 +160,8 @@ static const struct opt_def fault_tab[] = {
 };
 
 static const char *const target_names[] = {"holder", "worker:N", "random-worker", "all-workers",
-                                           "node:N"};
-#define NTARGETS 5
+                                           "node:N", "acquirer"};
+#define NTARGETS 6
 
 /* ---- loader state ----------------------------------------------------- */
 
@@ -370,7 +372,6 @@ static int parse_renew(struct loader *L, const struct ynode *v, const struct yno
         return -1;
     }
     w->lock.renew_every = r.every;
-    (void)where;
     return 0;
 }
 
@@ -412,7 +413,7 @@ static int parse_target(const char *s, int *target, int *index)
         int indexed;
     } forms[] = {{"holder", TARGET_HOLDER, 0},           {"random-worker", TARGET_RANDOM_WORKER, 0},
                  {"all-workers", TARGET_ALL_WORKERS, 0}, {"worker:", TARGET_WORKER, 1},
-                 {"node:", TARGET_NODE, 1}};
+                 {"node:", TARGET_NODE, 1},              {"acquirer", TARGET_ACQUIRER, 0}};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         size_t n = strlen(forms[i].name);
         if (!forms[i].indexed) {
@@ -503,8 +504,9 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
         bad = 1;
     }
     const struct ynode *rn = ymap_get(item, "resource");
-    if (c->resource != -1 && fs->target != TARGET_HOLDER) {
-        ydiag_at(dg, rn ? rn : item, "%s.resource: only applies with target holder", path);
+    if (c->resource != -1 && fs->target != TARGET_HOLDER && fs->target != TARGET_ACQUIRER) {
+        ydiag_at(dg, rn ? rn : item, "%s.resource: only applies with target holder or acquirer",
+                 path);
         bad = 1;
     } else if (c->resource >= w->workers.resources) {
         ydiag_at(dg, rn ? rn : item, "%s.resource: %lld is out of range -1..%lld (workers.resources is %lld)",
@@ -763,222 +765,6 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
     return -1;
 }
 
-/* ---- --set overrides -------------------------------------------------- */
-
-struct seg {
-    char text[256];
-    int bracketed;  /* written as [N] */
-};
-
-static int all_digits(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return 0;
-    return 1;
-}
-
-/* Split "faults[0].duration" / "faults.0.duration" / "expect.checks.x.y"
- * into segments. Returns the count, or -1 with why set. */
-static int split_path(const char *key, size_t klen, struct seg *segs, int max, const char **why)
-{
-    int n = 0;
-    size_t i = 0;
-    if (klen > 7 && strncmp(key, "expect.", 7) == 0) {
-        /* result paths contain dots: everything after "expect." is one key */
-        if (klen - 7 >= sizeof(segs[0].text)) {
-            *why = "key path is too long";
-            return -1;
-        }
-        snprintf(segs[0].text, sizeof(segs[0].text), "expect");
-        segs[0].bracketed = 0;
-        memcpy(segs[1].text, key + 7, klen - 7);
-        segs[1].text[klen - 7] = '\0';
-        segs[1].bracketed = 0;
-        return 2;
-    }
-    while (i < klen) {
-        if (n >= max) {
-            *why = "key path is too deep";
-            return -1;
-        }
-        struct seg *s = &segs[n];
-        size_t j = 0;
-        s->bracketed = 0;
-        if (key[i] == '[') {
-            s->bracketed = 1;
-            i++;
-            while (i < klen && key[i] != ']' && j + 1 < sizeof(s->text))
-                s->text[j++] = key[i++];
-            if (i >= klen || key[i] != ']') {
-                *why = "missing ']' in key path";
-                return -1;
-            }
-            i++;
-            s->text[j] = '\0';
-            if (!all_digits(s->text)) {
-                *why = "expected a number inside [ ]";
-                return -1;
-            }
-        } else {
-            while (i < klen && key[i] != '.' && key[i] != '[' && j + 1 < sizeof(s->text))
-                s->text[j++] = key[i++];
-            s->text[j] = '\0';
-            if (!j) {
-                *why = "empty key in key path";
-                return -1;
-            }
-        }
-        n++;
-        if (i < klen && key[i] == '.') {
-            i++;
-            if (i >= klen) {
-                *why = "key path ends with '.'";
-                return -1;
-            }
-        } else if (i < klen && key[i] != '[') {
-            *why = "key path is too long";
-            return -1;
-        }
-    }
-    if (n == 0) {
-        *why = "empty key path";
-        return -1;
-    }
-    return n;
-}
-
-/* The value of a --set: YAML for flow collections and quoted strings, the
- * raw text (trimmed) otherwise, so ">= 100" or "host:1" need no quoting.
- * Returns a new node with origin set, or NULL (errors reported). */
-static struct ynode *set_value(const char *set, const char *text, struct ydiag *dg)
-{
-    while (*text == ' ' || *text == '\t')
-        text++;
-    size_t n = strlen(text);
-    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
-        n--;
-    if (n > YAML_MAX_STRING) {
-        ydiag_at(dg, NULL, "value is too long (%zu bytes; the limit is %d)", n, YAML_MAX_STRING);
-        return NULL;
-    }
-    if (n && strchr("{[\"'", text[0])) {
-        struct ynode *v = NULL;
-        int before = dg->count;
-        if (ytree_parse(text, n, &v, dg) != 0 || dg->count > before) {
-            ynode_free(v);
-            return NULL;
-        }
-        if (!v)
-            v = ynode_scalar("", 0, 1, 1, 1, set);
-        ynode_relocate(v, 1, 1, set);
-        return v;
-    }
-    return ynode_scalar(text, n, 1, 1, 1, set);
-}
-
-static void path_upto(const struct seg *segs, int k, char *buf, size_t n)
-{
-    size_t j = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < k && j < n; i++) {
-        int w = segs[i].bracketed ? snprintf(buf + j, n - j, "[%s]", segs[i].text)
-                                  : snprintf(buf + j, n - j, "%s%s", i ? "." : "", segs[i].text);
-        if (w < 0 || (size_t)w >= n - j)
-            break;
-        j += (size_t)w;
-    }
-}
-
-/* Apply one "key.path=value" to the tree, creating missing mappings (and
- * list entries at index == length). Unknown keys are left for validation to
- * report, with the override named as their origin. Returns 0 or -1. */
-static int apply_set(struct ynode *root, const char *set, struct ydiag *dg)
-{
-    struct seg segs[16];
-    const char *why = NULL;
-    char where[300];
-    int rc = -1;
-    dg->origin = set;
-    const char *eq = strchr(set, '=');
-    const char *key = set;
-    size_t klen = eq ? (size_t)(eq - set) : 0;
-    while (klen > 0 && (*key == ' ' || *key == '\t')) {
-        key++;
-        klen--;
-    }
-    while (klen > 0 && (key[klen - 1] == ' ' || key[klen - 1] == '\t'))
-        klen--;
-    int n = eq ? split_path(key, klen, segs, 16, &why) : -1;
-    if (n < 0) {
-        ydiag_at(dg, NULL, "expected key.path=value%s%s", why ? "; " : "", why ? why : "");
-        goto done;
-    }
-    struct ynode *val = set_value(set, eq + 1, dg);
-    if (!val)
-        goto done;
-    struct ynode *cur = root;
-    for (int i = 0; i < n; i++) {
-        const struct seg *s = &segs[i];
-        int last = i == n - 1;
-        struct ynode **slot = NULL;
-        path_upto(segs, i, where, sizeof(where));
-        if (cur->kind == YN_SEQ) {
-            if (!all_digits(s->text)) {
-                ydiag_at(dg, NULL, "%s is a list; write %s[N]", where, where);
-                ynode_free(val);
-                goto done;
-            }
-            unsigned long idx = strtoul(s->text, NULL, 10);
-            if (idx > cur->n) {
-                ydiag_at(dg, NULL, "%s has %zu entries; index %lu is out of range (%zu appends one)",
-                         where, cur->n, idx, cur->n);
-                ynode_free(val);
-                goto done;
-            }
-            if (idx == cur->n)
-                yseq_append(cur, ynode_scalar("", 0, 1, 1, 1, set));
-            slot = &cur->vals[idx];
-        } else {
-            if (s->bracketed) {
-                ydiag_at(dg, NULL, "%s is not a list", where[0] ? where : "the top level");
-                ynode_free(val);
-                goto done;
-            }
-            long ki = ymap_find(cur, s->text);
-            if (ki < 0) {
-                ymap_append(cur, ynode_scalar(s->text, strlen(s->text), 1, 1, 1, set),
-                            ynode_scalar("", 0, 1, 1, 1, set));
-                ki = (long)cur->n - 1;
-            }
-            slot = &cur->vals[ki];
-        }
-        if (last) {
-            ynode_free(*slot);
-            *slot = val;
-            break;
-        }
-        if (ynode_is_null(*slot)) {
-            int seq = segs[i + 1].bracketed || all_digits(segs[i + 1].text);
-            ynode_free(*slot);
-            *slot = ynode_new(seq ? YN_SEQ : YN_MAP, 1, 1, set);
-        } else if ((*slot)->kind == YN_SCALAR) {
-            path_upto(segs, i + 1, where, sizeof(where));
-            ydiag_at(dg, NULL, "%s is a single value, so it has no '%s'; set %s itself", where,
-                     segs[i + 1].text, where);
-            ynode_free(val);
-            goto done;
-        }
-        cur = *slot;
-    }
-    rc = 0;
-done:
-    dg->origin = NULL;
-    return rc;
-}
-
 /* ---- loading ---------------------------------------------------------- */
 
 static int load_text(const char *file, const char *text, size_t len, const char *const *sets,
@@ -990,6 +776,12 @@ static int load_text(const char *file, const char *text, size_t len, const char 
     ydiag_init(&dg, file, errlog, err);
     *out = NULL;
 
+    if (len > YAML_MAX_FILE) {
+        ydiag_file(&dg, LS_EWORKLOAD,
+                   "file is too large (over %d bytes); a workload file is a few kilobytes",
+                   YAML_MAX_FILE);
+        goto done;
+    }
     if (ytree_parse(text, len, &root, &dg) != 0)
         goto done;
     if (!root || ynode_is_null(root)) {
@@ -1001,8 +793,9 @@ static int load_text(const char *file, const char *text, size_t len, const char 
                             "level, got %s", ynode_kind_text(root));
         goto done;
     }
+    static const char *const opaque[] = {"expect", NULL}; /* its keys are dotted result paths */
     for (int i = 0; i < nsets; i++)
-        apply_set(root, sets[i], &dg);
+        ytree_apply_set(root, sets[i], opaque, &dg);
 
     w = xcalloc(1, sizeof(*w));
     w->file = xstrdup(file);
@@ -1311,8 +1104,10 @@ void workload_write_reference(struct strbuf *sb)
     sb_puts(sb, "\n## faults\n\n"
                 "A list of mappings, each one fault in the schedule. Common keys:\n\n");
     opt_reference(fault_tab, "faults[].", 1, 1, NULL, sb);
-    sb_puts(sb, "\nTargets: `holder` (a worker holding a lock at that instant), `worker:N` (N <\n"
-                "workers.count), `random-worker`, `all-workers`, `node:N` (N < cluster.nodes).\n");
+    sb_puts(sb, "\nTargets: `holder` (a worker holding a lock at that instant), `acquirer` (the\n"
+                "worker that has been inside an acquire call the longest at that instant, e.g.\n"
+                "between the two commands of naive-setnx-expire), `worker:N` (N < workers.count),\n"
+                "`random-worker`, `all-workers`, `node:N` (N < cluster.nodes).\n");
     const struct fault_ops *const *faults = fault_all();
     for (int i = 0; faults && faults[i]; i++) {
         const struct fault_ops *ops = faults[i];

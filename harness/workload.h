@@ -31,6 +31,7 @@ enum fault_target {
     TARGET_RANDOM_WORKER,
     TARGET_ALL_WORKERS,
     TARGET_NODE,          /* node:N */
+    TARGET_ACQUIRER,      /* a worker inside an acquire call at that instant (optionally of `resource`) */
 };
 
 struct fault_spec {

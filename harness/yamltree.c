@@ -1,8 +1,9 @@
 /*
- * yamltree.c: libyaml events -> struct ynode tree, and the diagnostic sink.
- * The tree keeps positions so that every later error (unknown key, bad
- * value, cross-field conflict) can name FILE:LINE:COL. This file knows YAML,
- * not the workload schema: what the keys mean lives in workload.c and the
+ * yamltree.c: libyaml events -> struct ynode tree, --set overrides applied
+ * to that tree, and the diagnostic sink. The tree keeps positions so that
+ * every later error (unknown key, bad value, cross-field conflict) can name
+ * FILE:LINE:COL, or the override a node came from. This file knows YAML, not
+ * the workload schema: what the keys mean lives in workload.c and the
  * options tables.
  */
 #include "harness/yamltree.h"
@@ -470,4 +471,223 @@ int ytree_parse(const char *text, size_t len, struct ynode **out, struct ydiag *
     }
     *out = b.root;
     return 0;
+}
+
+/* ---- --set overrides ------------------------------------------------ */
+
+struct seg {
+    char text[256];
+    int bracketed;  /* written as [N] */
+};
+
+static int all_digits(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+/* Split "faults[0].duration" / "faults.0.duration" into segments; after a
+ * first segment named in opaque ("expect.checks.x.y") the rest is one key.
+ * Returns the count, or -1 with why set. */
+static int split_path(const char *key, size_t klen, const char *const *opaque, struct seg *segs,
+                      int max, const char **why)
+{
+    int n = 0;
+    size_t i = 0;
+    for (int o = 0; opaque && opaque[o]; o++) {
+        size_t ol = strlen(opaque[o]);
+        if (klen <= ol + 1 || strncmp(key, opaque[o], ol) != 0 || key[ol] != '.')
+            continue;
+        if (klen - ol - 1 >= sizeof(segs[0].text) || ol >= sizeof(segs[0].text)) {
+            *why = "key path is too long";
+            return -1;
+        }
+        memcpy(segs[0].text, key, ol);
+        segs[0].text[ol] = '\0';
+        segs[0].bracketed = 0;
+        memcpy(segs[1].text, key + ol + 1, klen - ol - 1);
+        segs[1].text[klen - ol - 1] = '\0';
+        segs[1].bracketed = 0;
+        return 2;
+    }
+    while (i < klen) {
+        if (n >= max) {
+            *why = "key path is too deep";
+            return -1;
+        }
+        struct seg *s = &segs[n];
+        size_t j = 0;
+        s->bracketed = 0;
+        if (key[i] == '[') {
+            s->bracketed = 1;
+            i++;
+            while (i < klen && key[i] != ']' && j + 1 < sizeof(s->text))
+                s->text[j++] = key[i++];
+            if (i >= klen || key[i] != ']') {
+                *why = "missing ']' in key path";
+                return -1;
+            }
+            i++;
+            s->text[j] = '\0';
+            if (!all_digits(s->text)) {
+                *why = "expected a number inside [ ]";
+                return -1;
+            }
+        } else {
+            while (i < klen && key[i] != '.' && key[i] != '[' && j + 1 < sizeof(s->text))
+                s->text[j++] = key[i++];
+            s->text[j] = '\0';
+            if (!j) {
+                *why = "empty key in key path";
+                return -1;
+            }
+        }
+        n++;
+        if (i < klen && key[i] == '.') {
+            i++;
+            if (i >= klen) {
+                *why = "key path ends with '.'";
+                return -1;
+            }
+        } else if (i < klen && key[i] != '[') {
+            *why = "key path is too long";
+            return -1;
+        }
+    }
+    if (n == 0) {
+        *why = "empty key path";
+        return -1;
+    }
+    return n;
+}
+
+/* The value of a --set: YAML for flow collections and quoted strings, the
+ * raw text (trimmed) otherwise, so ">= 100" or "host:1" need no quoting.
+ * Returns a new node with origin set, or NULL (errors reported). */
+static struct ynode *set_value(const char *set, const char *text, struct ydiag *dg)
+{
+    while (*text == ' ' || *text == '\t')
+        text++;
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    if (n > YAML_MAX_STRING) {
+        ydiag_at(dg, NULL, "value is too long (%zu bytes; the limit is %d)", n, YAML_MAX_STRING);
+        return NULL;
+    }
+    if (n && strchr("{[\"'", text[0])) {
+        struct ynode *v = NULL;
+        int before = dg->count;
+        if (ytree_parse(text, n, &v, dg) != 0 || dg->count > before) {
+            ynode_free(v);
+            return NULL;
+        }
+        if (!v)
+            v = ynode_scalar("", 0, 1, 1, 1, set);
+        ynode_relocate(v, 1, 1, set);
+        return v;
+    }
+    return ynode_scalar(text, n, 1, 1, 1, set);
+}
+
+static void path_upto(const struct seg *segs, int k, char *buf, size_t n)
+{
+    size_t j = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < k && j < n; i++) {
+        int w = segs[i].bracketed ? snprintf(buf + j, n - j, "[%s]", segs[i].text)
+                                  : snprintf(buf + j, n - j, "%s%s", i ? "." : "", segs[i].text);
+        if (w < 0 || (size_t)w >= n - j)
+            break;
+        j += (size_t)w;
+    }
+}
+
+int ytree_apply_set(struct ynode *root, const char *set, const char *const *opaque,
+                    struct ydiag *dg)
+{
+    struct seg segs[16];
+    const char *why = NULL;
+    char where[300];
+    int rc = -1;
+    dg->origin = set;
+    const char *eq = strchr(set, '=');
+    const char *key = set;
+    size_t klen = eq ? (size_t)(eq - set) : 0;
+    while (klen > 0 && (*key == ' ' || *key == '\t')) {
+        key++;
+        klen--;
+    }
+    while (klen > 0 && (key[klen - 1] == ' ' || key[klen - 1] == '\t'))
+        klen--;
+    int n = eq ? split_path(key, klen, opaque, segs, 16, &why) : -1;
+    if (n < 0) {
+        ydiag_at(dg, NULL, "expected key.path=value%s%s", why ? "; " : "", why ? why : "");
+        goto done;
+    }
+    struct ynode *val = set_value(set, eq + 1, dg);
+    if (!val)
+        goto done;
+    struct ynode *cur = root;
+    for (int i = 0; i < n; i++) {
+        const struct seg *s = &segs[i];
+        int last = i == n - 1;
+        struct ynode **slot = NULL;
+        path_upto(segs, i, where, sizeof(where));
+        if (cur->kind == YN_SEQ) {
+            if (!all_digits(s->text)) {
+                ydiag_at(dg, NULL, "%s is a list; write %s[N]", where, where);
+                ynode_free(val);
+                goto done;
+            }
+            unsigned long idx = strtoul(s->text, NULL, 10);
+            if (idx > cur->n) {
+                ydiag_at(dg, NULL, "%s has %zu entries; index %lu is out of range (%zu appends one)",
+                         where, cur->n, idx, cur->n);
+                ynode_free(val);
+                goto done;
+            }
+            if (idx == cur->n)
+                yseq_append(cur, ynode_scalar("", 0, 1, 1, 1, set));
+            slot = &cur->vals[idx];
+        } else {
+            if (s->bracketed) {
+                ydiag_at(dg, NULL, "%s is not a list", where[0] ? where : "the top level");
+                ynode_free(val);
+                goto done;
+            }
+            long ki = ymap_find(cur, s->text);
+            if (ki < 0) {
+                ymap_append(cur, ynode_scalar(s->text, strlen(s->text), 1, 1, 1, set),
+                            ynode_scalar("", 0, 1, 1, 1, set));
+                ki = (long)cur->n - 1;
+            }
+            slot = &cur->vals[ki];
+        }
+        if (last) {
+            ynode_free(*slot);
+            *slot = val;
+            break;
+        }
+        if (ynode_is_null(*slot)) {
+            int seq = segs[i + 1].bracketed || all_digits(segs[i + 1].text);
+            ynode_free(*slot);
+            *slot = ynode_new(seq ? YN_SEQ : YN_MAP, 1, 1, set);
+        } else if ((*slot)->kind == YN_SCALAR) {
+            path_upto(segs, i + 1, where, sizeof(where));
+            ydiag_at(dg, NULL, "%s is a single value, so it has no '%s'; set %s itself", where,
+                     segs[i + 1].text, where);
+            ynode_free(val);
+            goto done;
+        }
+        cur = *slot;
+    }
+    rc = 0;
+done:
+    dg->origin = NULL;
+    return rc;
 }

@@ -73,6 +73,18 @@ void ydiag_finish(struct ydiag *dg);
  * on malformed YAML (one error reported at libyaml's mark). */
 int ytree_parse(const char *text, size_t len, struct ynode **out, struct ydiag *dg);
 
+/* Apply one --set override "key.path=value" to the mapping root: the path
+ * is dot-separated, list entries as faults[0] or faults.0; after a first key
+ * named in opaque (NULL-terminated, may be NULL) the rest of the path is one
+ * key ("expect.checks.mutex.violations"). The value is parsed as YAML when it
+ * starts with { [ " or ', else taken as plain text (so ">= 100" needs no
+ * quoting). Missing mappings are created, as is a list entry at index ==
+ * length. New nodes carry origin = set (borrowed: set must outlive the
+ * tree), so later errors about them name the override; unknown keys are
+ * left for validation to report. Returns 0, or -1 after reporting. */
+int ytree_apply_set(struct ynode *root, const char *set, const char *const *opaque,
+                    struct ydiag *dg);
+
 /* Node constructors; they abort on out-of-memory like strbuf. The caller
  * owns the result (ynode_free). */
 struct ynode *ynode_new(enum ynode_kind kind, int line, int col, const char *origin);

@@ -31,6 +31,20 @@ expect_val "$d" checks.liveness.longest_stall_ms ">=" "$(awk -v p="$pause_ms" 'B
 expect_val "$d" checks.mutex.violations == 0
 t_no_leftovers "$d"
 
+d=$T_TMP/naive-setnx-expire
+run_ls "$d" "$WL/naive-setnx-expire.yaml"
+check "naive-setnx-expire: expectations met (exit $RC)" [ "$RC" -eq 0 ]
+expect_val "$d" checks.liveness.longest_stall_ms ">=" 1800
+check "naive-setnx-expire: the pause hit a worker inside acquire" grep -q '"acquiring_resource":"r0"' "$d/faults.jsonl"
+t_no_leftovers "$d"
+
+# the correct lock under the same pause of the slowest acquirer: the key has
+# its TTL from the start, so nobody waits much longer than the TTL
+d=$T_TMP/single-acquirer-pause
+run_ls "$d" "$WL/naive-setnx-expire.yaml" --set lock.impl=redis-single --set 'lock.options={}' \
+    --set 'expect={}'
+expect_val "$d" checks.liveness.longest_stall_ms "<" 1000
+
 # a correct lock under the same pause as naive-no-ttl recovers after one TTL
 d=$T_TMP/single-pause
 run_ls "$d" "$WL/naive-no-ttl.yaml" --set lock.impl=redis-single --set lock.ttl=200ms \

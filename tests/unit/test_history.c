@@ -333,8 +333,11 @@ static int write_worker(const char *dir, int id, int res, int64_t inv, int64_t o
     }
     struct evlog_writer *w;
     struct ls_err err = {0, ""};
-    if (evlog_open(&w, path, (uint32_t)id, 0, 0, 0, &err) != 0)
-        return close_it ? -1 : (_exit(1), -1);
+    if (evlog_open(&w, path, (uint32_t)id, 0, 0, 0, &err) != 0) {
+        if (!close_it)
+            _exit(1);
+        return -1;
+    }
     struct ev_rec r = rec(inv, EV_ACQUIRE_INVOKE, res);
     r.aux = 1;
     evlog_append(w, &r);
@@ -465,6 +468,49 @@ static void test_rundir(void)
     history_free(&h);
 }
 
+/* With a workload.yaml the resources and check parameters come from it. */
+static void test_rundir_workload(void)
+{
+    char dir[4096], path[8192];
+    snprintf(dir, sizeof(dir), "%s/run2", tmp);
+    REQ(mkdirs(dir) == 0);
+    snprintf(path, sizeof(path), "%s/workload.yaml", dir);
+    REQ(write_file(path,
+        "name: t\nseed: 1\nduration: 1s\n"
+        "lock: {impl: redis-single, ttl: 300ms, fencing: false}\n"
+        "workers: {count: 2, resources: 4}\n"
+        "check: {near_miss: 5ms, stuck_after: 3s}\n") == 0);
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    REQ(write_file(path, "{\"format\":\"lockstorm-run\",\"version\":1,\"end_ns\":1000000000,"
+                         "\"interrupted\":false,\"leftover_keys\":[]}\n") == 0);
+    REQ(write_worker(dir, 0, 1, 0, 1, 301, 2, 50, 1) == 0);
+    REQ(write_worker(dir, 1, 1, 40, 52, 352, 53, 60, 1) == 0); /* 3 ms after: near miss */
+    snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
+    REQ(write_file(path, "{\"res\":\"r1\",\"plain\":2}\n") == 0);
+    struct history h;
+    struct ls_err err = {0, ""};
+    int rc = history_load_rundir(dir, &h, &err);
+    CHECKF(rc == 0, "%s", err.msg);
+    REQ(rc == 0);
+    CHECKF(h.workload != NULL, "%s", h.nwarnings ? h.warnings[0] : "");
+    CHECK_INT(h.nres, 4);
+    CHECK_INT(h.interrupted, 0);
+    struct check_params p;
+    check_params_from(&h, &p);
+    CHECK_INT(p.near_miss, 5000000);
+    CHECK_INT(p.stuck_after, 3000000000LL);
+    CHECK_INT(p.ttl, 300000000);
+    CHECK_INT(p.fencing_requested, 0);
+    struct json *r = check_run(&h, &p);
+    CHECK_INT(geti(r, "checks.mutex.near_misses"), 1);
+    CHECK_INT(geti(r, "checks.fencing.offered"), 0); /* fences seen, but not requested */
+    CHECK_INT(geti(r, "checks.fencing.plain_lost_updates"), 0);
+    CHECK_STR(gets_(r, "checks.fencing.verdict"), "valid");
+    CHECK_STR(gets_(r, "verdict_checks"), "valid");
+    json_free(r);
+    history_free(&h);
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
@@ -472,6 +518,7 @@ int main(void)
     RUN(test_jsonl_errors);
     RUN(test_export_roundtrip);
     RUN(test_rundir);
+    RUN(test_rundir_workload);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();
