@@ -11,6 +11,7 @@
 
 #include "harness/workload.h"
 #include "util/timeutil.h"
+#include "checkers/checkutil.h"
 
 const char *verdict_name(int v)
 {
@@ -40,11 +41,6 @@ void check_params_from(const struct history *h, struct check_params *p)
     p->fencing_requested = w->lock.fencing != 0;
 }
 
-static double ms(int64_t ns)
-{
-    return (double)ns / 1e6;
-}
-
 /* Contract: the "faults" array of the result model from h's windows. */
 static struct json *faults_json(const struct history *h)
 {
@@ -57,8 +53,8 @@ static struct json *faults_json(const struct history *h)
         json_obj_set_str(o, "target", f->target);
         json_obj_set(o, "worker", f->worker >= 0 ? json_new_int(f->worker) : json_new_null());
         json_obj_set(o, "node", f->node >= 0 ? json_new_int(f->node) : json_new_null());
-        json_obj_set_num(o, "start_ms", ms(f->start));
-        json_obj_set_num(o, "end_ms", ms(f->end));
+        json_obj_set_num(o, "start_ms", ns_ms(f->start));
+        json_obj_set_num(o, "end_ms", ns_ms(f->end));
         json_obj_set_bool(o, "skipped", f->skipped);
         const char *reason = json_get_str(f->record, "reason", NULL);
         if (reason)

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "checkers/check.h"
+#include "util/xalloc.h"
+#include "checkers/checkutil.h"
 
 struct fgrant {
     int64_t invoke, acquired;
@@ -26,47 +28,6 @@ struct fres {
     int64_t rejected;                    /* fenced ops the storage refused */
     int used;                            /* any store op or grant */
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static struct json *child_obj(struct json *parent, const char *key)
-{
-    struct json *c = json_obj_get(parent, key);
-    return c ? c : json_obj_set(parent, key, json_new_obj());
-}
-
-static void add_warning(struct json *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void add_warning(struct json *res, const char *fmt, ...)
-{
-    struct json *w = json_obj_get(res, "warnings");
-    if (!w)
-        w = json_obj_set(res, "warnings", json_new_arr());
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    json_arr_push(w, json_new_str(buf));
-}
-
-static double ms(int64_t ns)
-{
-    return (double)ns / 1e6;
-}
-
-static const char *res_name(const struct history *h, int r)
-{
-    return h->res_names && r < h->nres ? h->res_names[r] : "?";
-}
 
 static int64_t key_of(const struct fgrant *g, int by_invoke)
 {
@@ -98,10 +59,8 @@ static uint32_t *order_by(const struct fgrant *g, size_t n, const size_t *runs0,
     uint32_t *src = malloc((n ? n : 1) * sizeof(*src));
     uint32_t *dst = malloc((n ? n : 1) * sizeof(*dst));
     size_t *runs = malloc((nruns + 1) * sizeof(*runs));
-    if (!src || !dst || !runs) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!src || !dst || !runs) 
+        xalloc_die();
     memcpy(runs, runs0, (nruns + 1) * sizeof(*runs));
     for (size_t i = 0; i < n; i++)
         src[i] = (uint32_t)i;
@@ -150,10 +109,8 @@ static int64_t fence_regressions(const struct history *h, const struct fgrant *g
     uint32_t *byacq = order_by(g, n, runs, nruns, 0);
     uint32_t *byinv = order_by(g, n, runs, nruns, 1);
     int64_t *best = malloc(65536 * sizeof(*best)); /* per resource: grant with max fence */
-    if (!best) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!best) 
+        xalloc_die();
     for (size_t i = 0; i < n; i++)
         best[g[i].res] = -1;
     int64_t count = 0;
@@ -171,14 +128,14 @@ static int64_t fence_regressions(const struct history *h, const struct fgrant *g
         count++;
         if (count <= max) {
             struct json *o = json_arr_push(out, json_new_obj());
-            json_obj_set_str(o, "resource", res_name(h, B->res));
+            json_obj_set_str(o, "resource", check_res_name(h, B->res));
             json_obj_set_int(o, "worker", B->worker);
             json_obj_set_int(o, "fence", (int64_t)B->fence);
-            json_obj_set_num(o, "invoke_ms", ms(B->invoke));
-            json_obj_set_num(o, "acquired_ms", ms(B->acquired));
+            json_obj_set_num(o, "invoke_ms", ns_ms(B->invoke));
+            json_obj_set_num(o, "acquired_ms", ns_ms(B->acquired));
             json_obj_set_int(o, "earlier_worker", E->worker);
             json_obj_set_int(o, "earlier_fence", (int64_t)E->fence);
-            json_obj_set_num(o, "earlier_acquired_ms", ms(E->acquired));
+            json_obj_set_num(o, "earlier_acquired_ms", ns_ms(E->acquired));
         }
     }
     free(best);
@@ -193,10 +150,8 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
     struct fres *fr = calloc(65536, sizeof(*fr));
     size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
     int nres = h->nres;
-    if (!fr || !runs) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!fr || !runs) 
+        xalloc_die();
     struct fgrant *g = NULL;
     size_t ng = 0, gcap = 0;
     int64_t rejected = 0;
@@ -251,7 +206,7 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
         }
     }
 
-    struct json *f = child_obj(child_obj(res, "checks"), "fencing");
+    struct json *f = json_obj_child(json_obj_child(res, "checks"), "fencing");
     int available = h->have_storage;
     /* A JSONL history has no storage to show what fencing would have saved. */
     int offered = h->from_rundir && p->fencing_requested && ng > 0;
@@ -266,12 +221,12 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
         if (!available || (!x->used && !(s && s->present)))
             continue;
         struct json *o = json_arr_push(per, json_new_obj());
-        json_obj_set_str(o, "res", res_name(h, r));
+        json_obj_set_str(o, "res", check_res_name(h, r));
         if (!s || !s->present) {
             if (x->plain_acc || x->fenced_acc) {
                 unknown = 1;
-                add_warning(res, "fencing: %s: no final state in storage.jsonl, lost updates "
-                            "unknown", res_name(h, r));
+                check_warn(res, "fencing: %s: no final state in storage.jsonl, lost updates "
+                            "unknown", check_res_name(h, r));
             }
             json_obj_set(o, "plain_final", json_new_null());
             json_obj_set_int(o, "plain_accepted", x->plain_acc);
@@ -284,9 +239,9 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
         }
         int64_t pl = x->plain_acc - s->plain;
         if (pl < 0) {
-            add_warning(res, "fencing: %s: plain counter %lld is above its %lld accepted writes "
+            check_warn(res, "fencing: %s: plain counter %lld is above its %lld accepted writes "
                         "(%lld writes with unknown outcome); lost updates counted as 0",
-                        res_name(h, r), (long long)s->plain, (long long)x->plain_acc,
+                        check_res_name(h, r), (long long)s->plain, (long long)x->plain_acc,
                         (long long)x->plain_failed);
             pl = 0;
         }
@@ -297,8 +252,8 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
         if (s->fenced < 0) {
             if (offered && x->fenced_acc) {
                 unknown = 1;
-                add_warning(res, "fencing: %s: storage.jsonl has no fenced counter, fenced lost "
-                            "updates unknown", res_name(h, r));
+                check_warn(res, "fencing: %s: storage.jsonl has no fenced counter, fenced lost "
+                            "updates unknown", check_res_name(h, r));
             }
             json_obj_set(o, "fenced_final", json_new_null());
             json_obj_set_int(o, "fenced_accepted", x->fenced_acc);
@@ -306,9 +261,9 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
         } else {
             int64_t fl = x->fenced_acc - s->fenced;
             if (fl < 0) {
-                add_warning(res, "fencing: %s: fenced counter %lld is above its %lld accepted "
+                check_warn(res, "fencing: %s: fenced counter %lld is above its %lld accepted "
                             "writes (%lld writes with unknown outcome); lost updates counted "
-                            "as 0", res_name(h, r), (long long)s->fenced,
+                            "as 0", check_res_name(h, r), (long long)s->fenced,
                             (long long)x->fenced_acc, (long long)x->fenced_failed);
                 fl = 0;
             }
@@ -359,7 +314,7 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
     json_obj_set(f, "per_resource", per);
     json_obj_set(f, "regressions", regs);
     if (nreg > p->max_violations)
-        add_warning(res, "fencing: %lld fence regressions, the first %d listed", (long long)nreg,
+        check_warn(res, "fencing: %lld fence regressions, the first %d listed", (long long)nreg,
                     p->max_violations);
     free(runs);
     free(g);

@@ -19,37 +19,10 @@
 
 #include "harness/workload.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define NO_END INT64_MIN
 #define MAX_RES 65536
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xmalloc(n);
-    memcpy(d, s, n);
-    return d;
-}
 
 void history_warn(struct history *h, const char *fmt, ...)
 {
@@ -335,10 +308,8 @@ static void load_storage(struct history *h, const char *dir)
     }
     h->have_storage = 1;
     h->storage = calloc((size_t)(h->nres ? h->nres : 1), sizeof(*h->storage));
-    if (!h->storage) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!h->storage) 
+        xalloc_die();
     struct line_ctx c = {h, "storage.jsonl"};
     each_line(buf, len, storage_line, &c);
     free(buf);
@@ -457,10 +428,8 @@ static int load_events(struct history *h, const char *dir, struct ls_err *err)
         qsort(names, n, sizeof(*names), cmp_log_name);
     int rc = 0;
     h->w = calloc(n ? n : 1, sizeof(*h->w));
-    if (!h->w) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!h->w) 
+        xalloc_die();
     for (size_t i = 0; i < n && !rc; i++) {
         if (i > 0 && names[i].id == names[i - 1].id) {
             rc = ls_err_set(err, LS_ECORRUPT, "%s: two event logs for worker %d (%s, %s)", path,
@@ -781,10 +750,8 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
         if (i == 0 || c.ev[i].w != c.ev[i - 1].w)
             nw++;
     h->w = calloc(nw ? nw : 1, sizeof(*h->w));
-    if (!h->w) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!h->w) 
+        xalloc_die();
     for (size_t i = 0; i < c.n;) {
         size_t j = i;
         while (j < c.n && c.ev[j].w == c.ev[i].w)
@@ -924,10 +891,8 @@ void history_export_jsonl(const struct history *h, FILE *out)
 {
     size_t *pos = calloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*pos));
     int *a = malloc((size_t)(h->nworkers ? h->nworkers : 1) * sizeof(*a));
-    if (!pos || !a) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!pos || !a) 
+        xalloc_die();
     struct xheap x = {a, 0, h, pos};
     for (int i = 0; i < h->nworkers; i++)
         if (h->w[i].n)

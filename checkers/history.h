@@ -43,7 +43,8 @@ struct fault_window {
 
 struct storage_final {
     int present;                /* storage.jsonl has this resource */
-    int64_t plain, fenced, fence_hwm;
+    int64_t plain;
+    int64_t fenced, fence_hwm;  /* -1 when the run kept no fenced counter (fencing off) */
 };
 
 struct leftover_key {           /* lock keys still on a node after the run */

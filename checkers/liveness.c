@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "checkers/check.h"
+#include "util/xalloc.h"
+#include "checkers/checkutil.h"
 
 #define KIND_INVOKE 0
 #define KIND_GRANT 1
@@ -32,28 +34,8 @@ struct rlive {
     int64_t pending_crashes;
     int64_t open_stall;     /* stall still open at the end */
     const char *stuck_why;  /* non-NULL: stuck (static text, or "" = open stall) */
+    int seen;               /* the resource has events (the fields above are set) */
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static struct json *child_obj(struct json *parent, const char *key)
-{
-    struct json *c = json_obj_get(parent, key);
-    return c ? c : json_obj_set(parent, key, json_new_obj());
-}
-
-static double ms(int64_t ns)
-{
-    return (double)ns / 1e6;
-}
 
 /* (t, kind) order: an invoke at a grant's instant waited for that grant,
  * and a crash at a grant's instant is not followed by it. */
@@ -109,11 +91,6 @@ static void merge_runs(struct lev **ev, size_t n, size_t *runs, size_t nruns)
     *ev = src;
 }
 
-static const char *res_name(const struct history *h, int r)
-{
-    return h->res_names && r < h->nres ? h->res_names[r] : "?";
-}
-
 struct wcount {
     int64_t attempts, grants;
 };
@@ -138,10 +115,8 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
     size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
     /* Indexed by the 16-bit resource field: untouched pages cost nothing. */
     struct rlive *rl = calloc(65536, sizeof(*rl));
-    if (!wc || !runs || !rl) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!wc || !runs || !rl) 
+        xalloc_die();
     int nres = h->nres;
 
     /* Per worker, in log order: invokes, grants, and the resources it had
@@ -203,8 +178,15 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
     merge_runs(&ev, n, runs, (size_t)h->nworkers);
     free(runs);
 
-    for (size_t i = 0; i < n; i++)
-        rl[ev[i].res].first_wait = rl[ev[i].res].first_crash = NONE;
+    for (size_t i = 0; i < n; i++) {
+        struct rlive *x = &rl[ev[i].res];
+        if (!x->seen) {
+            x->seen = 1;
+            x->first_wait = x->first_crash = NONE;
+            if (ev[i].res >= nres)
+                nres = ev[i].res + 1;
+        }
+    }
     for (int k = 0; k < h->nleftover; k++) {
         int r = h->leftover[k].res;
         if (h->leftover[k].pttl_ms == -1 && r >= 0 && r < 65536 && !rl[r].stuck_why) {
@@ -220,8 +202,6 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
     for (size_t i = 0; i < n; i++) {
         const struct lev *e = &ev[i];
         struct rlive *x = &rl[e->res];
-        if (e->res >= nres)
-            nres = e->res + 1;
         if (e->kind == KIND_INVOKE) {
             if (x->first_wait == NONE)
                 x->first_wait = e->t;
@@ -246,7 +226,7 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
     for (int r = 0; r < nres; r++) {
         struct rlive *x = &rl[r];
         crash_no_grant += x->pending_crashes;
-        if (x->first_wait == NONE || x->first_wait == 0 ? x->first_wait == NONE : 0)
+        if (!x->seen || x->first_wait == NONE)
             continue;
         int64_t stall = h->end - x->first_wait;
         if (stall < 0)
@@ -260,7 +240,7 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
             x->stuck_why = ""; /* open stall: reason built below */
     }
 
-    struct json *l = child_obj(child_obj(res, "checks"), "liveness");
+    struct json *l = json_obj_child(json_obj_child(res, "checks"), "liveness");
     int nstuck = 0;
     struct json *sl = json_new_arr();
     for (int r = 0; r < nres; r++) {
@@ -268,26 +248,26 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
             continue;
         nstuck++;
         struct json *o = json_arr_push(sl, json_new_obj());
-        json_obj_set_str(o, "res", res_name(h, r));
+        json_obj_set_str(o, "res", check_res_name(h, r));
         if (rl[r].stuck_why[0]) {
             json_obj_set_str(o, "reason", rl[r].stuck_why);
         } else {
             char why[128];
             snprintf(why, sizeof(why), "no grant for the last %.0f ms while workers waited",
-                     ms(rl[r].open_stall));
+                     ns_ms(rl[r].open_stall));
             json_obj_set_str(o, "reason", why);
         }
     }
     int verdict = nstuck > 0 ? VERDICT_INVALID : VERDICT_VALID;
     json_obj_set_str(l, "verdict", verdict_name(verdict));
     json_obj_set_bool(l, "valid", verdict == VERDICT_VALID);
-    json_obj_set_num(l, "longest_stall_ms", ms(longest));
+    json_obj_set_num(l, "longest_stall_ms", ns_ms(longest));
     json_obj_set(l, "longest_stall_resource",
-                 longest_res >= 0 ? json_new_str(res_name(h, longest_res)) : json_new_null());
+                 longest_res >= 0 ? json_new_str(check_res_name(h, longest_res)) : json_new_null());
     json_obj_set(l, "crash_to_next_grant_ms",
-                 crash_max >= 0 ? json_new_num(ms(crash_max)) : json_new_null());
-    json_obj_set_int(l, "holder_crashes", (int64_t)ncrash);
-    json_obj_set_int(l, "crashes_without_next_grant", (int64_t)crash_no_grant);
+                 crash_max >= 0 ? json_new_num(ns_ms(crash_max)) : json_new_null());
+    json_obj_set_int(l, "holder_crashes", ncrash);
+    json_obj_set_int(l, "crashes_without_next_grant", crash_no_grant);
     json_obj_set_int(l, "stuck_resources", nstuck);
     json_obj_set(l, "stuck", sl);
     double da = attempts ? (double)attempts : 1.0;

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "checkers/check.h"
+#include "util/xalloc.h"
+#include "checkers/checkutil.h"
 
 #define LEASE_NEVER INT64_MAX
 
@@ -42,42 +44,6 @@ struct slot {
     struct hold h;
     int entered;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static struct json *child_obj(struct json *parent, const char *key)
-{
-    struct json *c = json_obj_get(parent, key);
-    return c ? c : json_obj_set(parent, key, json_new_obj());
-}
-
-static void add_warning(struct json *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void add_warning(struct json *res, const char *fmt, ...)
-{
-    struct json *w = json_obj_get(res, "warnings");
-    if (!w)
-        w = json_obj_set(res, "warnings", json_new_arr());
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    json_arr_push(w, json_new_str(buf));
-}
-
-static double ms(int64_t ns)
-{
-    return (double)ns / 1e6;
-}
 
 static void push_hold(struct hold_vec *v, const struct hold *h)
 {
@@ -233,10 +199,8 @@ static uint32_t *merge_runs(struct hold *a, size_t n, size_t *runs, size_t nruns
 {
     uint32_t *src = malloc((n ? n : 1) * sizeof(*src));
     uint32_t *dst = malloc((n ? n : 1) * sizeof(*dst));
-    if (!src || !dst) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!src || !dst) 
+        xalloc_die();
     for (size_t k = 0; k < nruns; k++) {
         struct hold *r = a + runs[k];
         size_t len = runs[k + 1] - runs[k];
@@ -292,11 +256,11 @@ static struct json *holder_json(const struct hold *x)
     json_obj_set(o, "token", json_new_strn(tok, strnlen(tok, EVLOG_TOKEN_LEN)));
     json_obj_set(o, "fence", (x->flags & HF_FENCE) ? json_new_int((int64_t)x->grant->fence)
                                                    : json_new_null());
-    json_obj_set_num(o, "acquired_ms", ms(x->acquired));
+    json_obj_set_num(o, "acquired_ms", ns_ms(x->acquired));
     json_obj_set(o, "valid_until_ms",
-                 x->lease == LEASE_NEVER ? json_new_null() : json_new_num(ms(x->lease)));
-    json_obj_set_num(o, "enter_ms", ms(x->enter));
-    json_obj_set_num(o, "exit_ms", ms(x->exit));
+                 x->lease == LEASE_NEVER ? json_new_null() : json_new_num(ns_ms(x->lease)));
+    json_obj_set_num(o, "enter_ms", ns_ms(x->enter));
+    json_obj_set_num(o, "exit_ms", ns_ms(x->exit));
     if (x->flags & HF_CRASH)
         json_obj_set_bool(o, "crashed", 1);
     if (x->flags & HF_OPEN)
@@ -311,10 +275,8 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
     size_t scap = 0;
     struct extract_stats st = {0, 0, 0};
     size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
-    if (!runs) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!runs) 
+        xalloc_die();
     for (int i = 0; i < h->nworkers; i++) {
         runs[i] = v.n;
         extract_worker(&h->w[i], &v, &slots, &scap, &st);
@@ -330,10 +292,8 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
         if (v.a[i].res >= nres)
             nres = v.a[i].res + 1;
     struct rstate *rs = calloc((size_t)(nres ? nres : 1), sizeof(*rs));
-    if (!rs) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!rs) 
+        xalloc_die();
     for (int r = 0; r < nres; r++)
         rs[r].last_exit = INT64_MIN;
 
@@ -348,17 +308,17 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
         size_t i = order[oi];
         const struct hold *H = &v.a[i];
         struct rstate *r = &rs[H->res];
-        int m = 0;
+        int kept = 0; /* drop holds that exited by H's enter (touching is fine) */
         for (int k = 0; k < r->n; k++) {
             const struct hold *A = &v.a[r->active[k]];
             if (A->exit <= H->enter) {
                 if (A->exit > r->last_exit)
                     r->last_exit = A->exit;
             } else {
-                r->active[m++] = r->active[k];
+                r->active[kept++] = r->active[k];
             }
         }
-        r->n = m;
+        r->n = kept;
         if (r->n >= cap) {
             nviol++;
             int valid_at_grant = 0;
@@ -386,8 +346,8 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
                 json_obj_set_str(o, "resource", h->res_names && H->res < h->nres
                                                     ? h->res_names[H->res] : "?");
                 json_obj_set_str(o, "class", is_broken ? "lock-broken" : "stale-holder");
-                json_obj_set_num(o, "overlap_start_ms", ms(ov_start));
-                json_obj_set_num(o, "overlap_ms", ms(ov_end - ov_start));
+                json_obj_set_num(o, "overlap_start_ms", ns_ms(ov_start));
+                json_obj_set_num(o, "overlap_ms", ns_ms(ov_end - ov_start));
                 struct json *hl = json_obj_set(o, "holders", json_new_arr());
                 for (int k = 0; k < r->n; k++)
                     json_arr_push(hl, holder_json(&v.a[r->active[k]]));
@@ -410,7 +370,7 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
     }
 
     int verdict = nviol > 0 ? VERDICT_INVALID : st.open > 0 ? VERDICT_UNKNOWN : VERDICT_VALID;
-    struct json *m = child_obj(child_obj(res, "checks"), "mutex");
+    struct json *m = json_obj_child(json_obj_child(res, "checks"), "mutex");
     json_obj_set_str(m, "verdict", verdict_name(verdict));
     json_obj_set_bool(m, "valid", verdict == VERDICT_VALID);
     json_obj_set_int(m, "violations", nviol);
@@ -423,15 +383,15 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
     if (verdict == VERDICT_UNKNOWN)
         json_obj_set_str(m, "reason", "a hold has no exit and no crash record");
     if (st.open)
-        add_warning(res, "mutex: %zu hold(s) without exit or crash record, ended at their "
+        check_warn(res, "mutex: %zu hold(s) without exit or crash record, ended at their "
                     "worker's last record", st.open);
     if (st.no_grant)
-        add_warning(res, "mutex: %zu enter(s) without a preceding acquire_ok (treated as "
+        check_warn(res, "mutex: %zu enter(s) without a preceding acquire_ok (treated as "
                     "holds without a lease)", st.no_grant);
     if (st.stray_exit)
-        add_warning(res, "mutex: %zu exit(s) without a matching enter, ignored", st.stray_exit);
+        check_warn(res, "mutex: %zu exit(s) without a matching enter, ignored", st.stray_exit);
     if (nviol > p->max_violations)
-        add_warning(res, "mutex: %lld violations, the first %d listed", (long long)nviol,
+        check_warn(res, "mutex: %lld violations, the first %d listed", (long long)nviol,
                     p->max_violations);
 
     for (int r = 0; r < nres; r++)

@@ -11,6 +11,8 @@
 
 #include "checkers/check.h"
 #include "util/hist.h"
+#include "util/xalloc.h"
+#include "checkers/checkutil.h"
 
 #define NONE INT64_MIN
 
@@ -37,17 +39,6 @@ struct counts {
     int64_t by_type[EV__MAX];
     int64_t expired_grants, store_ops, events;
 };
-
-static struct json *child_obj(struct json *parent, const char *key)
-{
-    struct json *c = json_obj_get(parent, key);
-    return c ? c : json_obj_set(parent, key, json_new_obj());
-}
-
-static double ms(int64_t ns)
-{
-    return (double)ns / 1e6;
-}
 
 static void add_lat(struct hist *hs, int64_t *since, int64_t t)
 {
@@ -127,8 +118,8 @@ static struct json *lat_json(const struct hist *hs)
     json_obj_set_int(o, "count", (int64_t)hs->count);
     for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
         json_obj_set(o, qs[i].name,
-                     hs->count ? json_new_num(ms(hist_quantile(hs, qs[i].q))) : json_new_null());
-    json_obj_set(o, "max_ms", hs->count ? json_new_num(ms(hs->max)) : json_new_null());
+                     hs->count ? json_new_num(ns_ms(hist_quantile(hs, qs[i].q))) : json_new_null());
+    json_obj_set(o, "max_ms", hs->count ? json_new_num(ns_ms(hs->max)) : json_new_null());
     json_obj_set(o, "mean_ms", hs->count ? json_new_num(hist_mean(hs) / 1e6) : json_new_null());
     return o;
 }
@@ -139,10 +130,8 @@ int check_stats(const struct history *h, const struct check_params *p, struct js
     struct counts total;
     memset(&total, 0, sizeof(total));
     struct hist *lat = malloc(2 * L__N * sizeof(*lat)); /* [0..L__N): total, then one worker */
-    if (!lat) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!lat) 
+        xalloc_die();
     struct hist *wl = lat + L__N;
     for (int i = 0; i < L__N; i++)
         hist_init(&lat[i]);
@@ -193,7 +182,7 @@ int check_stats(const struct history *h, const struct check_params *p, struct js
                      secs > 0 ? (double)total.by_type[EV_ACQUIRE_INVOKE] / secs : 0.0);
 
     json_obj_set(res, "per_worker", pw);
-    struct json *s = child_obj(child_obj(res, "checks"), "stats");
+    struct json *s = json_obj_child(json_obj_child(res, "checks"), "stats");
     json_obj_set_str(s, "verdict", verdict_name(VERDICT_VALID));
     json_obj_set_bool(s, "valid", 1);
     free(lat);

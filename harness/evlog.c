@@ -250,12 +250,12 @@ int evlog_close(struct evlog_writer *w, struct ls_err *err)
 {
     if (!w)
         return 0;
-    int rc = w->err.code;
-    if (rc)
-        ls_err_set(err, rc, "%s", w->err.msg);
+    int rc = 0;
     if (w->dropped)
-        rc = ls_err_set(err, LS_EIO, "event log %s: %llu records dropped (%s)", w->path,
-                        (unsigned long long)w->dropped, w->err.msg);
+        rc = ls_err_set(err, LS_EIO, "%s; %llu records dropped", w->err.msg,
+                        (unsigned long long)w->dropped);
+    else if (w->err.code)
+        rc = ls_err_set(err, w->err.code, "%s", w->err.msg);
     off_t len = (off_t)(EVLOG_HEADER_SIZE + (size_t)w->n * EVLOG_REC_SIZE);
     if (ftruncate(w->fd, len) != 0 && !rc)
         rc = ls_err_errno(err, LS_EIO, errno, "event log %s: truncate", w->path);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "util/xalloc.h"
 
 /* ---- diagnostics ------------------------------------------------------ */
 
@@ -102,14 +103,6 @@ void ydiag_finish(struct ydiag *dg)
 }
 
 /* ---- nodes ------------------------------------------------------------ */
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        abort(); /* same policy as strbuf: OOM while building is fatal */
-    return q;
-}
 
 struct ynode *ynode_new(enum ynode_kind kind, int line, int col, const char *origin)
 {

@@ -10,26 +10,7 @@
 #include <string.h>
 
 #include "util/err.h"
-
-static void *xcalloc(size_t n, size_t sz)
-{
-    void *p = calloc(n ? n : 1, sz);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t sz)
-{
-    p = realloc(p, sz ? sz : 1);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
+#include "util/xalloc.h"
 
 static struct json *json_alloc(enum json_type t)
 {
@@ -150,10 +131,8 @@ struct json *json_obj_set(struct json *obj, const char *key, struct json *val)
     }
     grow(obj, 1);
     obj->keys[obj->n] = strdup(key);
-    if (!obj->keys[obj->n]) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!obj->keys[obj->n]) 
+        xalloc_die();
     obj->kids[obj->n++] = val;
     return val;
 }
@@ -168,6 +147,14 @@ struct json *json_arr_push(struct json *arr, struct json *val)
     grow(arr, 0);
     arr->kids[arr->n++] = val;
     return val;
+}
+
+struct json *json_obj_child(struct json *obj, const char *key)
+{
+    struct json *c = json_obj_get(obj, key);
+    if (c && c->type == JSON_OBJ)
+        return c;
+    return json_obj_set(obj, key, json_new_obj());
 }
 
 struct json *json_obj_get(const struct json *obj, const char *key)

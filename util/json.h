@@ -49,6 +49,8 @@ struct json *json_obj_set_num(struct json *obj, const char *key, double v);
 struct json *json_obj_set_str(struct json *obj, const char *key, const char *s);
 struct json *json_obj_set_bool(struct json *obj, const char *key, int b);
 struct json *json_arr_push(struct json *arr, struct json *val);
+/* obj[key] when it is an object; otherwise a new empty object set there. Borrowed. */
+struct json *json_obj_child(struct json *obj, const char *key);
 
 /* Borrowed lookups; NULL when absent or of another type. */
 struct json *json_obj_get(const struct json *obj, const char *key);

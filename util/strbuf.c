@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "util/xalloc.h"
 
 void sb_init(struct strbuf *sb)
 {
@@ -38,10 +39,8 @@ void sb_reserve(struct strbuf *sb, size_t extra)
     while (cap < sb->len + extra + 1)
         cap *= 2;
     char *p = realloc(sb->buf, cap);
-    if (!p) {
-        fputs("lockstorm: fatal: out of memory\n", stderr);
-        abort();
-    }
+    if (!p) 
+        xalloc_die();
     sb->buf = p;
     sb->cap = cap;
 }

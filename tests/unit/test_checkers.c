@@ -13,15 +13,6 @@
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 
-/* testing.h's REQUIRE evaluates its condition twice; this one once. */
-#define REQ(cond)                              \
-    do {                                       \
-        int ok_ = (cond) ? 1 : 0;              \
-        CHECKF(ok_, "%s", #cond);              \
-        if (!ok_)                              \
-            return;                            \
-    } while (0)
-
 static char *tmp;
 
 /* ---- history builders (times in ms) ---- */
@@ -163,7 +154,7 @@ static void test_no_overlap(void)
     hold(&sb, 1, "r0", 14, 20);
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
     CHECK_INT(geti(r, "checks.mutex.valid"), 1);
     CHECK_INT(geti(r, "checks.mutex.violations"), 0);
@@ -186,7 +177,7 @@ static void test_stale_holder(void)
     hold(&sb, 1, "r0", 152, 200);
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_STR(gets_(r, "checks.mutex.verdict"), "invalid");
     CHECK_INT(geti(r, "checks.mutex.valid"), 0);
     CHECK_INT(geti(r, "checks.mutex.violations"), 1);
@@ -220,7 +211,7 @@ static void test_lock_broken(void)
     hold(&sb, 1, "r0", 101, 200);
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.mutex.violations"), 1);
     CHECK_INT(geti(r, "checks.mutex.by_class.lock_broken"), 1);
     CHECK_STR(gets_(r, "violations.0.class"), "lock-broken");
@@ -243,7 +234,7 @@ static void test_touching_and_near_miss(void)
     hold(&sb, 0, "r0", 302, 400);   /* 2 ms after: not a near miss */
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.mutex.violations"), 0);
     CHECK_INT(geti(r, "checks.mutex.near_misses"), 2);
     CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
@@ -269,7 +260,7 @@ static void test_semaphore(void)
     hold(&sb, 1, "r0", 10, 200);
     struct history h;
     struct json *r = check_text(sb.buf, 2, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.mutex.violations"), 0); /* two at once is allowed */
     CHECK_INT(geti(r, "checks.mutex.capacity"), 2);
     json_free(r);
@@ -278,7 +269,7 @@ static void test_semaphore(void)
     grant(&sb, 2, "r0", 15, 19, -1, 1000);
     hold(&sb, 2, "r0", 20, 150);
     r = check_text(sb.buf, 2, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.mutex.violations"), 1);
     const struct json *hl = json_path(r, "violations.0.holders");
     CHECK(hl && hl->n == 3);
@@ -304,7 +295,7 @@ static void test_no_lease(void)
     hold(&sb, 1, "r0", 60001, 60002);
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.mutex.violations"), 1);
     CHECK_STR(gets_(r, "violations.0.class"), "lock-broken");
     CHECK(is_null(r, "violations.0.holders.0.valid_until_ms"));
@@ -331,12 +322,12 @@ static void test_renewal_extends_lease(void)
     }
     struct history h;
     struct json *r = check_text(base.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_STR(gets_(r, "violations.0.class"), "stale-holder");
     json_free(r);
     history_free(&h);
     r = check_text(ren.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_STR(gets_(r, "violations.0.class"), "lock-broken"); /* L = 190 > 150 */
     CHECK(fabs(getd(r, "violations.0.holders.0.valid_until_ms") - 190) < 1e-9);
     CHECK_INT(geti(r, "counts.renewals"), 1);
@@ -358,11 +349,13 @@ static void test_hold_without_exit(void)
     hold(&sb, 1, "r0", 101, 150);
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
     CHECK_INT(geti(r, "checks.mutex.holds"), 2);
     CHECK_INT(geti(r, "counts.crashes"), 1);
     CHECK(fabs(getd(r, "checks.liveness.crash_to_next_grant_ms") - 50) < 1e-9);
+    CHECK_INT(geti(r, "checks.liveness.holder_crashes"), 1);
+    CHECK_INT(geti(r, "checks.liveness.crashes_without_next_grant"), 0);
     json_free(r);
     history_free(&h);
     sb_free(&sb);
@@ -374,7 +367,7 @@ static void test_hold_without_exit(void)
     grant(&sb, 1, "r0", 60, 100, 2, 180);
     hold(&sb, 1, "r0", 101, 150);
     r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.mutex.violations"), 1);
     CHECK_STR(gets_(r, "violations.0.class"), "stale-holder");
     CHECK(fabs(getd(r, "violations.0.overlap_ms") - 19) < 1e-9);
@@ -390,7 +383,7 @@ static void test_hold_without_exit(void)
     grant(&sb, 1, "r0", 60, 100, 2, 180);
     hold(&sb, 1, "r0", 101, 150);
     r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_STR(gets_(r, "checks.mutex.verdict"), "unknown");
     CHECK_INT(geti(r, "checks.mutex.valid"), 0);
     CHECK_STR(gets_(r, "verdict_checks"), "unknown");
@@ -402,7 +395,7 @@ static void test_hold_without_exit(void)
     grant(&sb, 2, "r0", 110, 111, 3, 300);
     hold(&sb, 2, "r0", 112, 120);
     r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_STR(gets_(r, "checks.mutex.verdict"), "invalid");
     json_free(r);
     history_free(&h);
@@ -421,7 +414,7 @@ static void test_multiple_resources(void)
     hold(&sb, 2, "a", 30, 40); /* overlaps w0 on a */
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.mutex.violations"), 1);
     CHECK_STR(gets_(r, "violations.0.resource"), "a");
     CHECK(fabs(getd(r, "violations.0.overlap_ms") - 10) < 1e-9);
@@ -469,7 +462,7 @@ static void test_lost_updates(void)
     struct strbuf sb = STRBUF_INIT;
     lost_update_history(&sb);
     struct history h;
-    REQ(load_text(sb.buf, &h) == 0);
+    REQUIRE(load_text(sb.buf, &h) == 0);
     give_storage(&h, 1, 1);
     struct check_params p;
     check_params_from(&h, &p);
@@ -546,7 +539,7 @@ static void test_fence_regression(void)
     grant(&sb, 0, "r0", 20, 21, 6, 121);
     hold(&sb, 0, "r0", 22, 25);
     struct history h;
-    REQ(load_text(sb.buf, &h) == 0);
+    REQUIRE(load_text(sb.buf, &h) == 0);
     give_storage(&h, 0, 0);
     struct check_params p;
     check_params_from(&h, &p);
@@ -566,7 +559,22 @@ static void test_fence_regression(void)
     hold(&sb, 0, "r0", 21, 25);
     grant(&sb, 1, "r0", 10, 11, 5, 111);
     hold(&sb, 1, "r0", 12, 15);
-    REQ(load_text(sb.buf, &h) == 0);
+    REQUIRE(load_text(sb.buf, &h) == 0);
+    give_storage(&h, 0, 0);
+    r = json_new_obj();
+    CHECK_INT(check_fencing(&h, &p, r), VERDICT_VALID);
+    CHECK_INT(geti(r, "checks.fencing.fence_regressions"), 0);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+
+    /* Boundary: A's reply at the very instant B was invoked is not "before":
+     * the two acquires overlap, no regression. */
+    grant(&sb, 0, "r0", 0, 10, 5, 100);
+    hold(&sb, 0, "r0", 11, 12);
+    grant(&sb, 1, "r0", 10, 20, 5, 120);
+    hold(&sb, 1, "r0", 21, 22);
+    REQUIRE(load_text(sb.buf, &h) == 0);
     give_storage(&h, 0, 0);
     r = json_new_obj();
     CHECK_INT(check_fencing(&h, &p, r), VERDICT_VALID);
@@ -580,7 +588,7 @@ static void test_fence_regression(void)
     hold(&sb, 0, "r0", 2, 5);
     grant(&sb, 1, "r1", 10, 11, 1, 111);
     hold(&sb, 1, "r1", 12, 15);
-    REQ(load_text(sb.buf, &h) == 0);
+    REQUIRE(load_text(sb.buf, &h) == 0);
     give_storage(&h, 0, 0);
     r = json_new_obj();
     CHECK_INT(check_fencing(&h, &p, r), VERDICT_VALID);
@@ -607,7 +615,7 @@ static void test_stall_and_stuck(void)
     hold(&sb, 1, "r0", 107, 110);
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK(fabs(getd(r, "checks.liveness.longest_stall_ms") - 101) < 1e-9);
     CHECK_STR(gets_(r, "checks.liveness.longest_stall_resource"), "r0");
     CHECK_INT(geti(r, "checks.liveness.stuck_resources"), 0);
@@ -642,7 +650,7 @@ static void test_stall_and_stuck(void)
         line(&sb, 5 + 100 * i, 3, "acquire_busy", "r1", NULL);
     }
     r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "checks.liveness.stuck_resources"), 1);
     CHECK_STR(gets_(r, "checks.liveness.stuck.0.res"), "r1");
     CHECK(strstr(gets_(r, "checks.liveness.stuck.0.reason"), "no grant for the last") != NULL);
@@ -694,7 +702,7 @@ static void test_stats_details(void)
     line(&sb, 40, 1, "acquire_unknown", "r0", "\"err\":\"timeout\"");
     struct history h;
     struct json *r = check_text(sb.buf, 1, &h);
-    REQ(r != NULL);
+    REQUIRE(r != NULL);
     CHECK_INT(geti(r, "counts.expired_grants"), 1);
     CHECK_INT(geti(r, "counts.failed"), 1);
     CHECK_INT(geti(r, "counts.unknown"), 1);

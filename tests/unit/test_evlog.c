@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,13 +21,8 @@
 
 /* testing.h's REQUIRE evaluates its condition twice; this one evaluates it once
  * (conditions here have side effects: writing and reading files). */
-#define REQ(cond)                              \
-    do {                                       \
-        int ok_ = (cond) ? 1 : 0;              \
-        CHECKF(ok_, "%s", #cond);              \
-        if (!ok_)                              \
-            return;                            \
-    } while (0)
+/* evlog.c grows the file in 4 MiB steps (not part of the format). */
+#define EVLOG_CHUNK_TEST ((size_t)4 << 20)
 
 static char *tmp;
 
@@ -128,13 +124,13 @@ static void test_roundtrip(void)
     char path[4096];
     path_in(path, sizeof(path), "rt.bin");
     const uint64_t n = 70000; /* crosses the first 4 MiB growth step */
-    REQ(write_log(path, n, 1) == 0);
+    REQUIRE(write_log(path, n, 1) == 0);
     struct stat st;
-    REQ(stat(path, &st) == 0);
+    REQUIRE(stat(path, &st) == 0);
     CHECK_INT(st.st_size, EVLOG_HEADER_SIZE + n * EVLOG_REC_SIZE);
     struct evlog_file f;
     struct ls_err err = {0, ""};
-    REQ(evlog_read(path, &f, &err) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
     CHECK_INT(f.n, n);
     CHECK_INT(f.closed, 1);
     CHECK_INT(f.torn_bytes, 0);
@@ -158,8 +154,8 @@ static void test_roundtrip(void)
 
     /* Empty log. */
     path_in(path, sizeof(path), "empty.bin");
-    REQ(write_log(path, 0, 1) == 0);
-    REQ(evlog_read(path, &f, &err) == 0);
+    REQUIRE(write_log(path, 0, 1) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
     CHECK_INT(f.n, 0);
     CHECK_INT(f.closed, 1);
     evlog_unmap(&f);
@@ -169,10 +165,10 @@ static void test_dead_writer_exit(void)
 {
     char path[4096];
     path_in(path, sizeof(path), "exit.bin");
-    REQ(write_dead_log(path, 1000) == 0);
+    REQUIRE(write_dead_log(path, 1000) == 0);
     struct evlog_file f;
     struct ls_err err = {0, ""};
-    REQ(evlog_read(path, &f, &err) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
     CHECK_INT(f.n, 1000);
     CHECK_INT(f.closed, 0);
     CHECK_INT(f.torn_bytes, 0); /* the rest of the preallocated chunk is zeros */
@@ -186,7 +182,7 @@ static void test_dead_writer_sigkill(void)
     char path[4096];
     path_in(path, sizeof(path), "kill.bin");
     pid_t pid = fork();
-    REQ(pid >= 0);
+    REQUIRE(pid >= 0);
     if (pid == 0) {
         struct evlog_writer *w;
         struct ls_err err = {0, ""};
@@ -213,10 +209,10 @@ static void test_dead_writer_sigkill(void)
     }
     kill(pid, SIGKILL);
     int status;
-    REQ(waitpid(pid, &status, 0) == pid);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     CHECK(seen >= 20000);
-    REQ(evlog_read(path, &f, &err) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
     CHECK(f.n >= seen);
     CHECK_INT(f.closed, 0);
     size_t bad = 0;
@@ -235,8 +231,8 @@ static void test_dead_writer_sigkill(void)
     memset(&crash, 0, sizeof(crash));
     crash.type = EV_CRASH;
     crash.t = (int64_t)n_before + 5;
-    REQ(evlog_append_offline(path, &crash, &err) == 0);
-    REQ(evlog_read(path, &f, &err) == 0);
+    REQUIRE(evlog_append_offline(path, &crash, &err) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
     CHECK_INT(f.n, n_before + 1);
     CHECK(f.n == n_before + 1 && f.recs[n_before].type == EV_CRASH &&
           f.recs[n_before].t == (int64_t)n_before + 5);
@@ -280,19 +276,19 @@ static void test_torn_tail(void)
     path_in(path, sizeof(path), "torn.bin");
     path_in(cut_path, sizeof(cut_path), "torn-cut.bin");
     const size_t nrec = 6;
-    REQ(write_log(path, nrec, 1) == 0);
+    REQUIRE(write_log(path, nrec, 1) == 0);
     size_t len;
     unsigned char *orig = read_bytes(path, &len);
-    REQ(orig != NULL);
-    REQ(len == EVLOG_HEADER_SIZE + nrec * EVLOG_REC_SIZE);
+    REQUIRE(orig != NULL);
+    REQUIRE(len == EVLOG_HEADER_SIZE + nrec * EVLOG_REC_SIZE);
     size_t from = EVLOG_HEADER_SIZE + (nrec - 3) * EVLOG_REC_SIZE;
     struct ls_err err = {0, ""};
     int wrong_n = 0, wrong_torn = 0, wrong_rec = 0, wrong_closed = 0;
 
     for (size_t cut = from; cut <= len; cut++) {
-        REQ(write_bytes(cut_path, orig, cut) == 0);
+        REQUIRE(write_bytes(cut_path, orig, cut) == 0);
         struct evlog_file f;
-        REQ(evlog_read(cut_path, &f, &err) == 0);
+        REQUIRE(evlog_read(cut_path, &f, &err) == 0);
         size_t want_n = (cut - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE;
         size_t end = EVLOG_HEADER_SIZE + want_n * EVLOG_REC_SIZE;
         int nonzero = 0;
@@ -317,9 +313,9 @@ static void test_torn_tail(void)
     for (size_t pos = from; pos < len; pos++) {
         memcpy(buf, orig, len);
         buf[pos] ^= 0xa5;
-        REQ(write_bytes(cut_path, buf, len) == 0);
+        REQUIRE(write_bytes(cut_path, buf, len) == 0);
         struct evlog_file f;
-        REQ(evlog_read(cut_path, &f, &err) == 0);
+        REQUIRE(evlog_read(cut_path, &f, &err) == 0);
         size_t want_n = (pos - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE;
         wrong_n += f.n != want_n;
         wrong_torn += f.torn_bytes != len - (EVLOG_HEADER_SIZE + want_n * EVLOG_REC_SIZE);
@@ -335,17 +331,17 @@ static void test_torn_tail(void)
      * before the zero tail: append_offline overwrites it. */
     char dead[4096];
     path_in(dead, sizeof(dead), "torn-dead.bin");
-    REQ(write_dead_log(dead, nrec) == 0);
+    REQUIRE(write_dead_log(dead, nrec) == 0);
     int fd = open(dead, O_WRONLY);
-    REQ(fd >= 0);
+    REQUIRE(fd >= 0);
     unsigned char zeros[40];
     memset(zeros, 0, sizeof(zeros));
-    REQ(pwrite(fd, zeros, sizeof(zeros), (off_t)(len - 40)) == (ssize_t)sizeof(zeros));
+    REQUIRE(pwrite(fd, zeros, sizeof(zeros), (off_t)(len - 40)) == (ssize_t)sizeof(zeros));
     close(fd);
     struct stat st;
-    REQ(stat(dead, &st) == 0);
+    REQUIRE(stat(dead, &st) == 0);
     struct evlog_file f;
-    REQ(evlog_read(dead, &f, &err) == 0);
+    REQUIRE(evlog_read(dead, &f, &err) == 0);
     CHECK_INT(f.n, nrec - 1);
     CHECK_INT(f.closed, 0);
     CHECK_INT(f.torn_bytes, (size_t)st.st_size - (len - EVLOG_REC_SIZE));
@@ -354,8 +350,8 @@ static void test_torn_tail(void)
     memset(&crash, 0, sizeof(crash));
     crash.type = EV_CRASH;
     crash.t = 999999;
-    REQ(evlog_append_offline(dead, &crash, &err) == 0);
-    REQ(evlog_read(dead, &f, &err) == 0);
+    REQUIRE(evlog_append_offline(dead, &crash, &err) == 0);
+    REQUIRE(evlog_read(dead, &f, &err) == 0);
     CHECK_INT(f.n, nrec);
     CHECK(f.n == nrec && f.recs[nrec - 1].type == EV_CRASH && f.recs[nrec - 1].seq == nrec - 1);
     CHECK(f.n == nrec && rec_matches(&f.recs[nrec - 2], nrec - 2));
@@ -371,15 +367,15 @@ static void test_offline_append_closed(void)
 {
     char path[4096];
     path_in(path, sizeof(path), "closed-append.bin");
-    REQ(write_log(path, 10, 1) == 0);
+    REQUIRE(write_log(path, 10, 1) == 0);
     struct ev_rec crash;
     memset(&crash, 0, sizeof(crash));
     crash.type = EV_CRASH;
     crash.t = 123456;
     struct ls_err err = {0, ""};
-    REQ(evlog_append_offline(path, &crash, &err) == 0);
+    REQUIRE(evlog_append_offline(path, &crash, &err) == 0);
     struct evlog_file f;
-    REQ(evlog_read(path, &f, &err) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
     CHECK_INT(f.n, 11);
     CHECK_INT(f.closed, 1);
     CHECK_INT(f.torn_bytes, 0);
@@ -395,12 +391,12 @@ static void test_bad_header(void)
 
     unsigned char hdr[EVLOG_HEADER_SIZE + EVLOG_REC_SIZE];
     memset(hdr, 0, sizeof(hdr));
-    REQ(write_bytes(path, hdr, 100) == 0); /* shorter than a header */
+    REQUIRE(write_bytes(path, hdr, 100) == 0); /* shorter than a header */
     CHECK(evlog_read(path, &f, &err) == LS_ECORRUPT);
     CHECK(strstr(err.msg, "shorter") != NULL);
 
     ls_err_clear(&err);
-    REQ(write_bytes(path, hdr, sizeof(hdr)) == 0); /* zeros: bad magic */
+    REQUIRE(write_bytes(path, hdr, sizeof(hdr)) == 0); /* zeros: bad magic */
     CHECK(evlog_read(path, &f, &err) == LS_ECORRUPT);
     CHECK(strstr(err.msg, "magic") != NULL);
 
@@ -411,7 +407,7 @@ static void test_bad_header(void)
     h.header_size = EVLOG_HEADER_SIZE;
     h.rec_size = EVLOG_REC_SIZE;
     memcpy(hdr, &h, sizeof(h));
-    REQ(write_bytes(path, hdr, sizeof(hdr)) == 0);
+    REQUIRE(write_bytes(path, hdr, sizeof(hdr)) == 0);
     ls_err_clear(&err);
     CHECK(evlog_read(path, &f, &err) == LS_ECORRUPT);
     CHECK(strstr(err.msg, "version 2") != NULL);
@@ -419,7 +415,7 @@ static void test_bad_header(void)
     h.version = EVLOG_VERSION;
     h.rec_size = 32;
     memcpy(hdr, &h, sizeof(h));
-    REQ(write_bytes(path, hdr, sizeof(hdr)) == 0);
+    REQUIRE(write_bytes(path, hdr, sizeof(hdr)) == 0);
     ls_err_clear(&err);
     CHECK(evlog_read(path, &f, &err) == LS_ECORRUPT);
     CHECK(strstr(err.msg, "record size") != NULL);
@@ -437,13 +433,59 @@ static void test_bad_header(void)
     CHECK(evlog_append_offline(path, &crash, &err) != 0);
 }
 
+/* The file cannot grow (here: RLIMIT_FSIZE, as a full disk would): appends
+ * fail and are counted instead of raising SIGBUS, and close says how many
+ * were dropped. Runs in a child so the limit stays there. */
+static void test_growth_failure(void)
+{
+    char path[4096];
+    path_in(path, sizeof(path), "full.bin");
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {6 << 20, 6 << 20};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(10);
+        struct evlog_writer *w;
+        struct ls_err err = {0, ""};
+        if (evlog_open(&w, path, 0, 0, 0, 0, &err) != 0)
+            _exit(11);
+        uint64_t ok = 0, failed = 0;
+        for (uint64_t i = 0; i < 70000; i++) {
+            struct ev_rec r = make_rec(i);
+            if (evlog_append(w, &r) == 0)
+                ok++;
+            else
+                failed++;
+        }
+        if (ok != (EVLOG_CHUNK_TEST - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE || failed != 70000 - ok)
+            _exit(12);
+        if (evlog_count(w) != ok)
+            _exit(13);
+        if (evlog_close(w, &err) == 0 || !strstr(err.msg, "dropped"))
+            _exit(14);
+        _exit(0);
+    }
+    int status;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    struct evlog_file f;
+    struct ls_err err = {0, ""};
+    REQUIRE(evlog_read(path, &f, &err) == 0);
+    CHECK_INT(f.n, (EVLOG_CHUNK_TEST - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE);
+    CHECK_INT(f.closed, 1);
+    CHECK_INT(f.torn_bytes, 0);
+    evlog_unmap(&f);
+}
+
 static void test_append_cost(void)
 {
     char path[4096];
     path_in(path, sizeof(path), "perf.bin");
     struct evlog_writer *w;
     struct ls_err err = {0, ""};
-    REQ(evlog_open(&w, path, 0, 0, 0, 0, &err) == 0);
+    REQUIRE(evlog_open(&w, path, 0, 0, 0, 0, &err) == 0);
     const int n = 1000000;
     struct ev_rec r = make_rec(1);
     int64_t t0 = ls_now_ns();
@@ -469,6 +511,7 @@ int main(void)
     RUN(test_torn_tail);
     RUN(test_offline_append_closed);
     RUN(test_bad_header);
+    RUN(test_growth_failure);
     RUN(test_append_cost);
     t_rmdir(tmp);
     free(tmp);

@@ -17,15 +17,6 @@
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 
-/* testing.h's REQUIRE evaluates its condition twice; this one once. */
-#define REQ(cond)                              \
-    do {                                       \
-        int ok_ = (cond) ? 1 : 0;              \
-        CHECKF(ok_, "%s", #cond);              \
-        if (!ok_)                              \
-            return;                            \
-    } while (0)
-
 static char *tmp;
 
 static int write_file(const char *path, const char *text)
@@ -64,7 +55,7 @@ static void test_jsonl_load(void)
     char path[4096];
     snprintf(path, sizeof(path), "%s/a.jsonl", tmp);
     /* Out of order across and within workers, a blank line, sparse ids. */
-    REQ(write_file(path,
+    REQUIRE(write_file(path,
         "{\"t\":300,\"w\":7,\"type\":\"exit\",\"res\":\"beta\"}\n"
         "\n"
         "{\"t\":100,\"w\":7,\"type\":\"acquire_ok\",\"res\":\"beta\",\"token\":"
@@ -78,7 +69,7 @@ static void test_jsonl_load(void)
         "{\"t\":400,\"w\":2,\"type\":\"crash\"}\n") == 0);
     struct history h;
     struct ls_err err = {0, ""};
-    REQ(history_load_jsonl(path, &h, &err) == 0);
+    REQUIRE(history_load_jsonl(path, &h, &err) == 0);
     CHECK_INT(h.nworkers, 2);
     CHECK_INT(h.w[0].id, 2);
     CHECK_INT(h.w[1].id, 7);
@@ -87,7 +78,7 @@ static void test_jsonl_load(void)
     CHECK_STR(h.res_names[0], "beta"); /* order of first appearance */
     CHECK_STR(h.res_names[1], "alpha");
     CHECK_INT(h.from_rundir, 0);
-    REQ(h.w[1].n == 3);
+    REQUIRE(h.w[1].n == 3);
     const struct ev_rec *e = h.w[1].ev;
     CHECK(e[0].type == EV_ACQUIRE_OK && e[1].type == EV_ENTER && e[2].type == EV_EXIT);
     CHECK(e[0].t == 100 && e[1].t == 200 && e[2].t == 300);
@@ -101,7 +92,7 @@ static void test_jsonl_load(void)
                (e[0].token[i] >= 'a' && e[0].token[i] <= 'f');
     CHECK(hex);
     CHECK(memcmp(e[0].token, "0123456789abcdef", 16) != 0);
-    REQ(h.w[0].n == 5);
+    REQUIRE(h.w[0].n == 5);
     e = h.w[0].ev;
     CHECK_INT(e[0].aux, 3);
     CHECK_INT(e[1].aux, EVE_TIMEOUT);
@@ -120,7 +111,7 @@ static void expect_error(const char *text, const char *want)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/bad.jsonl", tmp);
-    REQ(write_file(path, text) == 0);
+    REQUIRE(write_file(path, text) == 0);
     struct history h;
     struct ls_err err = {0, ""};
     int rc = history_load_jsonl(path, &h, &err);
@@ -164,9 +155,9 @@ static void test_jsonl_errors(void)
 
     /* An empty file is an empty history, not an error. */
     snprintf(path, sizeof(path), "%s/empty.jsonl", tmp);
-    REQ(write_file(path, "\n\n") == 0);
+    REQUIRE(write_file(path, "\n\n") == 0);
     ls_err_clear(&err);
-    REQ(history_load_jsonl(path, &h, &err) == 0);
+    REQUIRE(history_load_jsonl(path, &h, &err) == 0);
     CHECK_INT(h.nworkers, 0);
     struct check_params p;
     check_params_from(&h, &p);
@@ -214,17 +205,17 @@ static void test_export_roundtrip(void)
     snprintf(path, sizeof(path), "%s/busy.jsonl", tmp);
     snprintf(out1, sizeof(out1), "%s/export1.jsonl", tmp);
     snprintf(out2, sizeof(out2), "%s/export2.jsonl", tmp);
-    REQ(write_file(path, busy_history) == 0);
+    REQUIRE(write_file(path, busy_history) == 0);
     struct history h1, h2;
     struct ls_err err = {0, ""};
-    REQ(history_load_jsonl(path, &h1, &err) == 0);
+    REQUIRE(history_load_jsonl(path, &h1, &err) == 0);
     FILE *f = fopen(out1, "w");
-    REQ(f != NULL);
+    REQUIRE(f != NULL);
     history_export_jsonl(&h1, f);
     fclose(f);
-    REQ(history_load_jsonl(out1, &h2, &err) == 0);
+    REQUIRE(history_load_jsonl(out1, &h2, &err) == 0);
     f = fopen(out2, "w");
-    REQ(f != NULL);
+    REQUIRE(f != NULL);
     history_export_jsonl(&h2, f);
     fclose(f);
 
@@ -262,7 +253,7 @@ static void test_export_roundtrip(void)
     char *t1, *t2;
     size_t n1, n2;
     FILE *f1 = fopen(out1, "r"), *f2 = fopen(out2, "r");
-    REQ(f1 && f2);
+    REQUIRE(f1 && f2);
     t1 = calloc(1, 65536);
     t2 = calloc(1, 65536);
     n1 = fread(t1, 1, 65535, f1);
@@ -371,7 +362,7 @@ static void test_rundir(void)
 {
     char dir[4096], path[8192];
     snprintf(dir, sizeof(dir), "%s/run1", tmp);
-    REQ(mkdirs(dir) == 0);
+    REQUIRE(mkdirs(dir) == 0);
 
     struct history h;
     struct ls_err err = {0, ""};
@@ -382,23 +373,23 @@ static void test_rundir(void)
 
     /* worker 0 holds r1 [2, 300] with a lease to 100 (paused past it);
      * worker 1 is granted r1 at 150, enters 151 and is killed at 170. */
-    REQ(write_worker(dir, 0, 1, 0, 1, 100, 2, 300, 1) == 0);
-    REQ(write_worker(dir, 1, 1, 140, 150, 250, 151, 0, 0) == 0);
+    REQUIRE(write_worker(dir, 0, 1, 0, 1, 100, 2, 300, 1) == 0);
+    REQUIRE(write_worker(dir, 1, 1, 140, 150, 250, 151, 0, 0) == 0);
     snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);
     struct ev_rec crash = rec(170, EV_CRASH, 0);
-    REQ(evlog_append_offline(path, &crash, &err) == 0);
+    REQUIRE(evlog_append_offline(path, &crash, &err) == 0);
     snprintf(path, sizeof(path), "%s/events/notes.txt", dir);
-    REQ(write_file(path, "not a log\n") == 0);
+    REQUIRE(write_file(path, "not a log\n") == 0);
 
     snprintf(path, sizeof(path), "%s/run.json", dir);
-    REQ(write_file(path,
+    REQUIRE(write_file(path,
         "{\"format\":\"lockstorm-run\",\"version\":1,\"start_real_ns\":1,\"start_mono_ns\":2,"
         "\"started_at\":\"2026-11-22T05:31:22Z\",\"ended_at\":\"2026-11-22T05:31:23Z\","
         "\"end_ns\":400000000,\"duration_ns\":400000000,\"interrupted\":true,\"signal\":"
         "\"SIGINT\",\"workers\":[],\"nodes\":[],\"storage\":null,"
         "\"leftover_keys\":[{\"res\":2,\"node\":0,\"pttl_ms\":-1}]}\n") == 0);
     snprintf(path, sizeof(path), "%s/faults.jsonl", dir);
-    REQ(write_file(path,
+    REQUIRE(write_file(path,
         "{\"id\":0,\"event\":\"start\",\"t_ns\":50000000,\"kind\":\"pause\",\"target\":"
         "\"holder\",\"worker\":0,\"node\":-1,\"pids\":[1],\"params\":{\"duration_ms\":200}}\n"
         "{\"id\":0,\"event\":\"end\",\"t_ns\":250000000}\n"
@@ -408,11 +399,11 @@ static void test_rundir(void)
         "\"node:0\",\"worker\":null,\"node\":0}\n"
         "garbage\n") == 0);
     snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
-    REQ(write_file(path, "{\"res\":\"r0\",\"plain\":0,\"fenced\":0,\"fence_hwm\":0}\n"
+    REQUIRE(write_file(path, "{\"res\":\"r0\",\"plain\":0,\"fenced\":0,\"fence_hwm\":0}\n"
                          "{\"res\":\"r1\",\"plain\":1,\"fenced\":0,\"fence_hwm\":2}\n") == 0);
 
     ls_err_clear(&err);
-    REQ(history_load_rundir(dir, &h, &err) == 0);
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
     CHECK_INT(h.from_rundir, 1);
     CHECK_INT(h.interrupted, 1);
     CHECK_INT(h.nworkers, 2);
@@ -461,7 +452,7 @@ static void test_rundir(void)
 
     /* A corrupt event log header is an error naming the file. */
     snprintf(path, sizeof(path), "%s/events/worker-002.bin", dir);
-    REQ(write_file(path, "this is not an event log, it is far too short\n") == 0);
+    REQUIRE(write_file(path, "this is not an event log, it is far too short\n") == 0);
     ls_err_clear(&err);
     CHECK(history_load_rundir(dir, &h, &err) == LS_ECORRUPT);
     CHECK(strstr(err.msg, "worker-002.bin") != NULL);
@@ -473,25 +464,25 @@ static void test_rundir_workload(void)
 {
     char dir[4096], path[8192];
     snprintf(dir, sizeof(dir), "%s/run2", tmp);
-    REQ(mkdirs(dir) == 0);
+    REQUIRE(mkdirs(dir) == 0);
     snprintf(path, sizeof(path), "%s/workload.yaml", dir);
-    REQ(write_file(path,
+    REQUIRE(write_file(path,
         "name: t\nseed: 1\nduration: 1s\n"
         "lock: {impl: redis-single, ttl: 300ms, fencing: false}\n"
         "workers: {count: 2, resources: 4}\n"
         "check: {near_miss: 5ms, stuck_after: 3s}\n") == 0);
     snprintf(path, sizeof(path), "%s/run.json", dir);
-    REQ(write_file(path, "{\"format\":\"lockstorm-run\",\"version\":1,\"end_ns\":1000000000,"
+    REQUIRE(write_file(path, "{\"format\":\"lockstorm-run\",\"version\":1,\"end_ns\":1000000000,"
                          "\"interrupted\":false,\"leftover_keys\":[]}\n") == 0);
-    REQ(write_worker(dir, 0, 1, 0, 1, 301, 2, 50, 1) == 0);
-    REQ(write_worker(dir, 1, 1, 40, 52, 352, 53, 60, 1) == 0); /* 3 ms after: near miss */
+    REQUIRE(write_worker(dir, 0, 1, 0, 1, 301, 2, 50, 1) == 0);
+    REQUIRE(write_worker(dir, 1, 1, 40, 52, 352, 53, 60, 1) == 0); /* 3 ms after: near miss */
     snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
-    REQ(write_file(path, "{\"res\":\"r1\",\"plain\":2}\n") == 0);
+    REQUIRE(write_file(path, "{\"res\":\"r1\",\"plain\":2}\n") == 0);
     struct history h;
     struct ls_err err = {0, ""};
     int rc = history_load_rundir(dir, &h, &err);
     CHECKF(rc == 0, "%s", err.msg);
-    REQ(rc == 0);
+    REQUIRE(rc == 0);
     CHECKF(h.workload != NULL, "%s", h.nwarnings ? h.warnings[0] : "");
     CHECK_INT(h.nres, 4);
     CHECK_INT(h.interrupted, 0);
