@@ -76,9 +76,10 @@ static int workload_dirs(char dirs[][PATH_MAX], int max)
             *slash = '\0';
             const char *rel[] = {"/../share/lockstorm/workloads", "/../workloads", "/workloads"};
             for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]) && n < max; i++) {
-                snprintf(dirs[n], PATH_MAX, "%s%s", exe, rel[i]);
+                char cand[PATH_MAX + 64];
+                snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
                 struct stat st;
-                if (stat(dirs[n], &st) == 0 && S_ISDIR(st.st_mode))
+                if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && realpath(cand, dirs[n]))
                     n++;
             }
         }
