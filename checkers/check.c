@@ -12,6 +12,7 @@
 #include "harness/workload.h"
 #include "util/timeutil.h"
 #include "checkers/checkutil.h"
+#include "checkers/story.h"
 
 const char *verdict_name(int v)
 {
@@ -30,6 +31,7 @@ void check_params_from(const struct history *h, struct check_params *p)
     p->ttl = 0;
     p->fencing_requested = 1;
     p->max_violations = 50;
+    p->max_stories = 3;
     const struct workload *w = h ? h->workload : NULL;
     if (!w)
         return;
@@ -39,6 +41,8 @@ void check_params_from(const struct history *h, struct check_params *p)
         p->stuck_after = w->check.stuck_after;
     p->ttl = w->lock.ttl > 0 ? w->lock.ttl : 0;
     p->fencing_requested = w->lock.fencing != 0;
+    if (w->check.stories >= 0)
+        p->max_stories = (int)w->check.stories;
 }
 
 /* Contract: the "faults" array of the result model from h's windows. */
@@ -90,6 +94,8 @@ struct json *check_run(const struct history *h, const struct check_params *p)
     json_obj_set(checks, "stats", json_new_obj());
     json_obj_set(res, "violations", json_new_arr());
     json_obj_set(res, "faults", faults_json(h));
+    json_obj_set(res, "fault_windows", json_new_arr());
+    json_obj_set(res, "phases", json_new_obj());
     json_obj_set(res, "per_worker", json_new_arr());
     struct json *warn = json_obj_set(res, "warnings", json_new_arr());
     for (int i = 0; i < h->nwarnings; i++)
@@ -101,6 +107,8 @@ struct json *check_run(const struct history *h, const struct check_params *p)
     v = compose(v, check_fencing(h, p, res));
     v = compose(v, check_liveness(h, p, res));
     v = compose(v, check_stats(h, p, res));
+    check_stories(h, p, res); /* narrates the violations; judges nothing */
+    v = compose(v, check_windows(h, p, res));
     json_obj_set_str(res, "verdict_checks", verdict_name(v));
     return res;
 }

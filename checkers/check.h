@@ -23,6 +23,7 @@ struct check_params {
     int64_t ttl;             /* ns, 0 if none / unknown */
     int fencing_requested;   /* the workload asked for fences */
     int max_violations;      /* how many violations to list in full */
+    int max_stories;         /* how many of those get a story (checkers/story.h) */
 };
 
 /* Defaults, then overridden from h->workload when present. */
@@ -39,5 +40,8 @@ int check_mutex(const struct history *h, const struct check_params *p, struct js
 int check_fencing(const struct history *h, const struct check_params *p, struct json *res);
 int check_liveness(const struct history *h, const struct check_params *p, struct json *res);
 int check_stats(const struct history *h, const struct check_params *p, struct json *res);
+/* Per-fault-window and per-phase numbers ("fault_windows", "phases"); runs
+ * after check_mutex (it counts the violations mutex listed). Always valid. */
+int check_windows(const struct history *h, const struct check_params *p, struct json *res);
 
 #endif

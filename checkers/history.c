@@ -225,7 +225,10 @@ static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
         json_free(o);
         return 0;
     }
-    if (strcmp(ev, "start") != 0 && strcmp(ev, "skipped") != 0) {
+    /* "failed": the kind could not act (error while starting); like a skip,
+     * nothing was injected, but the line is kept for the report */
+    int not_injected = strcmp(ev, "skipped") == 0 || strcmp(ev, "failed") == 0;
+    if (strcmp(ev, "start") != 0 && !not_injected) {
         history_warn(h, "%s:%zu: ignored: unknown event '%s'", c->file, lineno, ev);
         json_free(o);
         return 0;
@@ -239,7 +242,7 @@ static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
     f->worker = (int)json_get_int(o, "worker", -1);
     f->node = (int)json_get_int(o, "node", -1);
     f->start = t;
-    f->skipped = strcmp(ev, "skipped") == 0;
+    f->skipped = not_injected;
     f->end = f->skipped ? t : NO_END;
     f->record = o;
     return 0;
@@ -378,26 +381,109 @@ static int order_worker(struct hist_worker *w)
 
 struct log_name {
     int id;
+    uint32_t epoch;
     char *name;
 };
 
 static int cmp_log_name(const void *a, const void *b)
 {
     const struct log_name *x = a, *y = b;
-    return (x->id > y->id) - (x->id < y->id);
+    if (x->id != y->id)
+        return (x->id > y->id) - (x->id < y->id);
+    return (x->epoch > y->epoch) - (x->epoch < y->epoch);
 }
 
-/* "worker-007.bin" -> 7; -1 otherwise. */
-static int worker_of_name(const char *name)
+/* Contract: read the log of one epoch (events/<ln->name>) into f (caller
+ * unmaps) and warn about what it lacks; last: it is the worker's latest
+ * epoch. Returns 0 or a negative code with err set. */
+static int read_epoch(struct history *h, const char *dir, const struct log_name *ln,
+                      int last, struct evlog_file *f, struct ls_err *err)
 {
-    if (strncmp(name, "worker-", 7) != 0 || name[7] < '0' || name[7] > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(name + 7, &end, 10);
-    if (errno || v < 0 || v > 1000000 || strcmp(end, ".bin") != 0)
-        return -1;
-    return (int)v;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/events/%s", dir, ln->name);
+    int rc = evlog_read(path, f, err);
+    if (rc)
+        return rc;
+    char who[48];
+    if (ln->epoch)
+        snprintf(who, sizeof(who), "worker %d epoch %u", ln->id, ln->epoch);
+    else
+        snprintf(who, sizeof(who), "worker %d", ln->id);
+    if ((int)f->hdr.worker != ln->id)
+        history_warn(h, "events/%s: header says worker %u", ln->name, f->hdr.worker);
+    if (f->hdr.epoch != ln->epoch)
+        history_warn(h, "events/%s: header says epoch %u", ln->name, f->hdr.epoch);
+    if (f->torn_bytes)
+        history_warn(h, "%s: event log has a torn tail (%zu bytes after record %zu skipped)", who,
+                     f->torn_bytes, f->n);
+    int crashed = f->n > 0 && f->recs[f->n - 1].type == EV_CRASH;
+    if (!f->closed && !crashed && last) /* earlier epochs: see load_worker */
+        history_warn(h, "%s: event log incomplete (not closed, no crash record)", who);
+    return 0;
+}
+
+/* Contract: load the logs names[0..n) (one worker id, epochs ascending) into
+ * w: one epoch is used in place (w->file); several are concatenated in
+ * epoch order into w->owned, so a restarted worker is one stream whose
+ * epochs follow each other (each after the previous one's crash record).
+ * Returns 0 or a negative code with err set. */
+static int load_worker(struct history *h, const char *dir, const struct log_name *names, size_t n,
+                       struct hist_worker *w, struct ls_err *err)
+{
+    w->id = names[0].id;
+    for (size_t k = 0; k < n; k++)
+        if (names[k].epoch != (uint32_t)k) {
+            history_warn(h, "worker %d: event log of epoch %zu missing (found %s)", w->id, k,
+                         names[k].name);
+            break;
+        }
+    if (n == 1) {
+        int rc = read_epoch(h, dir, &names[0], 1, &w->file, err);
+        if (rc)
+            return rc;
+        w->ev = w->file.recs;
+        w->n = w->file.n;
+        w->complete = w->file.closed;
+        w->torn_bytes = w->file.torn_bytes;
+        return 0;
+    }
+    size_t cap = 0;
+    w->complete = 1;
+    for (size_t k = 0; k < n; k++) {
+        struct evlog_file f;
+        memset(&f, 0, sizeof(f));
+        int rc = read_epoch(h, dir, &names[k], k + 1 == n, &f, err);
+        if (rc)
+            return rc;
+        int crashed = f.n > 0 && f.recs[f.n - 1].type == EV_CRASH;
+        int cut = k + 1 < n && !f.closed && !crashed;
+        if (k + 1 == n ? !f.closed : cut)
+            w->complete = 0;
+        w->torn_bytes += f.torn_bytes;
+        if (w->n + f.n + 1 > cap) {
+            cap = (w->n + f.n + 1) * 2;
+            w->owned = xrealloc(w->owned, cap * sizeof(*w->owned));
+        }
+        if (f.n)
+            memcpy(w->owned + w->n, f.recs, f.n * sizeof(*f.recs));
+        w->n += f.n;
+        if (cut) {
+            /* The process died (the next epoch exists) but its end is not
+             * logged: its holds end at its last record, never in the next
+             * epoch (cut short, not extended). */
+            struct ev_rec cr;
+            memset(&cr, 0, sizeof(cr));
+            cr.t = w->n ? w->owned[w->n - 1].t : 0;
+            cr.type = EV_CRASH;
+            cr.seq = (uint32_t)f.n;
+            w->owned[w->n++] = cr;
+            history_warn(h, "worker %d epoch %u: no crash record before the restart; its holds "
+                         "end at its last record", w->id, names[k].epoch);
+        }
+        evlog_unmap(&f);
+    }
+    w->ev = w->owned;
+    return 0;
 }
 
 static int load_events(struct history *h, const char *dir, struct ls_err *err)
@@ -413,13 +499,15 @@ static int load_events(struct history *h, const char *dir, struct ls_err *err)
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.')
             continue;
-        int id = worker_of_name(de->d_name);
-        if (id < 0) {
+        int id;
+        uint32_t epoch;
+        if (evlog_parse_name(de->d_name, &id, &epoch) < 0) {
             history_warn(h, "events/%s: not a worker event log, ignored", de->d_name);
             continue;
         }
         names = xrealloc(names, (n + 1) * sizeof(*names));
         names[n].id = id;
+        names[n].epoch = epoch;
         names[n].name = xstrdup(de->d_name);
         n++;
     }
@@ -428,37 +516,28 @@ static int load_events(struct history *h, const char *dir, struct ls_err *err)
         qsort(names, n, sizeof(*names), cmp_log_name);
     int rc = 0;
     h->w = calloc(n ? n : 1, sizeof(*h->w));
-    if (!h->w) 
+    if (!h->w)
         xalloc_die();
-    for (size_t i = 0; i < n && !rc; i++) {
-        if (i > 0 && names[i].id == names[i - 1].id) {
-            rc = ls_err_set(err, LS_ECORRUPT, "%s: two event logs for worker %d (%s, %s)", path,
-                            names[i].id, names[i - 1].name, names[i].name);
-            break;
+    for (size_t i = 0; i < n && !rc;) {
+        size_t j = i + 1;
+        while (j < n && names[j].id == names[i].id) {
+            if (names[j].epoch == names[j - 1].epoch) {
+                rc = ls_err_set(err, LS_ECORRUPT, "%s: two event logs for worker %d epoch %u "
+                                "(%s, %s)", path, names[j].id, names[j].epoch, names[j - 1].name,
+                                names[j].name);
+                break;
+            }
+            j++;
         }
-        struct hist_worker *w = &h->w[h->nworkers];
-        snprintf(path, sizeof(path), "%s/events/%s", dir, names[i].name);
-        rc = evlog_read(path, &w->file, err);
         if (rc)
             break;
-        h->nworkers++;
-        w->id = names[i].id;
-        w->ev = w->file.recs;
-        w->n = w->file.n;
-        w->complete = w->file.closed;
-        w->torn_bytes = w->file.torn_bytes;
-        if ((int)w->file.hdr.worker != w->id)
-            history_warn(h, "events/%s: header says worker %u", names[i].name,
-                         w->file.hdr.worker);
+        struct hist_worker *w = &h->w[h->nworkers++];
+        rc = load_worker(h, dir, names + i, j - i, w, err);
+        if (rc)
+            break;
         if (order_worker(w))
             history_warn(h, "worker %d: events out of time order, sorted", w->id);
-        if (w->torn_bytes)
-            history_warn(h, "worker %d: event log has a torn tail (%zu bytes after record %zu "
-                         "skipped)", w->id, w->torn_bytes, w->n);
-        int crashed = w->n > 0 && w->ev[w->n - 1].type == EV_CRASH;
-        if (!w->complete && !crashed)
-            history_warn(h, "worker %d: event log incomplete (not closed, no crash record)",
-                         w->id);
+        i = j;
     }
     for (size_t i = 0; i < n; i++)
         free(names[i].name);

@@ -1,9 +1,11 @@
 /*
  * history.h: what the checkers read. A history is loaded from a run
- * directory (events/worker-NNN.bin, faults.jsonl, storage.jsonl, run.json,
- * workload.yaml) or from a JSONL event file made elsewhere; the checkers
- * never talk to Redis, so `lockstorm check` on a copied run directory gives
- * the same verdict as the run did.
+ * directory (events/worker-NNN.bin plus worker-NNN.eE.bin for each restart
+ * of a worker, all epochs of one worker id concatenated into one stream;
+ * faults.jsonl, storage.jsonl, run.json, workload.yaml) or from a JSONL
+ * event file made elsewhere; the checkers never talk to Redis, so
+ * `lockstorm check` on a copied run directory gives the same verdict as the
+ * run did.
  *
  * All times are ns since the run start.
  */
@@ -24,7 +26,8 @@ struct hist_worker {
     int id;                     /* worker id (file name / "w" field) */
     const struct ev_rec *ev;    /* time-ordered events (borrowed from file or owned) */
     size_t n;
-    int complete;               /* log closed cleanly by its worker */
+    int complete;               /* last epoch's log closed cleanly by its worker, every
+                                 * earlier one closed or ended by a crash record */
     size_t torn_bytes;          /* bytes skipped after the last valid record */
     struct evlog_file file;     /* binary source (mapping), if any */
     struct ev_rec *owned;       /* JSONL source, if any */

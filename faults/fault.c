@@ -6,9 +6,23 @@
 #include <string.h>
 
 extern const struct fault_ops fault_pause;
+extern const struct fault_ops fault_kill;
+extern const struct fault_ops fault_stop;
+extern const struct fault_ops fault_stall;
+extern const struct fault_ops fault_latency;
+extern const struct fault_ops fault_partition;
+extern const struct fault_ops fault_bandwidth;
+extern const struct fault_ops fault_slicer;
 
 static const struct fault_ops *const registry[] = {
     &fault_pause,
+    &fault_kill,
+    &fault_stop,
+    &fault_stall,
+    &fault_latency,
+    &fault_partition,
+    &fault_bandwidth,
+    &fault_slicer,
     NULL,
 };
 
@@ -34,7 +48,7 @@ void fault_names(char *buf, size_t n)
 }
 
 static const char *const target_names[] = {"holder", "worker:N", "random-worker", "all-workers",
-                                           "node:N", "acquirer"};
+                                           "node:N", "acquirer", "links"};
 
 void fault_print_list(FILE *out)
 {
@@ -42,7 +56,7 @@ void fault_print_list(FILE *out)
         const struct fault_ops *f = registry[i];
         fprintf(out, "%-12s %s\n", f->name, f->help);
         fprintf(out, "%-12s targets:", "");
-        for (int t = 0; t < 6; t++)
+        for (int t = 0; t < (int)(sizeof(target_names) / sizeof(target_names[0])); t++)
             if (f->targets & (1u << t))
                 fprintf(out, " %s", target_names[t]);
         fputc('\n', out);

@@ -32,7 +32,9 @@ struct fault_inst {
     int pids[64];         /* processes acted on */
     int npids;
     int pgroup;           /* pids are process-group leaders: signal the group */
-    struct json *detail;  /* extra fields for faults.jsonl (owned) */
+    struct json *detail;  /* extra fields for the start line of faults.jsonl (owned) */
+    struct json *end_detail; /* extra fields for the end line, set by stop (owned; may stay NULL) */
+    void *state;          /* the kind's own per-occurrence state: made by start, freed by stop */
 };
 
 struct fault_ops {
@@ -43,6 +45,8 @@ struct fault_ops {
     const struct opt_def *options;    /* kind-specific keys, or NULL */
     size_t options_size;
     /* Resolve the target and apply the fault. Returns 0 when it took effect,
+     * with fi->start_ns set; fi->end_ns, when start sets it (> 0), replaces
+     * the planned start + duration (INT64_MAX: ends only at the final heal).
      * 1 when there was nothing to act on (e.g. no holder right now; the
      * occurrence is recorded as skipped), negative on error (err set). */
     int (*start)(struct run *run, struct fault_inst *fi, struct ls_err *err);

@@ -3,13 +3,16 @@
  * at + k*every (k < count, or until the run ends when count is 0 and every
  * > 0). A start that had to wait for its target (no holder yet) ends
  * `duration` after it really started, so a pause always lasts as long as
- * the workload says.
+ * the workload says, except that nothing outlives the start of the quiet
+ * tail: a fault is cut short there, and one whose target was found only
+ * once the tail had begun is undone at once and logged as skipped.
  */
 #include "faults/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/links.h"
 #include "harness/run.h"
 #include "harness/workload.h"
 #include "util/timeutil.h"
@@ -33,6 +36,7 @@ void fault_target_name(const struct fault_spec *spec, char *buf, size_t n)
         else
             snprintf(buf, n, "acquirer");
         break;
+    case TARGET_LINKS: link_target_name(&spec->links, buf, n); break;
     default: snprintf(buf, n, "?"); break;
     }
 }
@@ -41,32 +45,74 @@ int schedule_init(struct schedule *s, const struct run *r)
 {
     memset(s, 0, sizeof(*s));
     const struct workload *w = r->w;
-    s->nspecs = w->nfaults;
-    s->next_start = calloc((size_t)(w->nfaults ? w->nfaults : 1), sizeof(int64_t));
-    s->started = calloc((size_t)(w->nfaults ? w->nfaults : 1), sizeof(int64_t));
-    if (!s->next_start || !s->started)
+    s->tail_start = w->quiet_tail > 0 && w->quiet_tail < w->duration ? w->duration - w->quiet_tail
+                                                                      : w->duration;
+    s->serial = w->nemesis.enabled && !w->nemesis.overlap;
+    int rc = schedule_add(s, r, w->faults, w->nfaults);
+    s->nexplicit = s->nspecs;
+    return rc;
+}
+
+int schedule_add(struct schedule *s, const struct run *r, const struct fault_spec *fs, int n)
+{
+    (void)r;
+    size_t total = (size_t)s->nspecs + (size_t)(n > 0 ? n : 0);
+    const struct fault_spec **sp = realloc(s->specs, (total ? total : 1) * sizeof(*sp));
+    if (sp)
+        s->specs = sp;
+    int64_t *ns = realloc(s->next_start, (total ? total : 1) * sizeof(*ns));
+    if (ns)
+        s->next_start = ns;
+    int64_t *st = realloc(s->started, (total ? total : 1) * sizeof(*st));
+    if (st)
+        s->started = st;
+    if (!sp || !ns || !st)
         return LS_ENOMEM;
-    for (int i = 0; i < w->nfaults; i++)
-        s->next_start[i] = w->faults[i].at < w->duration ? w->faults[i].at : INT64_MAX;
+    for (int i = 0; i < n; i++) {
+        int k = s->nspecs++;
+        s->specs[k] = &fs[i];
+        s->started[k] = 0;
+        s->next_start[k] = fs[i].at < s->tail_start ? fs[i].at : INT64_MAX;
+    }
     return 0;
 }
 
 void schedule_free(struct schedule *s)
 {
-    for (int i = 0; i < s->nactive; i++)
+    for (int i = 0; i < s->nactive; i++) {
         json_free(s->active[i].detail);
+        json_free(s->active[i].end_detail);
+    }
     free(s->active);
+    free(s->active_si);
+    free(s->specs);
     free(s->next_start);
     free(s->started);
     memset(s, 0, sizeof(*s));
 }
 
+/* With serial, the planned end of the active occurrence of an added
+ * (nemesis) spec, the latest if several; INT64_MIN when none is active. */
+static int64_t added_busy_until(const struct schedule *s)
+{
+    int64_t until = INT64_MIN;
+    for (int i = 0; s->serial && i < s->nactive; i++)
+        if (s->active_si[i] >= s->nexplicit && s->active[i].end_ns > until)
+            until = s->active[i].end_ns;
+    return until;
+}
+
 int64_t schedule_next(const struct schedule *s)
 {
     int64_t t = INT64_MAX;
-    for (int i = 0; i < s->nspecs; i++)
-        if (s->next_start[i] < t)
-            t = s->next_start[i];
+    int64_t busy = added_busy_until(s);
+    for (int i = 0; i < s->nspecs; i++) {
+        int64_t due = s->next_start[i];
+        if (i >= s->nexplicit && due != INT64_MAX && due < busy)
+            due = busy; /* deferred until the active nemesis fault ends */
+        if (due < t)
+            t = due;
+    }
     for (int i = 0; i < s->nactive; i++)
         if (s->active[i].end_ns < t)
             t = s->active[i].end_ns;
@@ -89,11 +135,27 @@ static struct json *params_json(const struct fault_spec *spec)
         json_obj_set_int(p, "count", spec->count);
     if (spec->resource >= 0)
         json_obj_set_int(p, "resource", spec->resource);
+    if (spec->ops && spec->ops->options && spec->params) {
+        /* the kind's own keys (delay, mode, ...) */
+        struct json *o = opt_to_json(spec->ops->options, spec->params, NULL);
+        for (size_t i = 0; i < o->n; i++)
+            json_obj_set(p, o->keys[i], json_clone(o->kids[i]));
+        json_free(o);
+    }
     return p;
 }
 
+/* Where a start comes from: the planned time of the occurrence and whether
+ * the workload's faults: or the nemesis scheduled it. Ends carry neither. */
+struct origin {
+    int64_t planned;   /* run-relative ns, < 0: not a start */
+    const char *source;
+};
+
+static const struct origin NO_ORIGIN = {-1, NULL};
+
 static void log_event(struct run *r, const struct fault_inst *fi, const char *event,
-                      int64_t t, const char *reason)
+                      int64_t t, const char *reason, struct origin o)
 {
     struct json *l = json_new_obj();
     json_obj_set_int(l, "id", fi->id);
@@ -105,6 +167,10 @@ static void log_event(struct run *r, const struct fault_inst *fi, const char *ev
         json_obj_set_str(l, "kind", fi->spec->ops->name);
         json_obj_set_str(l, "target", tgt);
     }
+    if (o.planned >= 0)
+        json_obj_set_int(l, "planned_ns", o.planned);
+    if (o.source)
+        json_obj_set_str(l, "source", o.source);
     if (strcmp(event, "start") == 0) {
         json_obj_set_int(l, "worker", fi->worker);
         json_obj_set_int(l, "node", fi->node);
@@ -116,6 +182,9 @@ static void log_event(struct run *r, const struct fault_inst *fi, const char *ev
             for (size_t i = 0; i < fi->detail->n; i++)
                 json_obj_set(l, fi->detail->keys[i], json_clone(fi->detail->kids[i]));
     }
+    if (strcmp(event, "end") == 0 && fi->end_detail)
+        for (size_t i = 0; i < fi->end_detail->n; i++)
+            json_obj_set(l, fi->end_detail->keys[i], json_clone(fi->end_detail->kids[i]));
     if (reason)
         json_obj_set_str(l, "reason", reason);
     run_fault_log(r, l);
@@ -123,7 +192,7 @@ static void log_event(struct run *r, const struct fault_inst *fi, const char *ev
 
 static void start_one(struct schedule *s, struct run *r, int si)
 {
-    const struct fault_spec *spec = &r->w->faults[si];
+    const struct fault_spec *spec = s->specs[si];
     struct fault_inst fi;
     memset(&fi, 0, sizeof(fi));
     fi.spec = spec;
@@ -132,45 +201,86 @@ static void start_one(struct schedule *s, struct run *r, int si)
     fi.detail = json_new_obj();
     struct ls_err err = {0};
     int64_t planned = s->next_start[si];
+    struct origin o = {planned, si < s->nexplicit ? "faults" : "nemesis"};
     int rc = spec->ops->start(r, &fi, &err);
     s->started[si]++;
     /* schedule the next occurrence of this spec */
     int more = spec->every > 0 && (spec->count == 0 || s->started[si] < spec->count);
     int64_t next = planned + spec->every;
-    s->next_start[si] = more && next < r->w->duration ? next : INT64_MAX;
+    s->next_start[si] = more && next < s->tail_start ? next : INT64_MAX;
 
-    if (rc != 0) {
-        log_event(r, &fi, rc > 0 ? "skipped" : "failed", run_now(r),
-                  rc > 0 ? "no target to act on (e.g. no worker held a lock within 1s)" : err.msg);
+    if (rc == 0 && fi.start_ns >= s->tail_start) {
+        /* the target turned up only once the quiet tail had begun: undo now */
         spec->ops->stop(r, &fi, &err);
+        log_event(r, &fi, "skipped", run_now(r),
+                  "the quiet tail began before the fault took effect; undone at once", o);
         json_free(fi.detail);
+        json_free(fi.end_detail);
         return;
     }
-    fi.end_ns = fi.start_ns + spec->duration;
-    log_event(r, &fi, "start", fi.start_ns, NULL);
+    if (rc != 0) {
+        log_event(r, &fi, rc > 0 ? "skipped" : "failed", run_now(r),
+                  rc > 0 ? "no target to act on (e.g. no worker held a lock within 1s)" : err.msg,
+                  o);
+        spec->ops->stop(r, &fi, &err);
+        json_free(fi.detail);
+        json_free(fi.end_detail);
+        return;
+    }
+    if (fi.end_ns <= 0) /* the kind did not set its own end (kill: the restart time) */
+        fi.end_ns = fi.start_ns + spec->duration;
+    if (fi.end_ns > s->tail_start && s->tail_start < r->w->duration)
+        fi.end_ns = s->tail_start; /* healed when the quiet tail begins */
+    log_event(r, &fi, "start", fi.start_ns, NULL, o);
     if (s->nactive == s->cap) {
         int cap = s->cap ? s->cap * 2 : 8;
         struct fault_inst *a = realloc(s->active, (size_t)cap * sizeof(*a));
-        if (!a) {
+        if (a)
+            s->active = a;
+        int *asi = a ? realloc(s->active_si, (size_t)cap * sizeof(*asi)) : NULL;
+        if (asi)
+            s->active_si = asi;
+        if (!a || !asi) {
             spec->ops->stop(r, &fi, &err);
-            log_event(r, &fi, "end", run_now(r), "out of memory");
+            log_event(r, &fi, "end", run_now(r), "out of memory", NO_ORIGIN);
             json_free(fi.detail);
+            json_free(fi.end_detail);
             return;
         }
-        s->active = a;
         s->cap = cap;
     }
+    s->active_si[s->nactive] = si;
     s->active[s->nactive++] = fi;
 }
 
-static void end_one(struct schedule *s, struct run *r, int ai)
+/* Record occurrence si as skipped without starting it (it was deferred
+ * past the point where faults may start). */
+static void skip_one(struct schedule *s, struct run *r, int si, const char *why)
+{
+    struct fault_inst fi;
+    memset(&fi, 0, sizeof(fi));
+    fi.spec = s->specs[si];
+    fi.id = r->fault_seq++;
+    fi.worker = fi.node = -1;
+    struct origin o = {s->next_start[si], si < s->nexplicit ? "faults" : "nemesis"};
+    log_event(r, &fi, "skipped", run_now(r), why, o);
+    s->started[si]++;
+    s->next_start[si] = INT64_MAX;
+}
+
+/* End active fault ai: the kind's stop, then the end line; why (may be
+ * NULL) says why it ended before its planned end. */
+static void end_one(struct schedule *s, struct run *r, int ai, const char *why)
 {
     struct fault_inst *fi = &s->active[ai];
     struct ls_err err = {0};
     fi->spec->ops->stop(r, fi, &err);
-    log_event(r, fi, "end", run_now(r), err.code ? err.msg : NULL);
+    log_event(r, fi, "end", run_now(r), err.code ? err.msg : why, NO_ORIGIN);
     json_free(fi->detail);
-    s->active[ai] = s->active[--s->nactive];
+    json_free(fi->end_detail);
+    s->nactive--;
+    s->active[ai] = s->active[s->nactive];
+    s->active_si[ai] = s->active_si[s->nactive];
 }
 
 void schedule_tick(struct schedule *s, struct run *r)
@@ -178,16 +288,32 @@ void schedule_tick(struct schedule *s, struct run *r)
     int64_t now = run_now(r);
     for (int i = s->nactive - 1; i >= 0; i--)
         if (s->active[i].end_ns <= now)
-            end_one(s, r, i);
-    for (int i = 0; i < s->nspecs; i++)
-        if (s->next_start[i] <= now)
-            start_one(s, r, i);
+            end_one(s, r, i,
+                    s->active[i].end_ns == s->tail_start && s->tail_start < r->w->duration
+                        ? "quiet tail: every fault is healed when it begins" : NULL);
+    for (int i = 0; i < s->nspecs; i++) {
+        if (s->next_start[i] > now)
+            continue;
+        if (i >= s->nexplicit && added_busy_until(s) != INT64_MIN)
+            continue; /* serial nemesis: wait for the active one to end */
+        if (now >= s->tail_start) {
+            skip_one(s, r, i, "not started: the quiet tail had begun (deferred or late)");
+            continue;
+        }
+        start_one(s, r, i);
+    }
 }
 
 void schedule_heal(struct schedule *s, struct run *r)
 {
+    int64_t now = run_now(r);
     for (int i = s->nactive - 1; i >= 0; i--)
-        end_one(s, r, i);
-    for (int i = 0; i < s->nspecs; i++)
+        end_one(s, r, i, s->active[i].end_ns > now ? "final heal before the checkers" : NULL);
+    /* an occurrence that was due but never started (deferred behind a
+     * nemesis fault that lasted to the end) is accounted for as skipped */
+    for (int i = 0; i < s->nspecs; i++) {
+        if (s->next_start[i] <= now && !r->signal)
+            skip_one(s, r, i, "not started: the run ended first");
         s->next_start[i] = INT64_MAX;
+    }
 }

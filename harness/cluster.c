@@ -72,6 +72,33 @@ int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err
     }
 }
 
+/* Contract: fork+exec redis-server for n on n->port with n's directory,
+ * log and persistence; n->pid set on success. Does not wait for it. */
+static int spawn_node(struct node_proc *n, struct ls_err *err)
+{
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", n->port);
+    const char *aof = n->persistence == PERSIST_NONE ? "no" : "yes";
+    const char *fsync = n->persistence == PERSIST_AOF_ALWAYS ? "always" : "everysec";
+    char *argv[] = {
+        "redis-server", "--port", portstr, "--bind", "127.0.0.1", "--protected-mode", "yes",
+        "--dir", n->dir, "--save", "", "--appendonly", (char *)aof,
+        "--appendfsync", (char *)fsync, "--daemonize", "no", "--logfile", "",
+        "--loglevel", "notice", "--enable-debug-command", "local",
+        "--databases", "1", NULL};
+    struct ls_err last = {0};
+    pid_t pid = proc_spawn(argv, n->log, &last);
+    if (pid < 0) {
+        if (strstr(last.msg, "cannot run"))
+            return ls_err_set(err, LS_EENV,
+                              "%s; install it (apt-get install redis-server) or put it on PATH",
+                              last.msg);
+        return ls_err_set(err, last.code, "%s", last.msg);
+    }
+    n->pid = pid;
+    return 0;
+}
+
 int node_start(struct node_proc *n, const char *basedir, const char *name, int persistence,
                struct ls_err *err)
 {
@@ -94,32 +121,54 @@ int node_start(struct node_proc *n, const char *basedir, const char *name, int p
         if (port < 0)
             return port;
         n->port = port;
-        char portstr[16];
-        snprintf(portstr, sizeof(portstr), "%d", port);
-        const char *aof = persistence == PERSIST_NONE ? "no" : "yes";
-        const char *fsync = persistence == PERSIST_AOF_ALWAYS ? "always" : "everysec";
-        char *argv[] = {
-            "redis-server", "--port", portstr, "--bind", "127.0.0.1", "--protected-mode", "yes",
-            "--dir", n->dir, "--save", "", "--appendonly", (char *)aof,
-            "--appendfsync", (char *)fsync, "--daemonize", "no", "--logfile", "",
-            "--loglevel", "notice", "--enable-debug-command", "local",
-            "--databases", "1", NULL};
         ls_err_clear(&last);
-        pid_t pid = proc_spawn(argv, n->log, &last);
-        if (pid < 0) {
-            if (strstr(last.msg, "cannot run"))
-                return ls_err_set(err, LS_EENV,
-                                  "%s; install it (apt-get install redis-server) or put it on PATH",
-                                  last.msg);
-            return ls_err_set(err, last.code, "%s", last.msg);
-        }
-        n->pid = pid;
+        int rc = spawn_node(n, err);
+        if (rc < 0)
+            return rc;
         if (node_wait_ready(n, READY_TIMEOUT, &last) == 0)
             return 0;
         proc_stop(n->pid, SIGKILL, 0);
         n->pid = 0;
     }
     return ls_err_set(err, LS_EENV, "%s: %s (after %d attempts)", name, last.msg, START_ATTEMPTS);
+}
+
+int node_restart(struct node_proc *n, int64_t timeout_ns, struct ls_err *err)
+{
+    if (n->pid > 0)
+        return ls_err_set(err, LS_EENV, "%s:%d: restart while redis-server %d still runs",
+                          n->host, n->port, (int)n->pid);
+    if (n->port <= 0 || !n->dir[0])
+        return ls_err_set(err, LS_EENV, "node %d: restart of a node that never started",
+                          n->index);
+    int rc = spawn_node(n, err);
+    if (rc < 0)
+        return rc;
+    rc = node_wait_ready(n, timeout_ns, err);
+    if (rc < 0) {
+        proc_stop(n->pid, SIGKILL, 0);
+        n->pid = 0;
+    }
+    return rc;
+}
+
+int node_kill(struct node_proc *n, int sig, int64_t timeout_ns, int *status, struct ls_err *err)
+{
+    if (n->pid <= 0)
+        return ls_err_set(err, LS_EENV, "%s:%d: not running", n->host, n->port);
+    pid_t pid = n->pid;
+    if (kill(pid, sig) < 0)
+        return ls_err_errno(err, LS_EENV, errno, "%s:%d: signal redis-server %d", n->host,
+                            n->port, (int)pid);
+    if (sig == SIGTERM)
+        kill(pid, SIGCONT); /* a paused node could not act on SIGTERM */
+    int rc = proc_wait(pid, timeout_ns, status);
+    if (rc != 1)
+        return ls_err_set(err, LS_ETIMEOUT, "%s:%d: redis-server %d still runs %llds after %s",
+                          n->host, n->port, (int)pid, (long long)(timeout_ns / LS_NS_PER_S),
+                          strsignal(sig));
+    n->pid = 0;
+    return 0;
 }
 
 void node_stop(struct node_proc *n)
@@ -174,10 +223,14 @@ void cluster_stop(struct cluster *c)
             kill(c->nodes[i].pid, SIGTERM);
     if (c->has_storage && c->storage.pid > 0)
         kill(c->storage.pid, SIGTERM);
-    for (int i = 0; i < c->nnodes; i++)
-        node_stop(&c->nodes[i]);
-    if (c->has_storage)
-        node_stop(&c->storage);
+    for (int i = 0; i < c->nnodes; i++) {
+        proc_stop(c->nodes[i].pid, 0, 2 * LS_NS_PER_S);
+        c->nodes[i].pid = 0;
+    }
+    if (c->has_storage) {
+        proc_stop(c->storage.pid, 0, 2 * LS_NS_PER_S);
+        c->storage.pid = 0;
+    }
     free(c->nodes);
     c->nodes = NULL;
     c->nnodes = 0;

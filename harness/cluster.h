@@ -45,6 +45,17 @@ void cluster_stop(struct cluster *c);
 int node_start(struct node_proc *n, const char *basedir, const char *name, int persistence,
                struct ls_err *err);
 void node_stop(struct node_proc *n);
+/* Start a stopped node again (n->pid 0) on the same port, directory, log
+ * and persistence: with none it comes back empty, with aof-* it replays its
+ * AOF. Waits up to timeout_ns until it answers PING (loading the AOF
+ * included). Returns 0, or a negative code with err set (the port was
+ * taken meanwhile, redis-server exited, timeout); n->pid is 0 then. */
+int node_restart(struct node_proc *n, int64_t timeout_ns, struct ls_err *err);
+/* Send sig to the node (SIGKILL: a crash; SIGTERM: a graceful shutdown)
+ * and wait up to timeout_ns until it is reaped (*status, when not NULL,
+ * the wait status). Returns 0 with n->pid 0, or a negative code with err
+ * set (still running: the caller decides). */
+int node_kill(struct node_proc *n, int sig, int64_t timeout_ns, int *status, struct ls_err *err);
 /* Wait (bounded) until the node answers PING. */
 int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err *err);
 

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -402,4 +403,54 @@ int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err)
     }
     close(fd);
     return rc;
+}
+
+/* ---- file names ---- */
+
+int evlog_path(char *buf, size_t n, const char *rundir, int worker, uint32_t epoch)
+{
+    if (epoch == 0)
+        return snprintf(buf, n, "%s/events/worker-%03d.bin", rundir, worker);
+    return snprintf(buf, n, "%s/events/worker-%03d.e%u.bin", rundir, worker, epoch);
+}
+
+/* Contract: a decimal number of 1..7 digits at *s (no sign), stored in *v,
+ * *s advanced past it. Returns 0 or -1. */
+static int name_number(const char **s, long *v)
+{
+    const char *p = *s;
+    long x = 0;
+    int nd = 0;
+    while (*p >= '0' && *p <= '9' && nd < 8) {
+        x = x * 10 + (*p - '0');
+        p++;
+        nd++;
+    }
+    if (nd == 0 || nd > 7)
+        return -1;
+    *v = x;
+    *s = p;
+    return 0;
+}
+
+int evlog_parse_name(const char *name, int *worker, uint32_t *epoch)
+{
+    long w, e = 0;
+    const char *p = name;
+    if (strncmp(p, "worker-", 7) != 0)
+        return -1;
+    p += 7;
+    if (name_number(&p, &w) < 0 || w > 1000000)
+        return -1;
+    if (p[0] == '.' && p[1] == 'e') {
+        p += 2;
+        /* epoch 0 is always the plain name; no leading zeros */
+        if (*p == '0' || name_number(&p, &e) < 0)
+            return -1;
+    }
+    if (strcmp(p, ".bin") != 0)
+        return -1;
+    *worker = (int)w;
+    *epoch = (uint32_t)e;
+    return 0;
 }

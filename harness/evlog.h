@@ -144,6 +144,17 @@ int evlog_close(struct evlog_writer *w, struct ls_err *err);
  * writes after the last good one. */
 int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err);
 
+/* ---- file names ---- */
+
+/* Path of a worker's event log in run directory rundir: events/worker-NNN.bin
+ * for epoch 0, events/worker-NNN.eE.bin (E decimal) for the process that
+ * took the worker id over after a restart (epoch E >= 1). Returns what
+ * snprintf returns (>= n: truncated). */
+int evlog_path(char *buf, size_t n, const char *rundir, int worker, uint32_t epoch);
+/* Parse a log's file name (no directory) made by evlog_path: 0 with *worker
+ * and *epoch set, or -1 when name is not a worker event log. */
+int evlog_parse_name(const char *name, int *worker, uint32_t *epoch);
+
 /* ---- reader ---- */
 
 struct evlog_file {

@@ -17,9 +17,11 @@
 #include "checkers/check.h"
 #include "checkers/history.h"
 #include "faults/fault.h"
+#include "harness/progress.h"
 #include "harness/run.h"
 #include "harness/workload.h"
 #include "locks/lock.h"
+#include "reports/reports.h"
 #include "reports/result.h"
 #include "util/err.h"
 #include "util/strbuf.h"
@@ -30,10 +32,20 @@ static const char USAGE[] =
     "\n"
     "  run WORKLOAD [--out DIR] [--seed N] [--set key.path=value]... [--json] [--quiet]\n"
     "                        run a workload (a .yaml file or a bundled name, e.g. demo)\n"
+    "  run --replay RUN_DIR [--out DIR] [--seed N] [--set key.path=value]... [--json] [--quiet]\n"
+    "                        run RUN_DIR/workload.yaml again with the nemesis schedule RUN_DIR\n"
+    "                        drew (RUN_DIR/nemesis.yaml) instead of drawing one from the seed\n"
     "  check RUN_DIR [--json]\n"
     "  check --history FILE.jsonl [--capacity N] [--near-miss DUR] [--json]\n"
     "                        re-check a run directory, or a history made elsewhere\n"
-    "  report RUN_DIR        rewrite result.json and summary.txt of a run directory\n"
+    "  report RUN_DIR [--format LIST]\n"
+    "                        rewrite the reports of a run directory (default: all)\n"
+    "  run/check/report --format LIST\n"
+    "                        reports to write: text,json,junit,charts,html or all\n"
+    "                        (summary.txt, result.json, junit.xml, *.svg, report.html)\n"
+    "  run --progress auto|plain|off\n"
+    "                        progress on stderr: live on a terminal (auto), one line\n"
+    "                        per second (plain), or none (off; --quiet too)\n"
     "  validate WORKLOAD [--set key.path=value]...\n"
     "                        check a workload file and print it fully resolved\n"
     "  validate --reference  print the workload reference (docs/workload-reference.md)\n"
@@ -99,7 +111,7 @@ static int workload_dirs(char dirs[][PATH_MAX], int max)
 static const char *resolve_workload(const char *arg, char *buf, size_t n)
 {
     struct stat st;
-    if (strchr(arg, '/') || stat(arg, &st) == 0)
+    if (stat(arg, &st) == 0)
         return arg;
     char dirs[4][PATH_MAX];
     int nd = workload_dirs(dirs, 4);
@@ -111,6 +123,41 @@ static const char *resolve_workload(const char *arg, char *buf, size_t n)
     return arg; /* the loader reports it missing, with the name as given */
 }
 
+/* Collects "name" (or "sub/name") of every .yaml under dir, one level of
+ * subdirectories deep. Returns the count; names are malloc'd. */
+static int collect_workloads(const char *dir, const char *prefix, char **names, int nn, int max)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return nn;
+    struct dirent *de;
+    while ((de = readdir(d)) && nn < max) {
+        if (de->d_name[0] == '.')
+            continue;
+        size_t l = strlen(de->d_name);
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (stat(path, &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode) && !*prefix) {
+            nn = collect_workloads(path, de->d_name, names, nn, max);
+        } else if (S_ISREG(st.st_mode) && l > 5 && strcmp(de->d_name + l - 5, ".yaml") == 0) {
+            char name[PATH_MAX];
+            snprintf(name, sizeof(name), "%s%s%.*s", prefix, *prefix ? "/" : "", (int)(l - 5),
+                     de->d_name);
+            names[nn++] = strdup(name);
+        }
+    }
+    closedir(d);
+    return nn;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void list_workloads(void)
 {
     char dirs[4][PATH_MAX];
@@ -119,35 +166,19 @@ static void list_workloads(void)
         printf("no bundled workloads found\n");
         return;
     }
-    DIR *d = opendir(dirs[0]);
-    if (!d)
-        return;
-    printf("bundled workloads in %s:\n", dirs[0]);
-    struct dirent *de;
-    char *names[512];
-    int nn = 0;
-    while ((de = readdir(d)) && nn < 512) {
-        size_t l = strlen(de->d_name);
-        if (l > 5 && strcmp(de->d_name + l - 5, ".yaml") == 0)
-            names[nn++] = strndup(de->d_name, l - 5);
-    }
-    closedir(d);
-    for (int i = 0; i < nn; i++)
-        for (int j = i + 1; j < nn; j++)
-            if (strcmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j];
-                names[j] = t;
-            }
+    char *names[1024];
+    int nn = collect_workloads(dirs[0], "", names, 0, 1024);
+    qsort(names, (size_t)nn, sizeof(names[0]), cmp_str);
+    printf("bundled workloads in %s (run one by name: lockstorm run NAME):\n", dirs[0]);
     for (int i = 0; i < nn; i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/%s.yaml", dirs[0], names[i]);
         struct workload *w = NULL;
         struct ls_err err = {0};
-        const char *desc = "";
-        if (workload_load(path, NULL, 0, &w, NULL, &err) == 0)
+        const char *desc = "(does not load: run lockstorm validate on it)";
+        if (names[i] && workload_load(path, NULL, 0, &w, NULL, &err) == 0)
             desc = w->description;
-        printf("  %-24s %s\n", names[i], desc);
+        printf("  %-32s %s\n", names[i] ? names[i] : "?", desc);
         workload_free(w);
         free(names[i]);
     }
@@ -158,7 +189,8 @@ struct common_args {
     int npos;
     const char *sets[256];
     int nsets;
-    const char *out, *history, *seed, *capacity, *near_miss;
+    const char *out, *history, *seed, *capacity, *near_miss, *replay;
+    const char *format, *progress; /* --format LIST, --progress MODE */
     int json, quiet, reference;
 };
 
@@ -176,6 +208,12 @@ static int parse_args(int argc, char **argv, struct common_args *a)
             a->reference = 1;
         } else if (strcmp(s, "--out") == 0) {
             slot = &a->out;
+        } else if (strcmp(s, "--replay") == 0) {
+            slot = &a->replay;
+        } else if (strcmp(s, "--format") == 0) {
+            slot = &a->format;
+        } else if (strcmp(s, "--progress") == 0) {
+            slot = &a->progress;
         } else if (strcmp(s, "--history") == 0) {
             slot = &a->history;
         } else if (strcmp(s, "--seed") == 0) {
@@ -243,15 +281,46 @@ static int emit_result(const struct json *res, int as_json)
     return result_exit_code(res);
 }
 
+/* --format and --progress, for run, check and report: formats 0 = all. */
+static int report_opts(const struct common_args *a, unsigned *formats, int *progress)
+{
+    char why[160];
+    *formats = 0;
+    if (a->format && reports_parse_formats(a->format, formats, why, sizeof(why)) < 0)
+        return usage_error("--format: %s", why);
+    if (progress) {
+        *progress = PROGRESS_AUTO;
+        if (a->progress && progress_parse(a->progress, progress) < 0)
+            return usage_error("--progress '%s': expected auto, plain or off", a->progress);
+    } else if (a->progress) {
+        return usage_error("%s", "--progress applies to run only");
+    }
+    return 0;
+}
+
 static int cmd_run(struct common_args *a)
 {
+    unsigned formats;
+    int progress;
+    int orc = report_opts(a, &formats, &progress);
+    if (orc)
+        return orc;
+    char replay_wl[PATH_MAX];
+    if (a->replay) { /* the workload is the replayed run's resolved one */
+        if (a->npos != 0)
+            return usage_error("%s", "run --replay RUN_DIR takes no WORKLOAD (it runs "
+                                     "RUN_DIR/workload.yaml)");
+        snprintf(replay_wl, sizeof(replay_wl), "%s/workload.yaml", a->replay);
+        a->pos[a->npos++] = replay_wl;
+    }
     if (a->npos != 1)
         return usage_error("%s", "run needs exactly one WORKLOAD");
     struct workload *w = NULL;
     int rc = load_workload(a, &w);
     if (rc)
         return rc;
-    struct run_opts o = {.out = a->out, .quiet = a->quiet};
+    struct run_opts o = {.out = a->out, .quiet = a->quiet, .replay = a->replay,
+                         .progress = progress, .formats = formats};
     struct json *res = NULL;
     char *dir = NULL;
     struct ls_err err = {0};
@@ -272,12 +341,42 @@ static int cmd_run(struct common_args *a)
     return code;
 }
 
+/* Write the reports of formats into dir, saying which on say unless quiet
+ * (check says it on stderr: its stdout ends with the verdict line or is the
+ * JSON document). Returns 0 or 3. */
+static int write_reports(const char *dir, const struct json *res, unsigned formats,
+                         const struct common_args *a, FILE *say)
+{
+    struct strbuf written = STRBUF_INIT;
+    struct ls_err err = {0};
+    int rc = reports_write_all(dir, res, formats, a->quiet ? NULL : stderr, &written, &err);
+    if (rc < 0) {
+        sb_free(&written);
+        fprintf(stderr, "lockstorm: error: %s\n", err.msg);
+        return 3;
+    }
+    if (!a->quiet)
+        fprintf(say, "lockstorm: wrote into %s: %s\n", dir, sb_cstr(&written));
+    sb_free(&written);
+    return 0;
+}
+
 static int cmd_check(struct common_args *a)
 {
     struct history h;
     memset(&h, 0, sizeof(h));
     struct ls_err err = {0};
     int rc;
+    unsigned formats;
+    if ((rc = report_opts(a, &formats, NULL)) != 0)
+        return rc;
+    /* --format writes files: into the run directory, or --out DIR for a
+     * JSONL history (which has no directory of its own). */
+    const char *report_dir = a->history ? a->out : (a->npos ? a->pos[0] : NULL);
+    if (a->format && a->history && !a->out)
+        return usage_error("%s", "check --history --format needs --out DIR for the files");
+    if (a->out && !a->history)
+        return usage_error("%s", "check RUN_DIR writes into RUN_DIR; --out is for --history");
     if (a->history) {
         if (a->npos)
             return usage_error("%s", "check takes a RUN_DIR or --history FILE, not both");
@@ -315,6 +414,14 @@ static int cmd_check(struct common_args *a)
     struct json *res = result_build(&h, &p);
     history_free(&h);
     int code = emit_result(res, a->json);
+    if (a->format && report_dir) {
+        if (a->history && mkdir(report_dir, 0755) < 0 && errno != EEXIST) {
+            fprintf(stderr, "lockstorm: error: create %s: %s\n", report_dir, strerror(errno));
+            code = 3;
+        } else if (write_reports(report_dir, res, formats, a, stderr) != 0) {
+            code = 3;
+        }
+    }
     json_free(res);
     return code;
 }
@@ -323,6 +430,10 @@ static int cmd_report(struct common_args *a)
 {
     if (a->npos != 1)
         return usage_error("%s", "report needs a RUN_DIR");
+    unsigned formats;
+    int rc = report_opts(a, &formats, NULL);
+    if (rc)
+        return rc;
     struct history h;
     memset(&h, 0, sizeof(h));
     struct ls_err err = {0};
@@ -334,24 +445,10 @@ static int cmd_report(struct common_args *a)
     check_params_from(&h, &p);
     struct json *res = result_build(&h, &p);
     history_free(&h);
-    struct strbuf sb = STRBUF_INIT;
-    char path[PATH_MAX];
-    render_json(res, &sb);
-    snprintf(path, sizeof(path), "%s/result.json", a->pos[0]);
-    int w1 = sb_write_file(&sb, path);
-    sb_reset(&sb);
-    render_text(res, &sb);
-    snprintf(path, sizeof(path), "%s/summary.txt", a->pos[0]);
-    int w2 = sb_write_file(&sb, path);
-    sb_free(&sb);
     int code = result_exit_code(res);
+    if (write_reports(a->pos[0], res, formats, a, stdout) != 0)
+        code = 3;
     json_free(res);
-    if (w1 < 0 || w2 < 0) {
-        fprintf(stderr, "lockstorm: error: cannot write reports into %s: %s\n", a->pos[0],
-                strerror(-(w1 < 0 ? w1 : w2)));
-        return 3;
-    }
-    printf("wrote %s/result.json and %s/summary.txt\n", a->pos[0], a->pos[0]);
     return code;
 }
 

@@ -150,6 +150,12 @@ static void range_text(const struct opt_def *d, char *buf, size_t n)
     if (d->type == OPT_DURATION || d->type == OPT_DIST) {
         fmt_dur((int64_t)d->min, a, sizeof(a));
         fmt_dur((int64_t)d->max, b, sizeof(b));
+        if (d->type == OPT_DURATION && d->choices) {
+            char words[128];
+            choices_text(d->choices, words, sizeof(words));
+            snprintf(buf, n, "%s..%s, or %s", a, b, words);
+            return;
+        }
     } else if (d->type == OPT_DOUBLE) {
         fmt_double(d->min, a, sizeof(a));
         fmt_double(d->max, b, sizeof(b));
@@ -271,7 +277,20 @@ int opt_parse_text(const struct opt_def *d, void *base, const char *text, char *
     case OPT_DURATION: {
         int64_t v;
         const char *reason;
+        /* a word of d->choices (e.g. "never") is stored as -(index + 1) */
+        for (int i = 0; d->choices && d->choices[i]; i++) {
+            if (strcmp(d->choices[i], text) == 0) {
+                *FIELD(base, d, int64_t) = -(int64_t)(i + 1);
+                return 0;
+            }
+        }
         if (ls_parse_duration(text, &v, &reason) != 0) {
+            if (d->choices) {
+                char words[128];
+                choices_text(d->choices, words, sizeof(words));
+                snprintf(why, n, "expected a duration or %s, got '%s'; %s", words, q, reason);
+                return -1;
+            }
             snprintf(why, n, "expected a duration, got '%s'; %s", q, reason);
             return -1;
         }
@@ -804,6 +823,21 @@ static int plain_safe(const char *s)
     return strlen(s) <= 64;
 }
 
+/* Contract: an OPT_DURATION value as text in buf (a duration, or the word
+ * of d->choices a negative value stands for). Returns buf. */
+static const char *dur_text(const struct opt_def *d, int64_t v, char *buf, size_t n)
+{
+    if (v < 0 && d->choices) {
+        int64_t k = 0;
+        while (d->choices[k] && k < -v - 1)
+            k++;
+        snprintf(buf, n, "%s", d->choices[k] ? d->choices[k] : "?");
+        return buf;
+    }
+    fmt_dur(v, buf, n);
+    return buf;
+}
+
 void opt_format_value(const struct opt_def *d, const void *base, struct strbuf *sb)
 {
     char buf[64];
@@ -815,8 +849,7 @@ void opt_format_value(const struct opt_def *d, const void *base, struct strbuf *
         sb_printf(sb, "%" PRIu64, *CFIELD(base, d, uint64_t));
         break;
     case OPT_DURATION:
-        fmt_dur(*CFIELD(base, d, int64_t), buf, sizeof(buf));
-        sb_puts(sb, buf);
+        sb_puts(sb, dur_text(d, *CFIELD(base, d, int64_t), buf, sizeof(buf)));
         break;
     case OPT_BOOL:
         sb_puts(sb, *CFIELD(base, d, int) ? "true" : "false");
@@ -861,8 +894,7 @@ struct json *opt_value_json(const struct opt_def *d, const void *base)
         return json_new_str(buf); /* beyond int64: exact as a string */
     }
     case OPT_DURATION:
-        fmt_dur(*CFIELD(base, d, int64_t), buf, sizeof(buf));
-        return json_new_str(buf);
+        return json_new_str(dur_text(d, *CFIELD(base, d, int64_t), buf, sizeof(buf)));
     case OPT_BOOL:
         return json_new_bool(*CFIELD(base, d, int));
     case OPT_STRING: {

@@ -31,7 +31,8 @@ struct opt_def {
     size_t offset;
     const char *def;               /* default as text; NULL = required / none */
     double min, max;               /* OPT_INT / OPT_DURATION (ns) range; min == max == 0: none */
-    const char *const *choices;    /* OPT_ENUM: NULL-terminated */
+    const char *const *choices;    /* OPT_ENUM: NULL-terminated; OPT_DURATION: words accepted
+                                    * besides durations (e.g. "never"), stored as -1, -2, ... */
     const struct opt_def *sub;     /* OPT_SECTION: NULL-name-terminated table */
     const char *help;
 };

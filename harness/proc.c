@@ -120,7 +120,8 @@ int proc_stop(pid_t pid, int sig, int64_t grace_ns)
         return 0; /* already gone and reaped */
     kill(pid, SIGCONT);
     if (sig != SIGKILL) {
-        kill(pid, sig);
+        if (sig)
+            kill(pid, sig);
         if (proc_wait(pid, grace_ns, NULL) != 0)
             return 0;
     }

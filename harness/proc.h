@@ -28,8 +28,9 @@ void proc_child_setup(pid_t parent);
  * (status stored when non-NULL), 0 if still running, negative on error. */
 int proc_wait(pid_t pid, int64_t timeout_ns, int *status);
 
-/* Stop pid: SIGCONT (in case it is paused), sig, wait up to grace_ns, then
- * SIGKILL and reap. Returns 0 once reaped. Accepts pid <= 0 (no-op). */
+/* Stop pid: SIGCONT (in case it is paused), sig (0: none, the caller
+ * already sent it), wait up to grace_ns, then SIGKILL and reap. Returns 0
+ * once reaped. Accepts pid <= 0 (no-op). */
 int proc_stop(pid_t pid, int sig, int64_t grace_ns);
 
 /* Process state letter from /proc/PID/stat ('R', 'S', 'T', ...), or 0 when

@@ -23,11 +23,15 @@
 
 #include "checkers/check.h"
 #include "checkers/history.h"
+#include "faults/nemesis.h"
+#include "faults/proxy.h"
 #include "faults/schedule.h"
 #include "harness/evlog.h"
 #include "harness/proc.h"
+#include "harness/progress.h"
 #include "harness/storage.h"
 #include "harness/worker.h"
+#include "reports/reports.h"
 #include "reports/result.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -157,6 +161,20 @@ static int write_text(const struct run *r, const char *name, struct strbuf *sb, 
     return 0;
 }
 
+/* Contract: e.exit = "running", "exited N" or "killed by signal N (name)". */
+static void exit_text(int exited, int status, struct json *e)
+{
+    char st[64] = "running";
+    if (exited) {
+        if (WIFEXITED(status))
+            snprintf(st, sizeof(st), "exited %d", WEXITSTATUS(status));
+        else if (WIFSIGNALED(status))
+            snprintf(st, sizeof(st), "killed by signal %d (%s)", WTERMSIG(status),
+                     strsignal(WTERMSIG(status)));
+    }
+    json_obj_set_str(e, "exit", st);
+}
+
 /* run.json: written at the start (interrupted: true, so a harness that dies
  * leaves a directory the checker knows is incomplete) and again at the end. */
 static int write_run_json(struct run *r, int final, int64_t end_ns, const struct json *leftover,
@@ -182,20 +200,32 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
     json_obj_set(j, "signal", r->signal ? json_new_str(strsignal(r->signal)) : json_new_null());
     struct json *ws = json_obj_set(j, "workers", json_new_arr());
     for (int i = 0; i < r->nworkers; i++) {
+        const struct run_worker *rw = &r->workers[i];
         struct json *e = json_arr_push(ws, json_new_obj());
         json_obj_set_int(e, "worker", i);
-        json_obj_set_int(e, "pid", r->workers[i].pid);
-        char st[64] = "running";
-        const struct run_worker *rw = &r->workers[i];
-        if (rw->exited) {
-            if (WIFEXITED(rw->status))
-                snprintf(st, sizeof(st), "exited %d", WEXITSTATUS(rw->status));
-            else if (WIFSIGNALED(rw->status))
-                snprintf(st, sizeof(st), "killed by signal %d (%s)", WTERMSIG(rw->status),
-                         strsignal(WTERMSIG(rw->status)));
-        }
-        json_obj_set_str(e, "exit", st);
+        json_obj_set_int(e, "pid", rw->pid);
+        json_obj_set_int(e, "epoch", rw->epoch);
+        exit_text(rw->exited, rw->status, e);
         json_obj_set_bool(e, "killed_by_harness", rw->killed_by_harness);
+        /* every process that had this id, restarts included */
+        struct json *eps = json_obj_set(e, "epochs", json_new_arr());
+        for (int k = 0; k <= rw->npast; k++) {
+            struct run_epoch cur = {rw->epoch, rw->pid, rw->status, rw->killed_by_harness,
+                                    rw->fault, rw->start_ns, rw->end_ns};
+            const struct run_epoch *p = k < rw->npast ? &rw->past[k] : &cur;
+            struct json *o = json_arr_push(eps, json_new_obj());
+            json_obj_set_int(o, "epoch", p->epoch);
+            json_obj_set_int(o, "pid", p->pid);
+            char path[2100];
+            evlog_path(path, sizeof(path), "", i, p->epoch);
+            json_obj_set_str(o, "log", path + 1);
+            json_obj_set_num(o, "start_ms", (double)p->start_ns / 1e6);
+            int ended = k < rw->npast || rw->exited;
+            json_obj_set(o, "end_ms", ended ? json_new_num((double)p->end_ns / 1e6) : json_new_null());
+            exit_text(ended, p->status, o);
+            json_obj_set_bool(o, "killed_by_harness", p->killed_by_harness);
+            json_obj_set(o, "fault", p->fault >= 0 ? json_new_int(p->fault) : json_new_null());
+        }
     }
     struct json *ns = json_obj_set(j, "nodes", json_new_arr());
     for (int i = 0; i < r->cluster.nnodes; i++) {
@@ -203,6 +233,13 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
         json_obj_set_int(e, "index", i);
         json_obj_set_int(e, "port", r->cluster.nodes[i].port);
         json_obj_set_int(e, "pid", r->cluster.nodes[i].pid);
+    }
+    if (r->proxy_pid > 0) {
+        struct json *e = json_obj_set(j, "proxy", json_new_obj());
+        json_obj_set_int(e, "pid", r->proxy_pid);
+        json_obj_set_str(e, "log", "nodes/proxy.log");
+    } else {
+        json_obj_set(j, "proxy", json_new_null());
     }
     if (r->cluster.has_storage) {
         struct json *e = json_obj_set(j, "storage", json_new_obj());
@@ -221,36 +258,109 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
     return rc;
 }
 
+/* ---- proxy ---- */
+
+/* Start the proxy between the workers and the lock nodes (faults/proxy.h):
+ * every worker reaches every node through its own link, so link faults can
+ * act on any subset. Fills r->nodes with worker i's addresses at
+ * [i * nnodes]. The storage node is never proxied. */
+static int start_proxy(struct run *r, struct ls_err *err)
+{
+    int nn = r->cluster.nnodes;
+    if (nn == 0)
+        return 0;
+    for (int n = 0; n < nn; n++) { /* where the nodes really are, for the proxy */
+        snprintf(r->nodes[n].host, sizeof(r->nodes[n].host), "%s", r->cluster.nodes[n].host);
+        r->nodes[n].port = r->cluster.nodes[n].port;
+    }
+    char log[2100];
+    snprintf(log, sizeof(log), "%s/nodes/proxy.log", r->dir);
+    struct proxy_config cfg = {
+        .nworkers = r->nworkers,
+        .nnodes = nn,
+        .nodes = r->nodes,
+        .log_path = log,
+        .seed = r->w->seed,
+    };
+    int rc = proxy_start(&cfg, &r->proxy, err);
+    if (rc < 0)
+        return rc;
+    r->proxy_pid = proxy_pid(r->proxy);
+    for (int i = 0; i < r->nworkers; i++)
+        memcpy(r->nodes + (size_t)i * (size_t)nn, proxy_worker_nodes(r->proxy, i),
+               (size_t)nn * sizeof(*r->nodes));
+    return 0;
+}
+
 /* ---- workers ---- */
+
+int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
+{
+    struct run_worker *rw = &r->workers[i];
+    if (rw->pid > 0) {
+        if (!rw->exited)
+            return ls_err_set(err, LS_EENV, "worker %d: restart while process %d still runs", i,
+                              (int)rw->pid);
+        struct run_epoch *p = realloc(rw->past, (size_t)(rw->npast + 1) * sizeof(*p));
+        if (!p)
+            return ls_err_set(err, LS_ENOMEM, "worker %d: out of memory", i);
+        rw->past = p;
+        p[rw->npast++] = (struct run_epoch){rw->epoch, rw->pid, rw->status, rw->killed_by_harness,
+                                            rw->fault, rw->start_ns, rw->end_ns};
+    }
+    struct shm_worker *sw = &r->shm->w[i];
+    atomic_store(&sw->state, WS_STARTING);
+    atomic_store(&sw->holding, -1);
+    atomic_store(&sw->acquiring, -1);
+    atomic_store(&sw->hold_since, 0);
+    atomic_store(&sw->acquire_since, 0);
+    atomic_store(&sw->pid, 0);
+    struct worker_args a = {
+        .id = i,
+        .epoch = epoch,
+        .w = r->w,
+        .rundir = r->dir,
+        .shm = r->shm,
+        .nodes = r->nodes + (size_t)i * (size_t)r->cluster.nnodes,
+        .nnodes = r->cluster.nnodes,
+        .storage_host = r->cluster.storage.host,
+        .storage_port = r->cluster.storage.port,
+        .start_mono = r->start_mono,
+        .start_real = r->start_real,
+    };
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
+        return ls_err_errno(err, LS_EENV, errno, "fork worker %d (epoch %u)", i, epoch);
+    if (pid == 0) {
+        proc_child_setup(parent);
+        if (r->faults_log)
+            fclose(r->faults_log); /* nothing buffered: it is flushed per line */
+        /* A restart forks mid-run: drop the harness's sockets and files (fault
+         * connections, proxy sockets) so that closing them in the harness
+         * really closes them. The worker opens everything it needs itself. */
+        close_range(3, ~0U, 0);
+        _exit(worker_main(&a));
+    }
+    setpgid(pid, pid); /* also done in the child: whichever runs first */
+    rw->pid = pid;
+    rw->exited = 0;
+    rw->status = 0;
+    rw->killed_by_harness = 0;
+    rw->epoch = epoch;
+    rw->fault = -1;
+    rw->down = 0;
+    rw->start_ns = run_now(r);
+    rw->end_ns = 0;
+    return 0;
+}
 
 static int spawn_workers(struct run *r, struct ls_err *err)
 {
-    pid_t parent = getpid();
     for (int i = 0; i < r->nworkers; i++) {
-        struct worker_args a = {
-            .id = i,
-            .epoch = 0,
-            .w = r->w,
-            .rundir = r->dir,
-            .shm = r->shm,
-            .nodes = r->nodes,
-            .nnodes = r->cluster.nnodes,
-            .storage_host = r->cluster.storage.host,
-            .storage_port = r->cluster.storage.port,
-            .start_mono = r->start_mono,
-            .start_real = r->start_real,
-        };
-        pid_t pid = fork();
-        if (pid < 0)
-            return ls_err_errno(err, LS_EENV, errno, "fork worker %d", i);
-        if (pid == 0) {
-            proc_child_setup(parent);
-            if (r->faults_log)
-                fclose(r->faults_log); /* nothing buffered: it is flushed per line */
-            _exit(worker_main(&a));
-        }
-        setpgid(pid, pid); /* also done in the child: whichever runs first */
-        r->workers[i].pid = pid;
+        int rc = run_spawn_worker(r, i, 0, err);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
@@ -266,6 +376,7 @@ static void reap_workers(struct run *r)
         if (p == rw->pid) {
             rw->exited = 1;
             rw->status = st;
+            rw->end_ns = run_now(r);
         }
     }
 }
@@ -275,6 +386,15 @@ static int workers_alive(const struct run *r)
     int n = 0;
     for (int i = 0; i < r->nworkers; i++)
         n += r->workers[i].pid > 0 && !r->workers[i].exited;
+    return n;
+}
+
+/* Workers killed by a fault that will restart them. */
+static int workers_down(const struct run *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->nworkers; i++)
+        n += r->workers[i].down;
     return n;
 }
 
@@ -340,8 +460,9 @@ static void stop_workers(struct run *r, int64_t grace_ns)
         proc_wait(rw->pid, 5 * LS_NS_PER_S, &rw->status);
         rw->exited = 1;
         rw->killed_by_harness = 1;
+        rw->end_ns = run_now(r);
         char path[2100];
-        snprintf(path, sizeof(path), "%s/events/worker-%03d.bin", r->dir, i);
+        evlog_path(path, sizeof(path), r->dir, i, rw->epoch);
         struct ev_rec cr = {.t = t, .type = EV_CRASH, .res = (uint16_t)(holding >= 0 ? holding : 0)};
         struct ls_err e = {0};
         evlog_append_offline(path, &cr, &e);
@@ -383,20 +504,9 @@ static struct json *leftover_keys(const struct run *r)
     return arr;
 }
 
-static void progress(struct run *r, const struct schedule *s, int final)
+static void progress(struct run *r, struct progress *pg, const struct schedule *s, int final)
 {
-    if (r->opts->quiet || !isatty(2))
-        return;
-    uint64_t grants = 0, attempts = 0;
-    for (int i = 0; i < r->nworkers; i++) {
-        grants += atomic_load(&r->shm->w[i].grants);
-        attempts += atomic_load(&r->shm->w[i].attempts);
-    }
-    double el = (double)run_now(r) / 1e9;
-    fprintf(stderr, "\r\033[K[%5.1fs/%.0fs] grants %llu (%.0f/s)  attempts %llu  faults active %d%s",
-            el, (double)r->w->duration / 1e9, (unsigned long long)grants,
-            el > 0 ? (double)grants / el : 0.0, (unsigned long long)attempts,
-            s ? schedule_active(s) : 0, final ? "\n" : "");
+    progress_tick(pg, r->shm, run_now(r), s ? schedule_active(s) : 0, final);
 }
 
 static int64_t worker_grace(const struct workload *w)
@@ -418,14 +528,8 @@ static int check_and_report(struct run *r, struct json **result, struct ls_err *
     check_params_from(&h, &p);
     struct json *res = result_build(&h, &p);
     history_free(&h);
-    struct strbuf sb = STRBUF_INIT;
-    render_json(res, &sb);
-    rc = write_text(r, "result.json", &sb, err);
-    sb_reset(&sb);
-    render_text(res, &sb);
-    if (rc == 0)
-        rc = write_text(r, "summary.txt", &sb, err);
-    sb_free(&sb);
+    rc = reports_write_all(r->dir, res, r->opts->formats, r->opts->quiet ? NULL : stderr, NULL,
+                           err);
     *result = res;
     return rc;
 }
@@ -454,9 +558,16 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
 
     struct schedule sched;
     memset(&sched, 0, sizeof(sched));
+    struct progress pg;
+    progress_init(&pg, PROGRESS_OFF, 1, 0, NULL);
     struct json *leftover = NULL;
     int started = 0;
-    int rc = make_rundir(r, err);
+    /* the nemesis's schedule (drawn from the seed, or replayed) is fixed first */
+    struct fault_spec *drawn = NULL;
+    int ndrawn = 0;
+    int rc = nemesis_plan(w, opts->replay, &drawn, &ndrawn, NULL, err);
+    if (rc == 0)
+        rc = make_rundir(r, err);
     if (rc < 0)
         goto done;
     if (dir_out)
@@ -466,6 +577,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         workload_to_yaml(w, &sb);
         rc = write_text(r, "workload.yaml", &sb, err);
         sb_free(&sb);
+        if (rc == 0)
+            rc = nemesis_write(r->dir, w, opts->replay, drawn, ndrawn, err);
         if (rc < 0)
             goto done;
         char path[2100];
@@ -481,17 +594,16 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
                        interrupted_cb, r, err);
     if (rc < 0)
         goto teardown;
-    r->nodes = calloc((size_t)r->cluster.nnodes, sizeof(*r->nodes));
+    r->nodes = calloc((size_t)r->cluster.nnodes * (size_t)r->nworkers + 1, sizeof(*r->nodes));
     r->workers = calloc((size_t)r->nworkers, sizeof(*r->workers));
     r->shm = shm_create(r->nworkers);
     if (!r->nodes || !r->workers || !r->shm) {
         rc = ls_err_set(err, LS_ENOMEM, "out of memory setting up %d workers", r->nworkers);
         goto teardown;
     }
-    for (int i = 0; i < r->cluster.nnodes; i++) {
-        snprintf(r->nodes[i].host, sizeof(r->nodes[i].host), "%s", r->cluster.nodes[i].host);
-        r->nodes[i].port = r->cluster.nodes[i].port;
-    }
+    rc = start_proxy(r, err);
+    if (rc < 0)
+        goto teardown;
 
     r->start_mono = ls_now_ns();
     r->start_real = ls_realtime_ns();
@@ -509,6 +621,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     atomic_store(&r->shm->deadline, r->deadline_mono);
     atomic_store(&r->shm->go, 1);
     rc = schedule_init(&sched, r);
+    if (rc == 0)
+        rc = schedule_add(&sched, r, drawn, ndrawn);
     if (rc < 0) {
         ls_err_set(err, rc, "out of memory");
         goto teardown;
@@ -516,10 +630,11 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     {
         int64_t next_progress = ls_now_ns();
         int64_t base = r->start_mono;
+        progress_init(&pg, r->opts->progress, r->opts->quiet, w->duration, stderr);
         while (ls_now_ns() < r->deadline_mono) {
             int64_t now = ls_now_ns();
             if (now >= next_progress) {
-                progress(r, &sched, 0);
+                progress(r, &pg, &sched, 0);
                 next_progress = now + 250 * LS_NS_PER_MS;
             }
             int64_t wake = r->deadline_mono;
@@ -541,16 +656,23 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
             }
             schedule_tick(&sched, r);
             reap_workers(r);
-            if (!workers_alive(r))
+            if (!workers_alive(r) && !workers_down(r))
                 break;
         }
     }
-    progress(r, &sched, 1);
+    progress(r, &pg, &sched, 1);
 
 teardown:
     schedule_heal(&sched, r);
+    if (r->proxy) {
+        struct ls_err eh = {0}; /* no rule may outlive the faults (failed starts included) */
+        if (proxy_heal(r->proxy, &eh) < 0 && rc == 0)
+            rc = ls_err_set(err, eh.code, "final heal: %s", eh.msg);
+    }
     if (r->workers)
         stop_workers(r, worker_grace(w));
+    proxy_stop(r->proxy); /* after the workers, before the nodes */
+    r->proxy = NULL;
     if (started) {
         int64_t end_ns = run_now(r);
         if (r->cluster.nnodes)
@@ -586,8 +708,11 @@ teardown:
     if (r->signal && !*result && rc == 0)
         rc = ls_err_set(err, LS_EINTR, "interrupted by %s", strsignal(r->signal));
 done:
+    nemesis_specs_free(drawn, ndrawn);
     shm_destroy(r->shm);
     free(r->nodes);
+    for (int i = 0; r->workers && i < r->nworkers; i++)
+        free(r->workers[i].past);
     free(r->workers);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;

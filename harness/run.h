@@ -23,16 +23,39 @@
 #include "util/json.h"
 #include "util/rng.h"
 
+struct proxy;
+
 struct run_opts {
     const char *out;        /* --out DIR, or NULL for runs/<name>-<UTC>/ */
     int quiet;              /* no progress on stderr */
+    int progress;           /* enum progress_mode (harness/progress.h) */
+    unsigned formats;       /* reports written into the run directory (reports/reports.h); 0 = all */
+    const char *replay;     /* --replay RUN_DIR: its nemesis.yaml replaces the drawn nemesis */
+};
+
+/* One process that had a worker id: epoch 0 is forked at the start, each
+ * restart by a kill/stop fault forks the next epoch (own event log,
+ * evlog_path). */
+struct run_epoch {
+    uint32_t epoch;
+    pid_t pid;
+    int status;             /* wait status */
+    int killed_by_harness;  /* SIGKILLed: a crash record was appended to its log */
+    int fault;              /* id of the fault that ended it, -1 */
+    int64_t start_ns, end_ns; /* run-relative: forked, reaped */
 };
 
 struct run_worker {
-    pid_t pid;
+    pid_t pid;              /* the current (latest epoch's) process */
     int exited;             /* reaped */
     int status;             /* wait status when exited */
-    int killed_by_harness;  /* SIGKILLed at teardown: a crash record was appended */
+    int killed_by_harness;  /* SIGKILLed (teardown or fault): a crash record was appended */
+    uint32_t epoch;         /* of the current process */
+    int fault;              /* id of the fault that ended the current process, -1 */
+    int down;               /* ended by a fault that will restart it: the run goes on */
+    int64_t start_ns, end_ns; /* run-relative: forked, reaped (0 while running) */
+    struct run_epoch *past; /* earlier epochs, oldest first (owned) */
+    int npast;
 };
 
 struct run {
@@ -42,7 +65,10 @@ struct run {
     int64_t start_mono, start_real;
     int64_t deadline_mono;
     struct cluster cluster;
-    struct lock_node *nodes;        /* addresses workers use for the lock nodes */
+    struct lock_node *nodes;        /* addresses workers use for the lock nodes: worker i's
+                                       nnodes entries at nodes + i * nnodes (its proxy links) */
+    struct proxy *proxy;            /* between workers and lock nodes (faults/proxy.h), or NULL */
+    pid_t proxy_pid;                /* kept after the proxy stopped, for run.json */
     struct shm *shm;
     struct run_worker *workers;
     int nworkers;
@@ -62,6 +88,14 @@ int run_interrupted(struct run *r);
 
 /* Append one JSON line to faults.jsonl (takes ownership of line). */
 void run_fault_log(struct run *r, struct json *line);
+
+/* Fork the process of worker i with the given epoch (0 at the start, the
+ * next one for a restart). A worker whose previous process was reaped has
+ * it moved to workers[i].past first; its shm slot is reset (holding and
+ * acquiring -1, state starting). The child does not wait for "go" when it
+ * is already set and stops at the shm deadline. Returns 0 (workers[i].pid
+ * set) or a negative code with err set. */
+int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err);
 
 /* Execute w. On success *result is the result model (caller frees) and
  * *dir_out (when not NULL) the run directory (caller frees). Returns 0, or a

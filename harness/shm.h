@@ -23,6 +23,8 @@ struct shm_worker {
     _Atomic int64_t acquire_since; /* CLOCK_MONOTONIC ns that call began */
     _Atomic uint64_t attempts;
     _Atomic uint64_t grants;
+    _Atomic uint64_t busy;        /* acquire attempts answered busy (progress line) */
+    _Atomic uint64_t unknown;     /* acquire attempts with unknown outcome (progress line) */
     char error[256];              /* WS_FAILED: why (written before state) */
 };
 

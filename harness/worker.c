@@ -314,9 +314,11 @@ static int acquire(struct wctx *c, int res, struct grant *g)
             return 1;
         case LOCK_BUSY:
             o.type = EV_ACQUIRE_BUSY;
+            atomic_fetch_add_explicit(&c->me->busy, 1, memory_order_relaxed);
             break;
         case LOCK_UNKNOWN:
             o.type = EV_ACQUIRE_UNKNOWN;
+            atomic_fetch_add_explicit(&c->me->unknown, 1, memory_order_relaxed);
             o.aux = (uint32_t)ek;
             break;
         default:
@@ -437,12 +439,15 @@ int worker_main(const struct worker_args *a)
     c->w = a->w;
     c->me = &a->shm->w[a->id];
     atomic_store(&c->me->pid, (int32_t)getpid());
-    rng_seed(&c->rng, c->w->seed, 1 + (uint64_t)a->id);
+    /* a restarted worker (epoch >= 1) draws a fresh stream and numbers its
+     * tokens from epoch << 32, so no token repeats one of a dead epoch */
+    rng_seed(&c->rng, c->w->seed, 1 + (uint64_t)a->id + ((uint64_t)a->epoch << 32));
+    c->grant_seq = (uint64_t)a->epoch << 32;
     struct ls_err err = {0};
     int status = 0;
 
     char path[4096];
-    snprintf(path, sizeof(path), "%s/events/worker-%03d.bin", a->rundir, a->id);
+    evlog_path(path, sizeof(path), a->rundir, a->id, a->epoch);
     if (evlog_open(&c->log, path, (uint32_t)a->id, a->epoch, a->start_mono, a->start_real, &err) < 0)
         return fail(c, &err);
 

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "faults/fault.h"
+#include "faults/nemesis.h"
+#include "harness/links.h"
 #include "harness/yamltree.h"
 #include "locks/lock.h"
 #include "reports/result.h"
@@ -104,6 +106,8 @@ static const struct opt_def check_tab[] = {
      "a next enter within this of the previous exit counts as a near miss"},
     {"stuck_after", OPT_DURATION, SUB(check, stuck_after), "2s", 0, NS_H, NULL, NULL,
      "an open stall at least this long at the end of the run makes the resource stuck"},
+    {"stories", OPT_INT, SUB(check, stories), "3", 0, 50, NULL, NULL,
+     "the first this many violations get a narrated story in the reports (0: none)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -117,6 +121,9 @@ static const struct opt_def top_tab[] = {
      "everything random derives from it (0..2^64-1)"},
     {"duration", OPT_DURATION, offsetof(struct workload, duration), "10s", 100 * NS_MS, 24 * NS_H,
      NULL, NULL, "how long the workers run"},
+    {"quiet_tail", OPT_DURATION, offsetof(struct workload, quiet_tail), "0", 0, 24 * NS_H, NULL,
+     NULL, "fault-free end of the run: no fault starts in its last quiet_tail and every active "
+     "fault is healed when it begins, so liveness after the faults is measured (< duration)"},
     {"cluster", OPT_SECTION, offsetof(struct workload, cluster), NULL, 0, 0, NULL, cluster_tab,
      "the lock nodes"},
     {"lock", OPT_SECTION, offsetof(struct workload, lock), NULL, 0, 0, NULL, lock_tab,
@@ -124,6 +131,8 @@ static const struct opt_def top_tab[] = {
     {"workers", OPT_SECTION, offsetof(struct workload, workers), NULL, 0, 0, NULL, workers_tab,
      "the processes contending for the locks"},
     {"faults", OPT_CUSTOM, 0, "[]", 0, 0, NULL, NULL, "fault schedule (see \"faults\")"},
+    {"nemesis", OPT_CUSTOM, 0, "~", 0, 0, NULL, NULL,
+     "random faults drawn from the seed (see \"nemesis\"); ~ = none"},
     {"check", OPT_SECTION, offsetof(struct workload, check), NULL, 0, 0, NULL, check_tab,
      "checker parameters"},
     {"expect", OPT_CUSTOM, 0, "{}", 0, 0, NULL, NULL,
@@ -160,8 +169,8 @@ static const struct opt_def fault_tab[] = {
 };
 
 static const char *const target_names[] = {"holder", "worker:N", "random-worker", "all-workers",
-                                           "node:N", "acquirer"};
-#define NTARGETS 6
+                                           "node:N", "acquirer", "links"};
+#define NTARGETS 7
 
 /* ---- loader state ----------------------------------------------------- */
 
@@ -401,7 +410,16 @@ static int parse_lock_options(struct loader *L, const struct ynode *v, const cha
     struct opt_scope sc = {ops->options, w->lock.options};
     int before = dg->count;
     opt_load_map(&sc, 1, map, v, path, NULL, dg);
-    return dg->count > before ? -1 : 0;
+    if (dg->count > before)
+        return -1;
+    char why[256];
+    struct lock_config cfg = {.nnodes = (int)w->cluster.nodes, .ttl_ns = w->lock.ttl,
+                              .fencing = w->lock.fencing, .options = w->lock.options};
+    if (ops->validate && ops->validate(&cfg, why, sizeof(why)) < 0) {
+        ydiag_at(dg, v, "%s: %s: %s", path, ops->name, why);
+        return -1;
+    }
+    return 0;
 }
 
 /* "worker:3" -> TARGET_WORKER, 3. Returns 0 or -1 (unknown form), -2 (bad N). */
@@ -413,7 +431,8 @@ static int parse_target(const char *s, int *target, int *index)
         int indexed;
     } forms[] = {{"holder", TARGET_HOLDER, 0},           {"random-worker", TARGET_RANDOM_WORKER, 0},
                  {"all-workers", TARGET_ALL_WORKERS, 0}, {"worker:", TARGET_WORKER, 1},
-                 {"node:", TARGET_NODE, 1},              {"acquirer", TARGET_ACQUIRER, 0}};
+                 {"node:", TARGET_NODE, 1},              {"acquirer", TARGET_ACQUIRER, 0},
+                 {"links", TARGET_LINKS, 0}};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         size_t n = strlen(forms[i].name);
         if (!forms[i].indexed) {
@@ -471,6 +490,8 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
                 break;
             }
         }
+        if (mask & (1u << TARGET_LINKS))
+            fs->target = TARGET_LINKS; /* link faults: the links their keys name */
         fs->target_index = (fs->target == TARGET_WORKER || fs->target == TARGET_NODE) ? 0 : -1;
     } else {
         int r = parse_target(c->target, &fs->target, &fs->target_index);
@@ -599,10 +620,20 @@ static int parse_fault(struct loader *L, const struct ynode *item, struct fault_
         fs->params = xcalloc(1, ops->options_size);
     struct fault_common c;
     memset(&c, 0, sizeof(c));
-    struct opt_scope sc[2] = {{fault_tab, &c}, {ops->options, fs->params}};
+    struct opt_scope sc[3] = {{fault_tab, &c}, {ops->options, fs->params}, {NULL, NULL}};
+    int nsc = ops->options ? 2 : 1;
+    struct opt_hooks lh, *hp = NULL;
+    if (ops->targets & (1u << TARGET_LINKS)) {
+        /* link faults also take workers / nodes / isolate / split (harness/links.c) */
+        sc[nsc++] = (struct opt_scope){link_target_tab, &fs->links};
+        link_target_hooks(&lh, L->w);
+        hp = &lh;
+    }
     int before = dg->count;
-    opt_load_map(sc, ops->options ? 2 : 1, item, item, path, NULL, dg);
+    opt_load_map(sc, nsc, item, item, path, hp, dg);
     int rc = dg->count > before ? -1 : check_fault(L, ops, &c, fs, item, path, dg);
+    if (rc == 0 && link_target_check(fs->target, item, path, dg) != 0)
+        rc = -1;
     opt_free(fault_tab, &c);
     return rc;
 }
@@ -637,6 +668,52 @@ static int parse_faults(struct loader *L, const struct ynode *v, const char *pat
             bad = 1;
     }
     return bad ? -1 : 0;
+}
+
+int workload_parse_fault(const struct workload *w, const struct ynode *item, struct fault_spec *fs,
+                         const char *path, struct ydiag *dg)
+{
+    /* parse_fault only reads the workload (ranges for targets and times) */
+    struct loader L = {(struct workload *)w, NULL};
+    return parse_fault(&L, item, fs, path, dg);
+}
+
+void workload_fault_free(struct fault_spec *fs)
+{
+    if (fs)
+        free_fault_params(fs);
+}
+
+/* Cross-field rules of quiet_tail, once everything is loaded: shorter than
+ * the run, and no explicit fault's first start inside it (later
+ * occurrences of a repeating fault that fall inside it are simply not
+ * started). */
+static void check_quiet_tail(struct loader *L, struct ydiag *dg)
+{
+    const struct workload *w = L->w;
+    char a[32], b[32], c[32];
+    if (w->quiet_tail <= 0)
+        return;
+    const struct ynode *qn = ymap_get(L->root, "quiet_tail");
+    ls_format_duration(w->quiet_tail, a, sizeof(a));
+    ls_format_duration(w->duration, b, sizeof(b));
+    if (w->quiet_tail >= w->duration) {
+        ydiag_at(dg, qn ? qn : L->root, "quiet_tail: %s is not shorter than the run (duration %s)", a,
+                 b);
+        return;
+    }
+    int64_t tail = w->duration - w->quiet_tail;
+    ls_format_duration(tail, c, sizeof(c));
+    for (int i = 0; i < w->nfaults; i++) {
+        const struct fault_spec *fs = &w->faults[i];
+        if (fs->at < tail)
+            continue;
+        char at[32];
+        ls_format_duration(fs->at, at, sizeof(at));
+        ydiag_pos(dg, fs->line, fs->col,
+                  "faults[%d].at: %s is inside the quiet tail (quiet_tail %s of a %s run: no fault "
+                  "starts after %s)", i, at, a, b, c);
+    }
 }
 
 static void clear_expects(struct workload *w)
@@ -761,6 +838,8 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
         return parse_faults(L, v, path, dg);
     if (strcmp(path, "expect") == 0)
         return parse_expect(L, v, path, dg);
+    if (strcmp(path, "nemesis") == 0)
+        return nemesis_parse(L->w, v, where, path, dg);
     ydiag_at(dg, v ? v : where, "%s: internal: no parser for custom key '%s'", path, d->name);
     return -1;
 }
@@ -803,6 +882,7 @@ static int load_text(const char *file, const char *text, size_t len, const char 
     struct opt_hooks h = {&L, parse_custom, check_entry, NULL, NULL, NULL};
     struct opt_scope sc = {top_tab, w};
     opt_load_map(&sc, 1, root, root, "", &h, &dg);
+    check_quiet_tail(&L, &dg);
 
 done:
     ynode_free(root);
@@ -879,6 +959,7 @@ void workload_free(struct workload *w)
         opt_free(w->lock.ops->options, w->lock.options);
     free(w->lock.options);
     clear_faults(w);
+    nemesis_free(&w->nemesis);
     clear_expects(w);
     opt_free(top_tab, w);
     free(w->file);
@@ -913,6 +994,25 @@ static int table_empty(const struct opt_def *tab)
     return !tab || !tab->name;
 }
 
+void workload_faults_to_yaml(const struct fault_spec *fs, int n, int indent, struct strbuf *sb)
+{
+    for (int i = 0; i < n; i++) {
+        struct fault_common c;
+        struct strbuf item = STRBUF_INIT;
+        fault_common_of(&fs[i], &c);
+        opt_to_yaml(fault_tab, &c, indent + 2, NULL, &item);
+        if (fs[i].ops && fs[i].params)
+            opt_to_yaml(fs[i].ops->options, fs[i].params, indent + 2, NULL, &item);
+        if (fs[i].target == TARGET_LINKS)
+            link_target_yaml(&fs[i].links, indent + 2, &item);
+        opt_free(fault_tab, &c);
+        /* "    kind: ..." -> "  - kind: ..." */
+        sb_printf(sb, "%*s- ", indent, "");
+        sb_puts(sb, sb_cstr(&item) + indent + 2);
+        sb_free(&item);
+    }
+}
+
 static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int indent,
                       struct strbuf *sb)
 {
@@ -942,20 +1042,9 @@ static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int 
             return;
         }
         sb_putc(sb, '\n');
-        for (int i = 0; i < w->nfaults; i++) {
-            const struct fault_spec *fs = &w->faults[i];
-            struct fault_common c;
-            struct strbuf item = STRBUF_INIT;
-            fault_common_of(fs, &c);
-            opt_to_yaml(fault_tab, &c, indent + 4, NULL, &item);
-            if (fs->ops && fs->params)
-                opt_to_yaml(fs->ops->options, fs->params, indent + 4, NULL, &item);
-            opt_free(fault_tab, &c);
-            /* "    kind: ..." -> "  - kind: ..." */
-            sb_printf(sb, "%*s- ", indent + 2, "");
-            sb_puts(sb, sb_cstr(&item) + indent + 4);
-            sb_free(&item);
-        }
+        workload_faults_to_yaml(w->faults, w->nfaults, indent + 2, sb);
+    } else if (strcmp(d->name, "nemesis") == 0) {
+        nemesis_echo_yaml(&w->nemesis, indent, sb);
     } else if (strcmp(d->name, "expect") == 0) {
         if (w->nexpects == 0) {
             sb_puts(sb, " {}\n");
@@ -1010,10 +1099,14 @@ static struct json *echo_json(void *ctx, const struct opt_def *d, const void *ba
                     json_obj_set(o, p->keys[k], json_clone(p->kids[k]));
                 json_free(p);
             }
+            if (fs->target == TARGET_LINKS)
+                link_target_json(&fs->links, o);
             json_arr_push(arr, o);
         }
         return arr;
     }
+    if (strcmp(d->name, "nemesis") == 0)
+        return nemesis_echo_json(&w->nemesis);
     if (strcmp(d->name, "expect") == 0) {
         struct json *o = json_new_obj();
         for (int i = 0; i < w->nexpects; i++)
@@ -1051,6 +1144,8 @@ static const char *custom_type(void *ctx, const struct opt_def *d)
         return "list of mappings";
     if (strcmp(d->name, "expect") == 0)
         return "mapping path -> condition";
+    if (strcmp(d->name, "nemesis") == 0)
+        return "mapping or ~";
     return "custom";
 }
 
@@ -1108,6 +1203,15 @@ void workload_write_reference(struct strbuf *sb)
                 "worker that has been inside an acquire call the longest at that instant, e.g.\n"
                 "between the two commands of naive-setnx-expire), `worker:N` (N < workers.count),\n"
                 "`random-worker`, `all-workers`, `node:N` (N < cluster.nodes).\n");
+    {
+        struct opt_hooks lh;
+        link_target_hooks(&lh, NULL);
+        sb_puts(sb, "\nLink faults (latency, partition, bandwidth, slicer; docs/faults.md) act on\n"
+                    "proxy links, one per (worker, node) pair. Their default target `links` takes\n"
+                    "these keys; `node:N` means every worker's link to node N, and a worker target\n"
+                    "means that worker's links to every node:\n\n");
+        opt_reference(link_target_tab, "faults[].", 1, 1, &lh, sb);
+    }
     const struct fault_ops *const *faults = fault_all();
     for (int i = 0; faults && faults[i]; i++) {
         const struct fault_ops *ops = faults[i];
@@ -1119,6 +1223,7 @@ void workload_write_reference(struct strbuf *sb)
         else
             opt_reference(ops->options, "faults[].", 1, 1, NULL, sb);
     }
+    nemesis_reference(sb);
     sb_puts(sb, "\n## check\n\n");
     opt_reference(check_tab, "check.", 1, 1, &h, sb);
     sb_puts(sb, "\n## expect\n\n"

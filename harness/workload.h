@@ -18,6 +18,7 @@
 
 struct lock_ops;
 struct fault_ops;
+struct ynode;
 
 enum topology { TOPO_INDEPENDENT, TOPO_REPLICATED, TOPO_EXTERNAL };
 enum persistence { PERSIST_NONE, PERSIST_AOF_EVERYSEC, PERSIST_AOF_ALWAYS };
@@ -32,6 +33,32 @@ enum fault_target {
     TARGET_ALL_WORKERS,
     TARGET_NODE,          /* node:N */
     TARGET_ACQUIRER,      /* a worker inside an acquire call at that instant (optionally of `resource`) */
+    TARGET_LINKS,         /* proxy links worker x node (link faults; struct link_target) */
+};
+
+/* The links a link fault (faults/link.c) acts on: one link per (worker,
+ * node) pair, each its own proxy listener. Parsed, checked and echoed by
+ * harness/links.c from the fault keys workers / nodes / isolate / split;
+ * resolved to concrete links when the fault starts (minority / majority
+ * are drawn then). Fixed size so a fault_spec stays a plain value. */
+#define LINK_MAX_WORKERS 1024
+#define LINK_MAX_GROUPS 8
+enum link_nodes { LINK_NODES_ALL, LINK_NODES_LIST, LINK_NODES_MINORITY, LINK_NODES_MAJORITY };
+
+struct link_group {
+    uint64_t workers[LINK_MAX_WORKERS / 64];  /* bit w: worker w */
+    uint32_t nodes;                           /* bit n: node n */
+};
+
+/* All zero = every worker x every node. */
+struct link_target {
+    int some_workers;              /* 0: workers: all (the default); 1: grid.workers */
+    int nodes_sel;                 /* enum link_nodes; LIST uses grid.nodes */
+    struct link_group grid;        /* workers x nodes */
+    int isolating;                 /* isolate: node:N given (every worker cut from N) */
+    int isolate_node;
+    int ngroups;                   /* split: [[workers],[nodes]] pairs; 0 = none */
+    struct link_group groups[LINK_MAX_GROUPS];
 };
 
 struct fault_spec {
@@ -44,7 +71,31 @@ struct fault_spec {
     int64_t every;                /* repeat period, 0 = once */
     int64_t count;                /* number of occurrences; 0 = until the run ends */
     void *params;                 /* kind-specific options struct (fault_ops->options) */
+    struct link_target links;     /* target links: which links (harness/links.c) */
     int line, col;                /* where it was defined, for messages */
+};
+
+/* The random nemesis (DESIGN.md `nemesis:`): loaded, echoed and expanded
+ * into fault specs by faults/nemesis.c. */
+enum nemesis_gaps { GAPS_EXPONENTIAL, GAPS_UNIFORM, GAPS_FIXED };
+
+struct nemesis_kind {
+    const struct fault_ops *ops;
+    struct ynode **targets;       /* each a mapping of fault keys, e.g. {target: holder} (owned) */
+    int ntargets;
+};
+
+struct nemesis_spec {
+    int enabled;                  /* a nemesis: mapping was given */
+    struct nemesis_kind *kinds;   /* owned */
+    int nkinds;
+    int64_t interval;             /* mean time between starts, ns */
+    int gaps;                     /* enum nemesis_gaps */
+    struct {
+        int64_t min, max;         /* each fault lasts uniform in min..max, ns */
+    } duration;
+    int64_t start;                /* no nemesis fault starts before this, ns */
+    int overlap;                  /* 0: a start never falls inside the previous fault */
 };
 
 enum expect_op { EXPECT_EQ, EXPECT_NE, EXPECT_LT, EXPECT_LE, EXPECT_GT, EXPECT_GE };
@@ -98,10 +149,13 @@ struct workload {
 
     struct fault_spec *faults;
     int nfaults;
+    struct nemesis_spec nemesis;
+    int64_t quiet_tail;          /* ns: no fault starts in the run's last quiet_tail; all healed at its start */
 
     struct {
         int64_t near_miss;           /* ns */
         int64_t stuck_after;         /* ns: an open stall this long at the end = stuck */
+        int64_t stories;             /* violations narrated as stories (checkers/story.h) */
     } check;
 
     struct expect_spec *expects;
@@ -130,5 +184,17 @@ void workload_to_yaml(const struct workload *w, struct strbuf *sb);
 /* Markdown reference of every section, key, type, default, range and help,
  * generated from the options tables (docs/workload-reference.md). */
 void workload_write_reference(struct strbuf *sb);
+
+/* For faults/nemesis.c: one faults[] item (a mapping node) parsed and
+ * validated against w exactly as the loader does (it only reads w); errors
+ * go to dg under path. Returns 0 or -1; either way free fs with
+ * workload_fault_free. */
+struct ydiag;
+int workload_parse_fault(const struct workload *w, const struct ynode *item, struct fault_spec *fs,
+                         const char *path, struct ydiag *dg);
+void workload_fault_free(struct fault_spec *fs);
+/* The YAML echo of a faults list: one "- key: value" item per spec, items
+ * indented by indent spaces. */
+void workload_faults_to_yaml(const struct fault_spec *fs, int n, int indent, struct strbuf *sb);
 
 #endif

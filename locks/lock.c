@@ -10,6 +10,7 @@
 #include "util/timeutil.h"
 
 extern const struct lock_ops lock_redis_single;
+extern const struct lock_ops lock_redlock;
 extern const struct lock_ops lock_naive_del;
 extern const struct lock_ops lock_naive_setnx_expire;
 extern const struct lock_ops lock_naive_get_set;
@@ -19,6 +20,7 @@ extern const struct lock_ops lock_busted;
 /* Correct implementations first, then the negative controls. */
 static const struct lock_ops *const registry[] = {
     &lock_redis_single,
+    &lock_redlock,
     &lock_naive_del,
     &lock_naive_setnx_expire,
     &lock_naive_get_set,
@@ -105,6 +107,8 @@ static void print_option(FILE *out, const struct opt_def *d)
         snprintf(range, sizeof(range), " (%s..%s)", lo, hi);
     } else if (d->type == OPT_INT && (d->min != 0 || d->max != 0)) {
         snprintf(range, sizeof(range), " (%.0f..%.0f)", d->min, d->max);
+    } else if (d->type == OPT_DOUBLE && (d->min != 0 || d->max != 0)) {
+        snprintf(range, sizeof(range), " (%g..%g)", d->min, d->max);
     } else if (d->type == OPT_ENUM && d->choices) {
         size_t len = 0;
         put(range, sizeof(range), &len, " (");

@@ -88,6 +88,11 @@ struct lock_ops {
     int (*renew)(struct lock *lk, struct grant *g, int *err_kind);
     /* LOCK_OK (released), LOCK_NOT_OWNER, LOCK_FAIL, LOCK_UNKNOWN. */
     int (*release)(struct lock *lk, const struct grant *g, int *err_kind);
+    /* Cross-key checks of the options that an options table cannot express,
+     * run by the workload loader before anything starts (init repeats them).
+     * cfg has nnodes, ttl_ns, fencing and options (never NULL) set; nodes is
+     * NULL. Returns 0, or -1 with a one-line reason in why. NULL: none. */
+    int (*validate)(const struct lock_config *cfg, char *why, size_t n);
 };
 
 struct lock {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "harness/workload.h"
+#include "checkers/series.h"
 
 #ifndef LS_VERSION
 #define LS_VERSION "0.0.0"
@@ -55,6 +56,13 @@ static const struct path_row path_table[] = {
     {"violations.#", "overlap_start_ms|overlap_ms"},
     {"violations.#.holders.#", "worker|fence|acquired_ms|valid_until_ms|enter_ms|exit_ms"},
     {"faults.#", "id|worker|node|start_ms|end_ms|skipped"},
+    {"fault_windows.#",
+     "id|start_ms|end_ms|duration_ms|attempts|grants|busy|failed|unknown|violations|"
+     "acquire_p50_ms|acquire_p99_ms|grants_per_s"},
+    {"phases.no_fault|phases.fault|phases.before_faults|phases.quiet_tail",
+     "duration_ms|attempts|grants|busy|failed|unknown|violations|acquire_p50_ms|acquire_p99_ms|"
+     "grants_per_s"},
+    {"phases.quiet_tail", "start_ms"},
     {"per_worker.#", "worker|attempts|grants|busy|failed|unknown|events|complete|torn_bytes"},
 };
 
@@ -309,5 +317,7 @@ struct json *result_build(const struct history *h, const struct check_params *p)
 
     json_obj_set(res, "expectations", json_new_arr());
     result_eval_expectations(res, h->workload);
+    /* Last, being the bulkiest: the charts' data (bounded in size). */
+    json_obj_set(res, "series", series_build(h, res));
     return res;
 }

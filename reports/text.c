@@ -15,7 +15,9 @@
 
 #define TEXT_MAX_VIOLATIONS 5   /* violations listed one line each */
 #define TEXT_MAX_WARNINGS 10
+#define TEXT_MAX_STORIES 2     /* violation stories narrated in full */
 #define TEXT_MAX_KINDS 32       /* distinct fault kinds counted */
+#define TEXT_MAX_WINDOWS 12     /* fault windows listed one line each */
 #define FAIRNESS_FLAG_RATIO 10.0
 #define STALL_FLAG_SHARE 0.25   /* a stall longer than this share of the run */
 
@@ -613,6 +615,37 @@ static void render_violations(const struct json *r, struct strbuf *sb)
                   (long long)(total - (int64_t)show), listed);
 }
 
+/* The stories of the first TEXT_MAX_STORIES violations that have one,
+ * one event per line (checkers/story.h builds them). */
+static void render_stories(const struct json *r, struct strbuf *sb)
+{
+    const struct json *vs = json_obj_get(r, "violations");
+    size_t shown = 0;
+    for (size_t i = 0; i < arr_len(vs) && shown < TEXT_MAX_STORIES; i++) {
+        const struct json *story = json_obj_get(vs->kids[i], "story");
+        if (!arr_len(story))
+            continue;
+        shown++;
+        sb_printf(sb, "story of violation %zu (%s %s):\n", i + 1,
+                  json_get_str(vs->kids[i], "resource", "?"),
+                  json_get_str(vs->kids[i], "class", "?"));
+        for (size_t k = 0; k < story->n; k++) {
+            const struct json *it = story->kids[k];
+            const char *kind = json_get_str(it, "kind", "");
+            sb_puts(sb, "  ");
+            if (strcmp(kind, "overlap") && strcmp(kind, "conclusion")) {
+                char ts[32];
+                snprintf(ts, sizeof(ts), "t=%.3fs ", json_get_num(it, "t_ms", 0) / 1000.0);
+                sb_puts(sb, ts);
+            } else {
+                sb_puts(sb, "=> ");
+            }
+            sb_puts(sb, json_get_str(it, "text", ""));
+            sb_putc(sb, '\n');
+        }
+    }
+}
+
 static void render_faults(const struct json *r, struct strbuf *sb)
 {
     struct kind_count kc[TEXT_MAX_KINDS];
@@ -631,6 +664,67 @@ static void render_faults(const struct json *r, struct strbuf *sb)
         sb_putc(sb, ')');
     }
     sb_printf(sb, ", %ld skipped (nothing to act on)\n", skipped);
+}
+
+/* One value of a window or phase row into a column of width w: integers
+ * exact, numbers with decimals digits, anything else "-". */
+static void put_col(struct strbuf *sb, const struct json *o, const char *key, int w, int decimals)
+{
+    const struct json *v = json_obj_get(o, key);
+    if (v && v->type == JSON_NUM && v->is_int && decimals == 0)
+        sb_printf(sb, " %*lld", w, (long long)v->i);
+    else if (v && v->type == JSON_NUM)
+        sb_printf(sb, " %*.*f", w, decimals, v->d);
+    else
+        sb_printf(sb, " %*s", w, "-");
+}
+
+static void put_window_numbers(struct strbuf *sb, const struct json *o)
+{
+    static const char *const counts[] = {"attempts", "grants", "busy", "failed", "unknown",
+                                         "violations"};
+    static const int widths[] = {8, 6, 6, 5, 5, 4};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+        put_col(sb, o, counts[i], widths[i], 0);
+    put_col(sb, o, "acquire_p50_ms", 8, 2);
+    put_col(sb, o, "acquire_p99_ms", 8, 2);
+    sb_putc(sb, '\n');
+}
+
+/* The fault_windows table: one line per injected occurrence (the first
+ * TEXT_MAX_WINDOWS), then one per phase. Only when there was a fault. */
+static void render_windows(const struct json *r, struct strbuf *sb)
+{
+    const struct json *wins = json_obj_get(r, "fault_windows");
+    const struct json *ph = json_obj_get(r, "phases");
+    size_t n = arr_len(wins);
+    if (!n)
+        return;
+    sb_puts(sb, "fault windows: acquire attempts invoked inside each (times in ms)\n");
+    sb_printf(sb, "  %4s %-9s %-14s %9s %9s %8s %6s %6s %5s %5s %4s %8s %8s\n", "id", "kind",
+              "target", "start", "end", "attempts", "grants", "busy", "fail", "unkn", "viol",
+              "p50", "p99");
+    for (size_t i = 0; i < n && i < TEXT_MAX_WINDOWS; i++) {
+        const struct json *o = wins->kids[i];
+        sb_puts(sb, " ");
+        put_col(sb, o, "id", 4, 0);
+        sb_printf(sb, " %-9.9s %-14.14s", json_get_str(o, "kind", "?"),
+                  json_get_str(o, "target", "?"));
+        put_col(sb, o, "start_ms", 9, 1);
+        put_col(sb, o, "end_ms", 9, 1);
+        put_window_numbers(sb, o);
+    }
+    if (n > TEXT_MAX_WINDOWS)
+        sb_printf(sb, "  ... %zu more in result.json\n", n - TEXT_MAX_WINDOWS);
+    static const char *const phases[] = {"fault", "no_fault", "before_faults", "quiet_tail"};
+    for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+        const struct json *o = json_obj_get(ph, phases[i]);
+        if (!o || o->type != JSON_OBJ)
+            continue;
+        const struct json *d = json_obj_get(o, "duration_ms");
+        sb_printf(sb, "  phase %-23s %16.1f ms", phases[i], d && d->type == JSON_NUM ? d->d : 0.0);
+        put_window_numbers(sb, o);
+    }
 }
 
 static void render_expectations(const struct json *r, struct strbuf *sb)
@@ -691,7 +785,9 @@ void render_text(const struct json *result, struct strbuf *sb)
     render_latency(result, sb);
     render_checks(result, sb);
     render_violations(result, sb);
+    render_stories(result, sb);
     render_faults(result, sb);
+    render_windows(result, sb);
     render_expectations(result, sb);
     render_warnings(result, sb);
     render_verdict_line(result, sb);

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Installs what lockstorm needs to build and run, when it is missing:
-# a C toolchain, CMake, pkg-config, hiredis, libyaml and redis-server
-# (Debian packages via apt-get). Idempotent: does nothing when all is there.
-# Used by scripts/demo.sh and scripts/test.sh (the README's two commands).
+# Installs what lockstorm needs to build, run and test, when it is missing:
+# a C toolchain, CMake, pkg-config, hiredis, libyaml, redis-server, gnuplot
+# (the charts; without it they are skipped with one line) and xmllint (the
+# tests validate junit.xml against tests/junit.xsd) -- Debian packages via
+# apt-get. Idempotent: does nothing when all is there. Used by
+# scripts/demo.sh and scripts/test.sh (the README's two commands).
+# LS_WITH_CHROMIUM=1 adds chromium (headless, for tests/e2e/test_html.sh,
+# which asks for it itself when it is missing).
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config libhiredis-dev libyaml-dev redis-server)
-if [ "${LS_WITH_GNUPLOT:-0}" = 1 ]; then pkgs+=(gnuplot-nox); fi
+pkgs=(build-essential cmake pkg-config libhiredis-dev libyaml-dev redis-server gnuplot-nox
+      libxml2-utils)
+if [ "${LS_WITH_CHROMIUM:-0}" = 1 ]; then pkgs+=(chromium); fi
 
 missing=()
 for p in "${pkgs[@]}"; do

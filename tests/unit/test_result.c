@@ -743,14 +743,16 @@ static void test_build(void)
     struct json *r = result_build(&h, &p);
     REQUIRE(r != NULL);
 
-    /* Header first, in order; the checker fragment after it; expectations last. */
+    /* Header first, in order; the checker fragment after it; expectations,
+     * then the charts' series last. */
     static const char *const head[] = {"format", "version", "tool_version", "seed", "verdict",
                                        "source", "started_at", "ended_at", "duration_s",
                                        "interrupted", "workload"};
     REQUIRE(r->n > NELEM(head));
     for (size_t i = 0; i < NELEM(head); i++)
         CHECKF(strcmp(r->keys[i], head[i]) == 0, "key %zu is %s, want %s", i, r->keys[i], head[i]);
-    CHECK_STR(r->keys[r->n - 1], "expectations");
+    CHECK_STR(r->keys[r->n - 2], "expectations");
+    CHECK_STR(r->keys[r->n - 1], "series");
     CHECK_STR(json_get_str(r, "format", ""), RESULT_FORMAT);
     CHECK_INT(json_get_int(r, "version", 0), RESULT_VERSION);
     CHECK_STR(json_get_str(r, "tool_version", ""), LS_VERSION);

@@ -1,0 +1,415 @@
+/*
+ * link.c: the link fault kinds, acting on proxy links (faults/proxy.h):
+ * `latency` (delay + jitter per chunk), `partition` (blackhole | hold |
+ * reset), `bandwidth` (token bucket) and `slicer` (small writes), each on
+ * the to-node, from-node or both directions of the links its target names
+ * (target links: workers x nodes, isolate, split; or node:N, worker:N,
+ * random-worker, all-workers, holder, acquirer: that worker's links to
+ * every node). A start counts only once the proxy acknowledged the new
+ * rule table; a reset also reports how many open connections it reset.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "faults/fault.h"
+#include "faults/proxy.h"
+#include "harness/links.h"
+#include "harness/run.h"
+#include "util/timeutil.h"
+
+#define NS_MS 1e6
+#define NS_S 1e9
+#define BUSY_WAIT LS_NS_PER_S
+#define MAX_LINKS_LISTED 1024
+
+enum direction { DIR_BOTH, DIR_TO_NODE, DIR_FROM_NODE };
+static const char *const direction_choices[] = {"both", "to-node", "from-node", NULL};
+static const char *const mode_choices[] = {"blackhole", "hold", "reset", NULL};
+static const int mode_partition[] = {PROXY_PART_BLACKHOLE, PROXY_PART_HOLD, PROXY_PART_RESET};
+
+#define DIRECTION_ROW(type)                                                                     \
+    {"direction", OPT_ENUM, offsetof(type, direction), "both", 0, 0, direction_choices, NULL,   \
+     "which way the rule acts on each link: to-node (requests), from-node (replies) or both"}
+
+struct latency_opts {
+    int64_t delay, jitter;
+    int direction;
+};
+
+static const struct opt_def latency_tab[] = {
+    {"delay", OPT_DURATION, offsetof(struct latency_opts, delay), "50ms", NS_MS / 1000, 60 * NS_S,
+     NULL, NULL,
+     "one-way delay added to every chunk in each chosen direction (a round trip through "
+     "direction both takes 2 x delay more)"},
+    {"jitter", OPT_DURATION, offsetof(struct latency_opts, jitter), "0", 0, 60 * NS_S, NULL, NULL,
+     "extra delay per chunk, uniform in 0..jitter; bytes are never reordered"},
+    DIRECTION_ROW(struct latency_opts),
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+struct partition_opts {
+    int mode;
+    int direction;
+};
+
+static const struct opt_def partition_tab[] = {
+    {"mode", OPT_ENUM, offsetof(struct partition_opts, mode), "blackhole", 0, 0, mode_choices, NULL,
+     "blackhole: bytes dropped, connections stay open (clients time out); hold: bytes kept and "
+     "delivered at the end (late replies); reset: connections reset, new ones reset until the end"},
+    DIRECTION_ROW(struct partition_opts),
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+struct bandwidth_opts {
+    int64_t rate;
+    int direction;
+};
+
+static const struct opt_def bandwidth_tab[] = {
+    {"rate", OPT_INT, offsetof(struct bandwidth_opts, rate), "10000", 1, 1e10, NULL, NULL,
+     "bytes per second per connection and direction (token bucket, 20 ms burst)"},
+    DIRECTION_ROW(struct bandwidth_opts),
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+struct slicer_opts {
+    int64_t size, gap;
+    int direction;
+};
+
+static const struct opt_def slicer_tab[] = {
+    {"size", OPT_INT, offsetof(struct slicer_opts, size), "1", 1, 65536, NULL, NULL,
+     "at most this many bytes per write"},
+    {"gap", OPT_DURATION, offsetof(struct slicer_opts, gap), "0", 0, NS_S, NULL, NULL,
+     "pause after each write, so the receiver reads the pieces one by one"},
+    DIRECTION_ROW(struct slicer_opts),
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+static unsigned dir_bits(int direction)
+{
+    switch (direction) {
+    case DIR_TO_NODE: return PROXY_DIR_BIT(PROXY_TO_NODE);
+    case DIR_FROM_NODE: return PROXY_DIR_BIT(PROXY_FROM_NODE);
+    default: return PROXY_BOTH;
+    }
+}
+
+static int alive(const struct run *r, int i)
+{
+    return r->workers && r->workers[i].pid > 0 && !r->workers[i].exited;
+}
+
+static void mark_worker(uint8_t *sel, int nnodes, int w)
+{
+    memset(sel + (size_t)w * (size_t)nnodes, 1, (size_t)nnodes);
+}
+
+/* target holder / acquirer: a worker holding (inside an acquire of) a lock
+ * right now, waiting up to 1 s for one. Returns the worker or -1. */
+static int busy_worker(struct run *r, const struct fault_spec *s, int acquiring,
+                       struct json *detail)
+{
+    int64_t deadline = ls_now_ns() + BUSY_WAIT;
+    int cand[LINK_MAX_WORKERS];
+    while (ls_now_ns() < deadline && !run_interrupted(r)) {
+        int n = 0;
+        for (int i = 0; i < r->nworkers && n < LINK_MAX_WORKERS; i++) {
+            int h = acquiring ? atomic_load(&r->shm->w[i].acquiring)
+                              : atomic_load(&r->shm->w[i].holding);
+            if (alive(r, i) && h >= 0 && (s->resource < 0 || h == s->resource))
+                cand[n++] = i;
+        }
+        if (n == 0) {
+            ls_sleep_ns(100 * LS_NS_PER_US);
+            continue;
+        }
+        int i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
+        if (acquiring)
+            for (int k = 0; k < n; k++)
+                if (atomic_load(&r->shm->w[cand[k]].acquire_since) <
+                    atomic_load(&r->shm->w[i].acquire_since))
+                    i = cand[k];
+        int h = acquiring ? atomic_load(&r->shm->w[i].acquiring) : atomic_load(&r->shm->w[i].holding);
+        char name[16];
+        snprintf(name, sizeof(name), "r%d", h < 0 ? 0 : h);
+        json_obj_set_str(detail, acquiring ? "acquiring_resource" : "held_resource", name);
+        return i;
+    }
+    return -1;
+}
+
+/* The links of fi's target into sel (nworkers * nnodes). Returns how many. */
+static int resolve(struct run *r, struct fault_inst *fi, uint8_t *sel)
+{
+    const struct fault_spec *s = fi->spec;
+    int nw = r->nworkers, nn = r->cluster.nnodes;
+    memset(sel, 0, (size_t)nw * (size_t)nn);
+    int w = -1;
+    switch (s->target) {
+    case TARGET_LINKS: {
+        uint32_t used = 0;
+        int n = link_target_resolve(&s->links, nw, nn, &r->fault_rng, sel, &used);
+        if (s->links.nodes_sel == LINK_NODES_MINORITY || s->links.nodes_sel == LINK_NODES_MAJORITY) {
+            struct json *a = json_obj_set(fi->detail, "nodes_drawn", json_new_arr());
+            for (int k = 0; k < nn; k++)
+                if (used & (1u << k))
+                    json_arr_push(a, json_new_int(k));
+        }
+        return n;
+    }
+    case TARGET_NODE:
+        if (s->target_index < 0 || s->target_index >= nn)
+            return 0;
+        for (int i = 0; i < nw; i++)
+            sel[(size_t)i * (size_t)nn + (size_t)s->target_index] = 1;
+        fi->node = s->target_index;
+        return nw;
+    case TARGET_ALL_WORKERS:
+        memset(sel, 1, (size_t)nw * (size_t)nn);
+        return nw * nn;
+    case TARGET_WORKER:
+        w = s->target_index;
+        break;
+    case TARGET_RANDOM_WORKER: {
+        int cand[LINK_MAX_WORKERS], n = 0;
+        for (int i = 0; i < nw && n < LINK_MAX_WORKERS; i++)
+            if (alive(r, i))
+                cand[n++] = i;
+        if (n)
+            w = cand[rng_below(&r->fault_rng, (uint64_t)n)];
+        break;
+    }
+    case TARGET_HOLDER:
+    case TARGET_ACQUIRER:
+        w = busy_worker(r, s, s->target == TARGET_ACQUIRER, fi->detail);
+        break;
+    default:
+        break;
+    }
+    if (w < 0 || w >= nw)
+        return 0;
+    mark_worker(sel, nn, w);
+    fi->worker = w;
+    return nn;
+}
+
+/* Record the links (pairs, capped) and how many; a fault on one worker's
+ * or one node's links only names that worker or node (fi->worker/node). */
+static void record_links(struct fault_inst *fi, const uint8_t *sel, int nw, int nn, int count)
+{
+    struct json *a = json_obj_set(fi->detail, "links", json_new_arr());
+    int listed = 0, one_w = -1, one_n = -1;
+    for (int w = 0; w < nw; w++) {
+        for (int n = 0; n < nn; n++) {
+            if (!sel[(size_t)w * (size_t)nn + (size_t)n])
+                continue;
+            one_w = one_w == -1 || one_w == w ? w : -2;
+            one_n = one_n == -1 || one_n == n ? n : -2;
+            if (listed >= MAX_LINKS_LISTED)
+                continue;
+            struct json *p = json_arr_push(a, json_new_arr());
+            json_arr_push(p, json_new_int(w));
+            json_arr_push(p, json_new_int(n));
+            listed++;
+        }
+    }
+    if (one_w >= 0)
+        fi->worker = one_w;
+    if (one_n >= 0)
+        fi->node = one_n;
+    json_obj_set_int(fi->detail, "links_count", count);
+}
+
+/* Per occurrence: its links and their counters at the start, so the end
+ * line can say what crossed them during the window. */
+struct link_state {
+    uint8_t *sel;                  /* nworkers * nnodes, 1 = the fault's link (owned) */
+    struct proxy_link_stats at_start;
+};
+
+/* Sum of the counters of the links in sel. */
+static void sum_stats(const struct run *r, const uint8_t *sel, struct proxy_link_stats *out)
+{
+    int nn = r->cluster.nnodes;
+    memset(out, 0, sizeof(*out));
+    for (int w = 0; w < r->nworkers; w++) {
+        for (int n = 0; n < nn; n++) {
+            if (!sel[(size_t)w * (size_t)nn + (size_t)n])
+                continue;
+            struct proxy_link_stats st;
+            proxy_link_stats(r->proxy, w, n, &st);
+            out->accepted += st.accepted;
+            out->resets += st.resets;
+            for (int d = 0; d < 2; d++) {
+                out->bytes[d] += st.bytes[d];
+                out->dropped[d] += st.dropped[d];
+                out->writes[d] += st.writes[d];
+            }
+        }
+    }
+}
+
+/* Resolve the target, put rule on its links and wait for the proxy's ack. */
+static int link_start(struct run *r, struct fault_inst *fi, unsigned what,
+                      const struct proxy_rule *rule, int direction, struct ls_err *err)
+{
+    const char *kind = fi->spec->ops->name;
+    if (!r->proxy)
+        return ls_err_set(err, LS_EENV, "%s: this run has no proxy to act on", kind);
+    int nw = r->nworkers, nn = r->cluster.nnodes;
+    uint8_t *sel = malloc((size_t)nw * (size_t)nn);
+    if (!sel)
+        return ls_err_set(err, LS_ENOMEM, "%s: out of memory", kind);
+    int count = resolve(r, fi, sel);
+    if (count == 0) {
+        free(sel);
+        return 1;
+    }
+    record_links(fi, sel, nw, nn, count);
+    struct link_state *ls = calloc(1, sizeof(*ls));
+    uint8_t *dirs = malloc((size_t)nw * (size_t)nn);
+    if (!ls || !dirs) {
+        free(ls);
+        free(dirs);
+        free(sel);
+        return ls_err_set(err, LS_ENOMEM, "%s: out of memory", kind);
+    }
+    unsigned bits = dir_bits(direction);
+    for (size_t i = 0; i < (size_t)nw * (size_t)nn; i++)
+        dirs[i] = sel[i] ? (uint8_t)bits : 0;
+    ls->sel = sel;
+    fi->state = ls;
+    struct proxy_ack ack;
+    int rc = proxy_fault_set(r->proxy, fi->id, what, rule, dirs, &ack, err);
+    free(dirs);
+    if (rc < 0)
+        return rc; /* stop (called by the scheduler) frees the state */
+    fi->start_ns = run_now(r);
+    /* counted from the ack on: every write from here on is under the rule */
+    sum_stats(r, sel, &ls->at_start);
+    json_obj_set_int(fi->detail, "proxy_pid", proxy_pid(r->proxy));
+    json_obj_set_str(fi->detail, "direction", direction_choices[direction]);
+    json_obj_set_int(fi->detail, "proxy_generation", (int64_t)ack.generation);
+    json_obj_set_num(fi->detail, "proxy_ack_ms", (double)ack.waited_ns / 1e6);
+    if ((what & PROXY_SET_PARTITION) && rule->partition == PROXY_PART_RESET)
+        json_obj_set_int(fi->detail, "connections_reset", (int64_t)ack.resets);
+    return 0;
+}
+
+/* Lift the fault's rules (acknowledged) and put on the end line what
+ * crossed its links during the window: bytes forwarded and dropped, writes,
+ * connections accepted and reset, per direction. */
+static int link_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    struct link_state *ls = fi->state;
+    struct proxy_link_stats now;
+    if (ls && r->proxy)
+        sum_stats(r, ls->sel, &now); /* before the rule is lifted */
+    int rc = r->proxy ? proxy_fault_clear(r->proxy, fi->id, err) : 0;
+    if (ls && r->proxy) {
+        const struct proxy_link_stats *a = &ls->at_start;
+        json_free(fi->end_detail);
+        struct json *e = fi->end_detail = json_new_obj();
+        static const char *const dn[2] = {"to_node", "from_node"};
+        char key[32];
+        for (int d = 0; d < 2; d++) {
+            snprintf(key, sizeof(key), "bytes_%s", dn[d]);
+            json_obj_set_int(e, key, (int64_t)(now.bytes[d] - a->bytes[d]));
+            snprintf(key, sizeof(key), "writes_%s", dn[d]);
+            json_obj_set_int(e, key, (int64_t)(now.writes[d] - a->writes[d]));
+            snprintf(key, sizeof(key), "dropped_%s", dn[d]);
+            json_obj_set_int(e, key, (int64_t)(now.dropped[d] - a->dropped[d]));
+        }
+        json_obj_set_int(e, "connections_accepted", (int64_t)(now.accepted - a->accepted));
+        json_obj_set_int(e, "connections_reset", (int64_t)(now.resets - a->resets));
+    }
+    if (ls) {
+        free(ls->sel);
+        free(ls);
+        fi->state = NULL;
+    }
+    return rc;
+}
+
+static int latency_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    const struct latency_opts *o = fi->spec->params;
+    struct proxy_rule rule = {.delay_ns = o->delay, .jitter_ns = o->jitter};
+    return link_start(r, fi, PROXY_SET_LATENCY, &rule, o->direction, err);
+}
+
+static int partition_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    const struct partition_opts *o = fi->spec->params;
+    struct proxy_rule rule = {.partition = mode_partition[o->mode]};
+    return link_start(r, fi, PROXY_SET_PARTITION, &rule, o->direction, err);
+}
+
+static int bandwidth_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    const struct bandwidth_opts *o = fi->spec->params;
+    struct proxy_rule rule = {.rate = o->rate};
+    return link_start(r, fi, PROXY_SET_RATE, &rule, o->direction, err);
+}
+
+static int slicer_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    const struct slicer_opts *o = fi->spec->params;
+    struct proxy_rule rule = {.slice = o->size, .gap_ns = o->gap};
+    return link_start(r, fi, PROXY_SET_SLICE, &rule, o->direction, err);
+}
+
+#define LINK_TARGETS                                                                        \
+    ((1u << TARGET_LINKS) | (1u << TARGET_NODE) | (1u << TARGET_WORKER) |                   \
+     (1u << TARGET_RANDOM_WORKER) | (1u << TARGET_ALL_WORKERS) | (1u << TARGET_HOLDER) |    \
+     (1u << TARGET_ACQUIRER))
+
+const struct fault_ops fault_latency = {
+    .version = FAULT_OPS_VERSION,
+    .name = "latency",
+    .help = "delay every chunk on the target links by delay + U[0, jitter] (through the proxy; "
+            "order kept)",
+    .targets = LINK_TARGETS,
+    .options = latency_tab,
+    .options_size = sizeof(struct latency_opts),
+    .start = latency_start,
+    .stop = link_stop,
+};
+
+const struct fault_ops fault_partition = {
+    .version = FAULT_OPS_VERSION,
+    .name = "partition",
+    .help = "cut the target links: blackhole (drop, clients time out), hold (deliver late), or "
+            "reset (RST, refuse)",
+    .targets = LINK_TARGETS,
+    .options = partition_tab,
+    .options_size = sizeof(struct partition_opts),
+    .start = partition_start,
+    .stop = link_stop,
+};
+
+const struct fault_ops fault_bandwidth = {
+    .version = FAULT_OPS_VERSION,
+    .name = "bandwidth",
+    .help = "limit the target links to rate bytes/s per connection and direction",
+    .targets = LINK_TARGETS,
+    .options = bandwidth_tab,
+    .options_size = sizeof(struct bandwidth_opts),
+    .start = bandwidth_start,
+    .stop = link_stop,
+};
+
+const struct fault_ops fault_slicer = {
+    .version = FAULT_OPS_VERSION,
+    .name = "slicer",
+    .help = "split what crosses the target links into writes of at most size bytes (parser "
+            "robustness)",
+    .targets = LINK_TARGETS,
+    .options = slicer_tab,
+    .options_size = sizeof(struct slicer_opts),
+    .start = slicer_start,
+    .stop = link_stop,
+};

@@ -1,0 +1,121 @@
+/*
+ * proxy.h: lockstorm's TCP proxy between the workers and the lock nodes
+ * (DESIGN.md faults/). One listener on 127.0.0.1 per (worker, node) link,
+ * so a fault can slow or cut any subset of links. The proxy is a process
+ * forked from the harness (the harness stays single-threaded), driven by
+ * epoll, dying with the harness. The harness controls it through a shared
+ * rule table: one rule per link and direction, written by the harness,
+ * applied by the proxy, which acknowledges each generation of the table;
+ * a change counts only once acknowledged. With no rule set the proxy
+ * forwards each read at once (TCP_NODELAY on both sides, no allocation per
+ * chunk). Not here: which links a fault picks (harness/links.c) or the
+ * fault kinds themselves (faults/link.c). The storage node is never proxied.
+ */
+#ifndef LS_PROXY_H
+#define LS_PROXY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "locks/lock.h"
+#include "util/err.h"
+
+#define PROXY_MAX_NODES 32
+#define PROXY_ACK_TIMEOUT_NS (1000LL * 1000 * 1000) /* 1 s */
+
+enum proxy_dir { PROXY_TO_NODE = 0, PROXY_FROM_NODE = 1 };
+
+/* Ordered by severity: when several faults cover one link the most severe
+ * partition wins. */
+enum proxy_partition {
+    PROXY_PART_NONE,
+    PROXY_PART_HOLD,       /* bytes kept, delivered when the partition heals */
+    PROXY_PART_BLACKHOLE,  /* bytes read and dropped; connections stay open */
+    PROXY_PART_RESET,      /* connections reset (RST), new ones accepted and reset */
+};
+
+/* What one direction of one link does to the bytes crossing it. All zero:
+ * forward at once. */
+struct proxy_rule {
+    int64_t delay_ns;      /* each chunk leaves >= read time + delay + U[0, jitter] */
+    int64_t jitter_ns;
+    int partition;         /* enum proxy_partition */
+    int64_t rate;          /* bytes/s (token bucket), 0 = unlimited */
+    int64_t slice;         /* at most this many bytes per write, 0 = off */
+    int64_t gap_ns;        /* pause after each write (with slice), 0 = none */
+};
+
+/* Which fields of a proxy_rule a fault sets (proxy_fault_set). */
+#define PROXY_SET_LATENCY 1u    /* delay_ns, jitter_ns */
+#define PROXY_SET_PARTITION 2u  /* partition */
+#define PROXY_SET_RATE 4u       /* rate */
+#define PROXY_SET_SLICE 8u      /* slice, gap_ns */
+
+/* Direction bits of one link in proxy_fault_set's dirs[]. */
+#define PROXY_DIR_BIT(d) (1u << (d))
+#define PROXY_BOTH (PROXY_DIR_BIT(PROXY_TO_NODE) | PROXY_DIR_BIT(PROXY_FROM_NODE))
+
+struct proxy_config {
+    int nworkers;
+    int nnodes;                      /* 1..PROXY_MAX_NODES */
+    const struct lock_node *nodes;   /* where node n really listens (borrowed for the call) */
+    const char *log_path;            /* proxy log (appended), or NULL for none */
+    uint64_t seed;                   /* jitter draws */
+};
+
+/* Counters of one link since the proxy started (read from shared memory). */
+struct proxy_link_stats {
+    uint64_t accepted;       /* connections accepted on the link's listener */
+    uint64_t open;           /* connection pairs open right now */
+    uint64_t bytes[2];       /* bytes forwarded, per enum proxy_dir */
+    uint64_t dropped[2];     /* bytes dropped by a blackhole, per direction */
+    uint64_t writes[2];      /* writes that forwarded them, per direction */
+    uint64_t resets;         /* connections reset (open ones and new ones refused) */
+};
+
+/* What the proxy reported when it acknowledged a change. */
+struct proxy_ack {
+    uint64_t generation;     /* the rule-table generation it applied */
+    uint64_t resets;         /* connections it reset while applying it */
+    int64_t waited_ns;       /* from the change to the acknowledgement */
+};
+
+struct proxy;
+
+/* Start the proxy: bind every listener (127.0.0.1, free ports) in this
+ * process, fork the proxy (it inherits them; PR_SET_PDEATHSIG, its own
+ * process group) and wait (bounded) until it runs. On success *out is the
+ * handle (proxy_stop frees it). On failure nothing is left running and a
+ * negative code is returned (LS_EENV: ports, fds, fork). */
+int proxy_start(const struct proxy_config *cfg, struct proxy **out, struct ls_err *err);
+/* Stop the proxy by pid (SIGTERM, 2 s, SIGKILL), reap it and free p.
+ * Accepts NULL. */
+void proxy_stop(struct proxy *p);
+pid_t proxy_pid(const struct proxy *p);
+/* The nnodes addresses worker w must use (borrowed until proxy_stop). */
+const struct lock_node *proxy_worker_nodes(const struct proxy *p, int worker);
+/* Node n now listens on port (a restarted node): new connections go there. */
+void proxy_set_upstream(struct proxy *p, int node, int port);
+
+/* Fault id puts rule's fields `what` on the link directions in dirs[]
+ * (nworkers * nnodes entries, index worker * nnodes + node, each a set of
+ * PROXY_DIR_BIT). Faults compose per link and direction: the largest delay
+ * and jitter, the most severe partition, the smallest non-zero rate and
+ * slice, the largest gap. Returns 0 once the proxy has acknowledged the new
+ * table (ack filled when not NULL), LS_ETIMEOUT when it did not within 1 s,
+ * LS_EENV when it is gone. An id already set is replaced. */
+int proxy_fault_set(struct proxy *p, int id, unsigned what, const struct proxy_rule *rule,
+                    const uint8_t *dirs, struct proxy_ack *ack, struct ls_err *err);
+/* Remove fault id's rules (no-op for an unknown id) and wait for the ack. */
+int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err);
+/* Remove every rule (the final heal) and wait for the ack. */
+int proxy_heal(struct proxy *p, struct ls_err *err);
+/* The rule in force now for one link direction (what the table holds). */
+void proxy_rule_of(const struct proxy *p, int worker, int node, int dir, struct proxy_rule *out);
+void proxy_link_stats(const struct proxy *p, int worker, int node, struct proxy_link_stats *out);
+
+/* The proxy process itself (proxy.c); called in the forked child only. */
+struct proxy_child;
+int proxy_main(const struct proxy_child *pc);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * reports.h: the renderers beyond text and JSON (JUnit XML, gnuplot charts,
+ * HTML) and reports_write_all, the one call that writes the selected
+ * report files into a run directory (harness/run.c after a run, `lockstorm
+ * check --format` and `lockstorm report`). Every renderer formats the result
+ * model (reports/result.h) and computes nothing; the charts' data is the
+ * model's "series" (checkers/series.h).
+ */
+#ifndef LS_REPORTS_H
+#define LS_REPORTS_H
+
+#include <stdio.h>
+
+#include "util/err.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+
+/* Report formats (--format): bits of a set. */
+enum report_format {
+    REPORT_TEXT = 1,    /* summary.txt */
+    REPORT_JSON = 2,    /* result.json */
+    REPORT_JUNIT = 4,   /* junit.xml */
+    REPORT_CHARTS = 8,  /* *.dat, *.gp, style.gp, faults.gp -> *.svg with gnuplot */
+    REPORT_HTML = 16,   /* report.html (implies charts) */
+    REPORT_ALL = 31
+};
+
+/* Parse a comma-separated list ("text,json,junit,html,charts", or "all")
+ * into *out. Returns 0, or -1 with why naming the bad item. */
+int reports_parse_formats(const char *list, unsigned *out, char *why, size_t whylen);
+
+/* Contract: writes the reports of formats into dir (0 means all), in the
+ * order json, text, junit, charts, html (HTML embeds the charts' SVG).
+ * Each file is replaced atomically. One line per notable condition (e.g.
+ * "charts skipped: gnuplot not found") goes to notes when not NULL; a
+ * missing gnuplot is not an error. *written (when not NULL) gets the file
+ * names written, space separated (caller frees with sb_free). Returns 0 or
+ * a negative code with err set when a file could not be written. */
+int reports_write_all(const char *dir, const struct json *result, unsigned formats, FILE *notes,
+                      struct strbuf *written, struct ls_err *err);
+
+/* JUnit XML (junit.c): one testsuite, a testcase per expectation and per
+ * checker; tests/junit.xsd validates it. */
+void render_junit(const struct json *result, struct strbuf *sb);
+
+/* The charts (gnuplot.c). Writes style.gp, faults.gp and per chart NAME.dat
+ * and NAME.gp into dir, then runs gnuplot (LS_GNUPLOT or `gnuplot` in PATH)
+ * on each, at most 60 s each, making NAME.svg. Returns the number of SVG
+ * files made; when gnuplot is missing returns 0 and sets note to "charts
+ * skipped: gnuplot not found" (the .dat and .gp files are still written);
+ * other trouble is also described in note. Returns negative only when a
+ * file could not be written (err set). */
+int render_charts(const char *dir, const struct json *result, struct strbuf *note,
+                  struct ls_err *err);
+
+/* The charts, in the order the HTML shows them: names (file stems) and
+ * titles. */
+struct chart_info {
+    const char *name;
+    const char *title;
+};
+extern const struct chart_info report_charts[];
+extern const int report_ncharts;
+
+/* report.html (html.c): self-contained (inline CSS and SVG, no network).
+ * The charts are read from dir/NAME.svg; a missing one is shown as
+ * chart_note (e.g. "charts skipped: gnuplot not found") or "not drawn". */
+void render_html(const struct json *result, const char *dir, const char *chart_note,
+                 struct strbuf *sb);
+
+#endif

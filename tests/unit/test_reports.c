@@ -1,0 +1,369 @@
+/*
+ * test_reports.c: the JUnit, chart and HTML renderers and reports_write_all
+ * on a fixed, hand-written result model (tests/unit/golden/report_model.json,
+ * so checker changes do not move them). JUnit is compared with golden files
+ * (tests/e2e/test_reports.sh validates the same files against
+ * tests/junit.xsd with xmllint); the charts' .dat/.gp files and the HTML
+ * page are checked for their structure. LS_UPDATE_GOLDEN=1 rewrites the
+ * golden files. gnuplot itself is run by the end-to-end test.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "reports/reports.h"
+#include "reports/result.h"
+#include "tests/unit/testing.h"
+
+static char *tmp;
+
+static const char *src_dir(void)
+{
+    const char *src = getenv("LS_SOURCE_DIR");
+    return src && *src ? src : LS_SOURCE_DIR;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct strbuf sb = STRBUF_INIT;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        sb_append(&sb, buf, n);
+    fclose(f);
+    if (len)
+        *len = sb.len;
+    sb_cstr(&sb);
+    return sb_steal(&sb);
+}
+
+static struct json *model(void)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/tests/unit/golden/report_model.json", src_dir());
+    size_t n = 0;
+    char *text = read_all(path, &n);
+    if (!text) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    struct json *j = NULL;
+    char why[128];
+    if (json_parse(text, n, &j, why, sizeof(why)) < 0) {
+        fprintf(stderr, "%s: %s\n", path, why);
+        exit(2);
+    }
+    free(text);
+    return j;
+}
+
+/* Compare got with tests/unit/golden/<name>; LS_UPDATE_GOLDEN=1 rewrites it. */
+static void check_golden(const char *name, struct strbuf *got)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/tests/unit/golden/%s", src_dir(), name);
+    const char *upd = getenv("LS_UPDATE_GOLDEN");
+    if (upd && strcmp(upd, "1") == 0) {
+        CHECKF(sb_write_file(got, path) == 0, "cannot write %s", path);
+        fprintf(stderr, "golden: rewrote %s\n", path);
+        return;
+    }
+    size_t wlen = 0;
+    char *want = read_all(path, &wlen);
+    CHECKF(want != NULL, "golden file %s missing (create it with LS_UPDATE_GOLDEN=1)", path);
+    if (!want)
+        return;
+    if (wlen != got->len || memcmp(want, sb_cstr(got), wlen) != 0) {
+        const char *a = want, *b = sb_cstr(got);
+        int line = 1;
+        while (*a && *b && *a == *b) {
+            if (*a == '\n')
+                line++;
+            a++;
+            b++;
+        }
+        fprintf(stderr, "--- %s (golden) differs from the rendering at line %d:\n-%.80s\n+%.80s\n"
+                        "regenerate with LS_UPDATE_GOLDEN=1 and review git diff tests/unit/golden/\n",
+                name, line, a, b);
+        CHECKF(0, "%s differs from its golden file", name);
+    }
+    free(want);
+}
+
+static int contains(const char *hay, const char *needle)
+{
+    return hay && strstr(hay, needle) != NULL;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0, l = strlen(needle);
+    for (const char *p = hay; p && (p = strstr(p, needle)); p += l)
+        n++;
+    return n;
+}
+
+/* ---- JUnit ------------------------------------------------------------- */
+
+/* With expectations: they decide; a failed one fails and carries the story. */
+static void test_junit_expectations(void)
+{
+    struct json *r = model();
+    struct strbuf sb = STRBUF_INIT;
+    render_junit(r, &sb);
+    const char *x = sb_cstr(&sb);
+    CHECK(contains(x, "<testsuites name=\"lockstorm\" tests=\"6\" failures=\"1\" errors=\"0\""));
+    CHECK(contains(x, "<testsuite name=\"lockstorm.demo\" tests=\"6\" failures=\"1\""));
+    CHECK(contains(x, "timestamp=\"2026-11-22T05:31:22\""));
+    CHECK_INT(count(x, "<testcase "), 6);
+    CHECK_INT(count(x, "<failure "), 1);
+    CHECK(contains(x, "message=\"checks.fencing.fenced_lost_updates: wanted 0, got 2\""));
+    CHECK(contains(x, "name=\"expect checks.mutex.by_class.stale_holder &gt; 0\""));
+    CHECK(contains(x, "  t=1.310s pause w3 (fault #2)\n"));
+    CHECK(contains(x, "  =&gt; stale-holder: w3 overstayed its lease by 338 ms"));
+    /* the invalid checkers do not fail: the expect: block decides */
+    CHECK(contains(x, "not a failure by itself"));
+    check_golden("junit_expect.xml", &sb);
+    sb_free(&sb);
+    json_free(r);
+}
+
+/* Without expectations: invalid checkers fail, unknown ones are errors,
+ * an interrupted run is an error. */
+static void test_junit_checks(void)
+{
+    struct json *r = model();
+    json_obj_set(r, "expectations", json_new_arr());
+    json_obj_set_bool(r, "interrupted", 1);
+    json_obj_set_str(json_path(r, "checks.liveness"), "verdict", "unknown");
+    json_obj_set_str(json_path(r, "checks.liveness"), "reason", "a hold has no exit");
+    struct strbuf sb = STRBUF_INIT;
+    render_junit(r, &sb);
+    const char *x = sb_cstr(&sb);
+    CHECK(contains(x, "tests=\"5\" failures=\"2\" errors=\"2\""));
+    CHECK(contains(x, "<failure message=\"mutex: invalid: violations=14 (stale-holder=14 "
+                      "lock-broken=0) near_misses=3\" type=\"invalid\">"));
+    CHECK(contains(x, "<error message=\"liveness: unknown: longest_stall_ms=520.4 "
+                      "crash_to_next_grant_ms=null stuck_resources=0 (a hold has no exit)\" "
+                      "type=\"unknown\">"));
+    CHECK(contains(x, "type=\"interrupted\""));
+    check_golden("junit_checks.xml", &sb);
+    sb_free(&sb);
+    json_free(r);
+}
+
+/* ---- formats ------------------------------------------------------------- */
+
+static void test_formats(void)
+{
+    unsigned f = 0;
+    char why[160];
+    CHECK(reports_parse_formats("text,json", &f, why, sizeof(why)) == 0);
+    CHECK_INT(f, REPORT_TEXT | REPORT_JSON);
+    CHECK(reports_parse_formats("all", &f, why, sizeof(why)) == 0 && f == REPORT_ALL);
+    CHECK(reports_parse_formats("junit,html", &f, why, sizeof(why)) == 0);
+    CHECK_INT(f, REPORT_JUNIT | REPORT_HTML);
+    CHECK(reports_parse_formats("text,pdf", &f, why, sizeof(why)) < 0);
+    CHECK(contains(why, "unknown format 'pdf'"));
+    CHECK(reports_parse_formats("", &f, why, sizeof(why)) < 0);
+    CHECK(reports_parse_formats("text,", &f, why, sizeof(why)) < 0);
+}
+
+/* ---- charts and HTML without gnuplot ------------------------------------ */
+
+static int file_size(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0 ? (int)st.st_size : -1;
+}
+
+static char *file_text(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return read_all(path, NULL);
+}
+
+/* gnuplot missing: the .dat/.gp files, style.gp and faults.gp are still
+ * written, the note says so, and the HTML shows it in place of charts. */
+static void test_charts_without_gnuplot(void)
+{
+    struct json *r = model();
+    setenv("LS_GNUPLOT", "/nonexistent/gnuplot", 1);
+    struct strbuf written = STRBUF_INIT;
+    struct ls_err err = {0, ""};
+    FILE *notes = tmpfile();
+    REQUIRE(notes != NULL);
+    CHECK(reports_write_all(tmp, r, REPORT_HTML, notes, &written, &err) == 0);
+    unsetenv("LS_GNUPLOT");
+    rewind(notes);
+    char line[256] = "";
+    CHECK(fgets(line, sizeof(line), notes) != NULL);
+    CHECK_STR(line, "lockstorm: charts skipped: gnuplot not found\n");
+    CHECK(fgets(line, sizeof(line), notes) == NULL); /* one line */
+    fclose(notes);
+    CHECK(contains(sb_cstr(&written), "timeline.dat timeline.gp"));
+    CHECK(contains(sb_cstr(&written), "report.html"));
+    CHECK(!contains(sb_cstr(&written), "result.json")); /* only what was asked */
+    CHECK_INT(file_size(tmp, "result.json"), -1);
+    static const char *const names[] = {"timeline", "latency", "rate", "fencing"};
+    for (size_t i = 0; i < 4; i++) {
+        char dat[64], gp[64];
+        snprintf(dat, sizeof(dat), "%s.dat", names[i]);
+        snprintf(gp, sizeof(gp), "%s.gp", names[i]);
+        CHECKF(file_size(tmp, dat) > 0, "%s", dat);
+        char *g = file_text(tmp, gp);
+        CHECKF(g && contains(g, "load 'style.gp'") && contains(g, "load 'faults.gp'"),
+               "%s loads the shared style and the fault windows", gp);
+        char out[80];
+        snprintf(out, sizeof(out), "set output '%s.svg'", names[i]);
+        CHECK(contains(g, out));
+        free(g);
+    }
+    char *style = file_text(tmp, "style.gp");
+    CHECK(contains(style, "ls_terminal(w, h)"));
+    free(style);
+    /* faults.gp shades the injected fault (seconds) and skips the skipped one */
+    char *fg = file_text(tmp, "faults.gp");
+    CHECK(contains(fg, "set object 100 rect from 1.31, graph 0 to 1.81, graph 1"));
+    CHECK(!contains(fg, "set object 101"));
+    CHECK(contains(fg, "ls_nfaults = 1"));
+    free(fg);
+    /* .dat: header comment naming the columns, rows as the model has them */
+    char *rate = file_text(tmp, "rate.dat");
+    CHECK(contains(rate, "# columns: t_ms grants_per_s busy_per_s unknown_per_s failed_per_s\n"));
+    CHECK(contains(rate, "\n100 70 40 10 0\n"));
+    free(rate);
+    char *fen = file_text(tmp, "fencing.dat");
+    CHECK(contains(fen, "\n300 2 NaN 1\n")); /* null -> NaN */
+    free(fen);
+    char *tl = file_text(tmp, "timeline.dat");
+    CHECK(contains(tl, "\n1 110 150 NaN crash\n"));
+    CHECK(contains(tl, "\n0 110 150 stale-holder\n"));
+    CHECK_INT(count(tl, "\n\n\n"), 3); /* four index blocks */
+    free(tl);
+    char *tg = file_text(tmp, "timeline.gp");
+    CHECK(contains(tg, "set ytics font ',10' ('r0 w3' 0, 'r0 w5' 1)"));
+    free(tg);
+
+    char *html = file_text(tmp, "report.html");
+    CHECK(contains(html, "charts skipped: gnuplot not found"));
+    CHECK_INT(count(html, "<p class=\"missing\">not drawn"), 4);
+    free(html);
+    sb_free(&written);
+    json_free(r);
+}
+
+/* The HTML page: banner, sections, inlined SVG with prefixed ids, stories,
+ * escaping, no network reference. */
+static void test_html(void)
+{
+    struct json *r = model();
+    /* a chart as gnuplot writes one: prolog, defs with ids, uses */
+    static const char svg[] =
+        "<?xml version=\"1.0\" encoding=\"utf-8\"  standalone=\"no\"?>\n"
+        "<svg \n viewBox=\"0 0 960 340\"\n xmlns=\"http://www.w3.org/2000/svg\"\n"
+        " xmlns:xlink=\"http://www.w3.org/1999/xlink\"\n>\n<title>Gnuplot</title>\n"
+        "<g id=\"gnuplot_canvas\"><defs><circle id='gpDot' r='0.5'/></defs>"
+        "<use xlink:href='#gpDot' x='1' y='2'/><path fill=\"url(#gpPat1)\" d='M0,0'/></g>\n"
+        "</svg>\n";
+    struct strbuf sb = STRBUF_INIT;
+    sb_puts(&sb, svg);
+    char path[4096];
+    for (int i = 0; i < report_ncharts; i++) {
+        snprintf(path, sizeof(path), "%s/%s.svg", tmp, report_charts[i].name);
+        REQUIRE(sb_write_file(&sb, path) == 0);
+    }
+    sb_reset(&sb);
+    render_html(r, tmp, NULL, &sb);
+    const char *h = sb_cstr(&sb);
+    CHECK(strncmp(h, "<!DOCTYPE html>\n", 16) == 0);
+    CHECK(contains(h, "<header class=\"banner fail\" id=\"verdict\" data-verdict=\"fail\">"));
+    CHECK(contains(h, "<div class=\"word\">FAIL</div>"));
+    CHECK(contains(h, "lockstorm: FAIL workload=demo lock=redis-single"));
+    static const char *const sections[] = {"workload", "expectations", "checks", "charts",
+                                           "stories", "faults", "warnings"};
+    const char *prev = h;
+    for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+        char id[64];
+        snprintf(id, sizeof(id), "<section id=\"%s\">", sections[i]);
+        const char *at = strstr(h, id);
+        CHECKF(at != NULL && at > prev, "section %s present, in order", sections[i]);
+        if (at)
+            prev = at;
+    }
+    for (int i = 0; i < report_ncharts; i++) {
+        char want[128];
+        snprintf(want, sizeof(want), "<figure id=\"chart-%s\">", report_charts[i].name);
+        CHECK(contains(h, want));
+        snprintf(want, sizeof(want), "<circle id='%s-gpDot'", report_charts[i].name);
+        CHECK(contains(h, want));
+        snprintf(want, sizeof(want), "xlink:href='#%s-gpDot'", report_charts[i].name);
+        CHECK(contains(h, want));
+        snprintf(want, sizeof(want), "url(#%s-gpPat1)", report_charts[i].name);
+        CHECK(contains(h, want));
+    }
+    CHECK_INT(count(h, "<svg"), 4);
+    CHECK(!contains(h, "<?xml"));
+    CHECK(!contains(h, "<title>Gnuplot</title>"));
+    /* the story, one item per line, overlap and conclusion marked */
+    CHECK(contains(h, "<li class=\"fault\"><span class=\"t\">t=1.310s</span>pause w3 (fault #2)</li>"));
+    CHECK(contains(h, "<li class=\"overlap\">overlap on r0 1.511–1.561s (50 ms)</li>"));
+    CHECK(contains(h, "<li class=\"conclusion\">stale-holder: w3 overstayed its lease by 338 ms;"));
+    CHECK_INT(count(h, "<article class=\"story\""), 1); /* violation 2 has no story */
+    /* escaping, expectations, fault schedule */
+    CHECK(contains(h, "paused holders &lt;past&gt; their TTL &amp; fencing"));
+    CHECK(contains(h, "64 torn bytes &lt;after&gt; the last record &amp; more"));
+    CHECK(contains(h, "<span class=\"badge failed\">FAILED</span>"));
+    CHECK(contains(h, "<td>skipped: no holder</td>"));
+    CHECK(contains(h, "dist uniform, min 20ms, max 80ms"));
+    /* self-contained */
+    CHECK(!contains(h, "http://") || count(h, "http://") == count(h, "http://www.w3.org/"));
+    CHECK(!contains(h, "https://"));
+    CHECK(!contains(h, "<script"));
+    CHECK(!contains(h, "<link"));
+    sb_free(&sb);
+    json_free(r);
+}
+
+/* The JSON renderer keeps scalar arrays (series rows) on one line. */
+static void test_json_rows(void)
+{
+    struct json *r = model();
+    struct strbuf sb = STRBUF_INIT;
+    render_json(r, &sb);
+    CHECK(contains(sb_cstr(&sb), "\n        [100, 70, 40, 10, 0],\n"));
+    CHECK(contains(sb_cstr(&sb), "\"faults\": [2],"));
+    struct json *back = NULL;
+    char why[128];
+    REQUIRE(json_parse(sb.buf, sb.len, &back, why, sizeof(why)) == 0);
+    struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+    json_write(&a, r, -1);
+    json_write(&b, back, -1);
+    CHECK_STR(sb_cstr(&a), sb_cstr(&b));
+    sb_free(&a);
+    sb_free(&b);
+    json_free(back);
+    sb_free(&sb);
+    json_free(r);
+}
+
+int main(void)
+{
+    tmp = t_tmpdir();
+    RUN(test_junit_expectations);
+    RUN(test_junit_checks);
+    RUN(test_formats);
+    RUN(test_charts_without_gnuplot);
+    RUN(test_html);
+    RUN(test_json_rows);
+    t_rmdir(tmp);
+    free(tmp);
+    return t_finish();
+}
