@@ -108,7 +108,8 @@ static void fencing_series(struct json *series, struct sop *ops, size_t n, int n
                            int64_t bucket, int64_t nb, int64_t run_end)
 {
     static const char *const cols[] = {"t_ms", "plain_lost", "fenced_lost", "stale_rejected"};
-    qsort(ops, n, sizeof(*ops), cmp_sop);
+    if (n > 1) /* qsort(NULL, 0) is undefined behaviour */
+        qsort(ops, n, sizeof(*ops), cmp_sop);
     int offered = 0;
     for (size_t i = 0; i < n && !offered; i++)
         offered = ops[i].fenced;
@@ -343,7 +344,8 @@ static void timeline_series(struct json *series, const struct history *h,
     int trunc = 0;
     for (int i = 0; i < h->nworkers; i++)
         worker_holds(&h->w[i], from, to, &hs, &n, &cap, TIMELINE_MAX_ROWS, &trunc);
-    qsort(hs, n, sizeof(*hs), cmp_thold);
+    if (n > 1)
+        qsort(hs, n, sizeof(*hs), cmp_thold);
 
     /* Lanes: one per (resource, worker) seen in the window. Past the lane
      * limit, resources of violations come first, then by index. */

@@ -17,6 +17,7 @@
 #include "harness/proc.h"
 #include "harness/run.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define CONFIRM_TIMEOUT LS_NS_PER_S
 #define HOLDER_WAIT (LS_NS_PER_S)
@@ -45,10 +46,45 @@ static int stop_confirmed(pid_t pid, int group, struct ls_err *err)
     return 0;
 }
 
-static void add_worker(struct fault_inst *fi, const struct run *r, int i)
+/* Overlapping pauses of one process (two explicit schedules, holder +
+ * all-workers): it stays stopped until the last of them ends. */
+static void ref_take(struct run *r, pid_t pid)
 {
-    if (fi->npids < (int)(sizeof(fi->pids) / sizeof(fi->pids[0])))
-        fi->pids[fi->npids++] = r->workers[i].pid;
+    for (int i = 0; i < r->npause_refs; i++)
+        if (r->pause_refs[i].pid == pid) {
+            r->pause_refs[i].refs++;
+            return;
+        }
+    r->pause_refs = xrealloc(r->pause_refs, (size_t)(r->npause_refs + 1) * sizeof(*r->pause_refs));
+    r->pause_refs[r->npause_refs].pid = pid;
+    r->pause_refs[r->npause_refs].refs = 1;
+    r->npause_refs++;
+}
+
+/* Returns how many pauses still hold pid after dropping this one. */
+static int ref_drop(struct run *r, pid_t pid)
+{
+    for (int i = 0; i < r->npause_refs; i++)
+        if (r->pause_refs[i].pid == pid) {
+            int left = --r->pause_refs[i].refs;
+            if (left <= 0)
+                r->pause_refs[i] = r->pause_refs[--r->npause_refs];
+            return left > 0 ? left : 0;
+        }
+    return 0;
+}
+
+static void add_pid(struct fault_inst *fi, struct run *r, pid_t pid)
+{
+    if (fi->npids < (int)(sizeof(fi->pids) / sizeof(fi->pids[0]))) {
+        fi->pids[fi->npids++] = pid;
+        ref_take(r, pid);
+    }
+}
+
+static void add_worker(struct fault_inst *fi, struct run *r, int i)
+{
+    add_pid(fi, r, r->workers[i].pid);
 }
 
 /* target holder / acquirer: pick a worker that holds (is acquiring) a lock
@@ -152,7 +188,7 @@ static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
         if (rc < 0)
             return rc;
         fi->node = n;
-        fi->pids[fi->npids++] = r->cluster.nodes[n].pid;
+        add_pid(fi, r, r->cluster.nodes[n].pid);
         return 0;
     }
     }
@@ -161,10 +197,11 @@ static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
 
 static int pause_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
 {
-    (void)r;
     (void)err;
     for (int i = 0; i < fi->npids; i++)
-        kill(fi->pgroup ? -fi->pids[i] : fi->pids[i], SIGCONT);
+        if (ref_drop(r, fi->pids[i]) == 0)
+            kill(fi->pgroup ? -fi->pids[i] : fi->pids[i], SIGCONT);
+    fi->npids = 0; /* stop is idempotent */
     return 0;
 }
 

@@ -273,6 +273,11 @@ static int start_proxy(struct run *r, struct ls_err *err)
         snprintf(r->nodes[n].host, sizeof(r->nodes[n].host), "%s", r->cluster.nodes[n].host);
         r->nodes[n].port = r->cluster.nodes[n].port;
     }
+    if (!r->w->cluster.proxy) { /* cluster.proxy: false: every worker dials the nodes */
+        for (int i = 1; i < r->nworkers; i++)
+            memcpy(r->nodes + (size_t)i * (size_t)nn, r->nodes, (size_t)nn * sizeof(*r->nodes));
+        return 0;
+    }
     char log[2100];
     snprintf(log, sizeof(log), "%s/nodes/proxy.log", r->dir);
     struct proxy_config cfg = {
@@ -714,6 +719,7 @@ done:
     for (int i = 0; r->workers && i < r->nworkers; i++)
         free(r->workers[i].past);
     free(r->workers);
+    free(r->pause_refs);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

@@ -77,6 +77,11 @@ struct run {
     struct rng fault_rng;
     sigset_t sigs;                  /* the blocked set taken with sigtimedwait */
     int signal;                     /* first SIGINT/SIGTERM/SIGHUP received, 0 if none */
+    struct pause_ref {              /* pause faults holding a process stopped (faults/pause.c) */
+        pid_t pid;
+        int refs;
+    } *pause_refs;
+    int npause_refs;
     struct ls_err err;
 };
 

@@ -463,7 +463,7 @@ int worker_main(const struct worker_args *a)
         status = fail(c, &err);
         goto out;
     }
-    if (a->storage_host &&
+    if (a->storage_host && c->w->workers.store &&
         storage_open(&c->st, a->storage_host, a->storage_port, LS_NS_PER_S, &err) < 0) {
         status = fail(c, &err);
         goto out;

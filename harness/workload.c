@@ -53,6 +53,9 @@ static const struct opt_def cluster_tab[] = {
      "redis-server persistence of the lock nodes"},
     {"addresses", OPT_CUSTOM, 0, "[]", 0, 0, NULL, NULL,
      "external: host:port of each node; only valid with topology external"},
+    {"proxy", OPT_BOOL, SUB(cluster, proxy), "true", 0, 0, NULL, NULL,
+     "workers reach the lock nodes through the fault proxy; false connects them directly "
+     "(no link faults then; bench/ measures the proxy's cost with it)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -98,6 +101,9 @@ static const struct opt_def workers_tab[] = {
      "pause between a release and the next acquire"},
     {"on_lost", OPT_ENUM, SUB(workers, on_lost), "abort", 0, 0, on_lost_choices, NULL,
      "abort the hold when the implementation reports the grant lost, or finish it"},
+    {"store", OPT_BOOL, SUB(workers, store), "true", 0, 0, NULL, NULL,
+     "do the protected-resource ops (read, write of the plain and fenced counters) in every "
+     "hold; false = pure lock hammering, no lost-update measurement"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -511,6 +517,11 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
                      ops->name, target_names[fs->target], allowed);
             return -1;
         }
+    }
+    if (fs->target == TARGET_LINKS && !w->cluster.proxy) {
+        ydiag_at(dg, item, "%s: fault kind '%s' acts on proxy links; it needs cluster.proxy: true",
+                 path, ops->name);
+        bad = 1;
     }
     if (fs->target == TARGET_WORKER && fs->target_index >= w->workers.count) {
         ydiag_at(dg, tn ? tn : item, "%s.target: worker %d is out of range 0..%lld (workers.count is %lld)",

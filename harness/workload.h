@@ -121,6 +121,7 @@ struct workload {
         int64_t replicas;
         int64_t sentinels;
         int persistence; /* enum persistence */
+        int proxy;       /* 1: workers reach the lock nodes through the fault proxy */
     } cluster;
 
     struct {
@@ -145,6 +146,7 @@ struct workload {
         struct dist hold;
         struct dist think;
         int on_lost;                 /* enum on_lost */
+        int store;                   /* 1: protected-resource ops in every hold */
     } workers;
 
     struct fault_spec *faults;
