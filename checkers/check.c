@@ -107,6 +107,7 @@ struct json *check_run(const struct history *h, const struct check_params *p)
     v = compose(v, check_fencing(h, p, res));
     v = compose(v, check_liveness(h, p, res));
     v = compose(v, check_stats(h, p, res));
+    v = compose(v, check_jobs(h, p, res));
     check_stories(h, p, res); /* narrates the violations; judges nothing */
     v = compose(v, check_windows(h, p, res));
     json_obj_set_str(res, "verdict_checks", verdict_name(v));

@@ -43,5 +43,8 @@ int check_stats(const struct history *h, const struct check_params *p, struct js
 /* Per-fault-window and per-phase numbers ("fault_windows", "phases"); runs
  * after check_mutex (it counts the violations mutex listed). Always valid. */
 int check_windows(const struct history *h, const struct check_params *p, struct json *res);
+/* Jobs mode only (harness/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
+ * and missed jobs; adds nothing and is valid for any other run. */
+int check_jobs(const struct history *h, const struct check_params *p, struct json *res);
 
 #endif

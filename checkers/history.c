@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "harness/jobs.h"
 #include "harness/workload.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -36,14 +37,21 @@ void history_warn(struct history *h, const char *fmt, ...)
 }
 
 /* Contract: read the whole file at path into a new NUL-terminated buffer
- * (*buf, caller frees). Returns 0 or -errno. */
+ * (*buf, caller frees). Returns 0 or -errno; -EINVAL when path is not a
+ * regular file (a FIFO, a device: never waited on, never read forever). */
 static int read_all(const char *path, char **buf, size_t *len)
 {
     *buf = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        close(fd);
+        return -e;
+    }
     struct strbuf sb = STRBUF_INIT;
     for (;;) {
         sb_reserve(&sb, 65536);
@@ -65,6 +73,24 @@ static int read_all(const char *path, char **buf, size_t *len)
     sb_cstr(&sb);
     *buf = sb_steal(&sb);
     return 0;
+}
+
+/* strerror for read_all's codes ("not a regular file" for -EINVAL). */
+static const char *read_error(int rc)
+{
+    return rc == -EINVAL ? "not a regular file" : strerror(-rc);
+}
+
+/* Input the user named that is not there or not a file is bad input (exit
+ * 2); a file that exists but cannot be read is the environment's (exit 3). */
+static int read_code(int rc)
+{
+    switch (-rc) {
+    case ENOENT: case ENOTDIR: case EISDIR: case EINVAL: case ELOOP: case ENAMETOOLONG:
+        return LS_EINPUT;
+    default:
+        return LS_EIO;
+    }
 }
 
 /* Contract: call fn(line, len, lineno, arg) for each non-blank line of
@@ -286,7 +312,7 @@ static void load_faults(struct history *h, const char *dir)
     size_t len;
     int rc = read_all(path, &buf, &len);
     if (rc) {
-        history_warn(h, "faults.jsonl: %s: fault windows not available", strerror(-rc));
+        history_warn(h, "faults.jsonl: %s: fault windows not available", read_error(rc));
         return;
     }
     struct line_ctx c = {h, "faults.jsonl"};
@@ -306,7 +332,7 @@ static void load_storage(struct history *h, const char *dir)
     int rc = read_all(path, &buf, &len);
     if (rc) {
         if (rc != -ENOENT)
-            history_warn(h, "storage.jsonl: %s: lost updates not available", strerror(-rc));
+            history_warn(h, "storage.jsonl: %s: lost updates not available", read_error(rc));
         return;
     }
     h->have_storage = 1;
@@ -409,6 +435,11 @@ static int read_epoch(struct history *h, const char *dir, const struct log_name 
         snprintf(who, sizeof(who), "worker %d epoch %u", ln->id, ln->epoch);
     else
         snprintf(who, sizeof(who), "worker %d", ln->id);
+    if (f->blank) {
+        history_warn(h, "%s: event log has no header (the process died while creating it): no "
+                        "events", who);
+        return 0;
+    }
     if ((int)f->hdr.worker != ln->id)
         history_warn(h, "events/%s: header says worker %u", ln->name, f->hdr.worker);
     if (f->hdr.epoch != ln->epoch)
@@ -561,22 +592,40 @@ int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
     size_t len = 0;
     int rc = have_events ? read_all(path, &buf, &len) : -ENOENT;
     if (rc == -ENOENT)
-        return ls_err_set(err, LS_EINPUT, "%s: not a lockstorm run directory (no %s)", dir,
+        return ls_err_set(err, LS_EINPUT,
+                          "%s: not a lockstorm run directory (no %s), or a run that never "
+                          "started its workers; give a directory `lockstorm run` wrote", dir,
                           have_events ? "run.json" : "events/");
     if (rc)
-        return ls_err_errno(err, LS_EIO, -rc, "%s: read", path);
+        return ls_err_set(err, read_code(rc), "%s: cannot read: %s", path, read_error(rc));
     char why[256];
     if (json_parse(buf, len, &h->run, why, sizeof(why)) != 0 || h->run->type != JSON_OBJ) {
         free(buf);
-        return ls_err_set(err, LS_ECORRUPT, "%s: %s", path,
+        return ls_err_set(err, LS_ECORRUPT, "%s: %s; this is not a run.json lockstorm wrote", path,
                           h->run ? "not a JSON object" : why);
     }
     free(buf);
     const char *fmt = json_get_str(h->run, "format", "lockstorm-run");
     if (strcmp(fmt, "lockstorm-run") != 0)
-        return ls_err_set(err, LS_ECORRUPT, "%s: format '%s', not a lockstorm run", path, fmt);
+        return ls_err_set(err, LS_ECORRUPT, "%s: format '%.60s', not a lockstorm run; give a "
+                          "directory `lockstorm run` wrote", path, fmt);
     const struct json *intr = json_obj_get(h->run, "interrupted");
     h->interrupted = intr && intr->type == JSON_BOOL && intr->i;
+    /* The harness writes state "running" before the workers start and its
+     * final state at the end: "running" left behind means it died (SIGKILL,
+     * OOM, power) or is still at work. What was recorded is checked; the
+     * run cannot pass (interrupted) and what needs the end is unknown. */
+    const struct json *inc = json_obj_get(h->run, "incidents"); /* harness/incident.h */
+    for (size_t i = 0; inc && inc->type == JSON_ARR && i < inc->n; i++)
+        if (inc->kids[i]->type == JSON_STR)
+            history_warn(h, "incident: %s", inc->kids[i]->s);
+    if (strcmp(json_get_str(h->run, "state", "finished"), "running") == 0) {
+        h->incomplete = 1;
+        h->interrupted = 1;
+        history_warn(h, "the run is incomplete: its harness did not finish it (run.json still "
+                        "says running: killed, or still in progress); the verdict covers what "
+                        "was recorded");
+    }
 
     snprintf(path, sizeof(path), "%s/workload.yaml", dir);
     if (stat(path, &st) == 0) {
@@ -646,8 +695,12 @@ static int jl_err(struct jl_ctx *c, size_t lineno, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    return ls_err_set(c->err, LS_EINPUT, "%s:%zu: %s", c->file, lineno, what);
+    return ls_err_set(c->err, LS_EINPUT, "%s:%zu: %s; one event object per line, see "
+                      "\"JSONL histories\" in docs/checkers.md", c->file, lineno, what);
 }
+
+#define JL_MAX_LINE 65536          /* bytes; an event line is ~200 */
+#define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
 
 /* Optional integer field: 0 absent/null, 1 present (*v set), -1 wrong type. */
 static int opt_int(const struct json *o, const char *key, int64_t *v)
@@ -692,6 +745,8 @@ static int jl_line(const char *line, size_t len, size_t lineno, void *arg)
     struct jl_ctx *c = arg;
     struct json *o = NULL;
     char why[256];
+    if (len > JL_MAX_LINE)
+        return jl_err(c, lineno, "line is %zu bytes, over the %d-byte limit", len, JL_MAX_LINE);
     if (json_parse(line, len, &o, why, sizeof(why)) != 0)
         return jl_err(c, lineno, "bad JSON: %s", why);
     int rc = 0;
@@ -703,8 +758,9 @@ static int jl_line(const char *line, size_t len, size_t lineno, void *arg)
         rc = jl_err(c, lineno, "not a JSON object");
         goto out;
     }
-    if (opt_int(o, "t", &r->t) != 1) {
-        rc = jl_err(c, lineno, "\"t\" missing or not an integer (ns since run start)");
+    if (opt_int(o, "t", &r->t) != 1 || r->t < -JL_MAX_TIME || r->t > JL_MAX_TIME) {
+        rc = jl_err(c, lineno, "\"t\" missing or not an integer (ns since run start, |t| <= "
+                    "1e18)");
         goto out;
     }
     if (opt_int(o, "w", &v) != 1 || v < 0 || v > 1000000) {
@@ -715,7 +771,22 @@ static int jl_line(const char *line, size_t len, size_t lineno, void *arg)
     const char *type = json_get_str(o, "type", NULL);
     int ty = type ? ev_type_from_name(type) : 0;
     if (!ty) {
-        rc = jl_err(c, lineno, "unknown event type '%s'", type ? type : "(missing)");
+        char names[400];
+        size_t k = 0;
+        names[0] = '\0';
+        for (int t = 1; t < EV__MAX && k < sizeof(names); t++) {
+            int wr = snprintf(names + k, sizeof(names) - k, "%s%s", t > 1 ? " " : "",
+                              ev_type_name(t));
+            if (wr < 0)
+                break;
+            k += (size_t)wr;
+        }
+        char shown[48];
+        size_t j = 0;
+        for (const char *q = type ? type : "(missing)"; *q && j + 1 < sizeof(shown); q++)
+            shown[j++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?'; /* one line, printable */
+        shown[j] = '\0';
+        rc = jl_err(c, lineno, "unknown event type '%s' (one of: %s)", shown, names);
         goto out;
     }
     r->type = (uint8_t)ty;
@@ -748,7 +819,7 @@ static int jl_line(const char *line, size_t len, size_t lineno, void *arg)
     }
     if (ty == EV_ACQUIRE_OK || ty == EV_RENEW_OK) {
         f = opt_int(o, "valid_until", &r->valid_until);
-        if (f < 0) {
+        if (f < 0 || r->valid_until < -JL_MAX_TIME || r->valid_until > JL_MAX_TIME) {
             rc = jl_err(c, lineno, "\"valid_until\" must be an integer (ns) or null");
             goto out;
         }
@@ -809,7 +880,8 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     size_t len;
     int rc = read_all(path, &buf, &len);
     if (rc)
-        return ls_err_errno(err, LS_EIO, -rc, "%s: read", path);
+        return ls_err_set(err, read_code(rc), "%s: cannot read: %s; give a JSONL history file",
+                          path, read_error(rc));
     struct jl_ctx c;
     memset(&c, 0, sizeof(c));
     c.h = h;
@@ -818,6 +890,9 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     rc = each_line(buf, len, jl_line, &c);
     free(buf);
     free(c.map.slot);
+    if (rc == 0 && c.n == 0)
+        rc = ls_err_set(err, LS_EINPUT, "%s: no events (the file is empty or blank); a history "
+                        "is one JSON event object per line", path);
     if (rc) {
         free(c.ev);
         return rc;
@@ -925,6 +1000,10 @@ static void export_rec(struct strbuf *sb, const struct history *h, int worker,
                   (r->flags & EVF_FENCED) ? "true" : "false", (long long)r->value,
                   (r->flags & EVF_ACCEPTED) ? "true" : "false",
                   (r->flags & EVF_FAILED) ? "true" : "false");
+        break;
+    case EV_JOB:
+        sb_printf(sb, ",\"job\":%lld,\"step\":\"%s\"", (long long)r->value,
+                  job_step_name((int)r->aux));
         break;
     default:
         break;

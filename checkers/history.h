@@ -62,6 +62,8 @@ struct history {
     struct workload *workload;  /* resolved workload, NULL for JSONL */
     struct json *run;           /* run.json (owned) or NULL */
     int interrupted;            /* the run did not end normally */
+    int incomplete;             /* run.json still says "running": the harness died
+                                 * (or is still at work); implies interrupted */
     int64_t end;                /* run end (ns since start) */
 
     int nworkers;

@@ -202,8 +202,10 @@ static uint32_t *merge_runs(struct hold *a, size_t n, size_t *runs, size_t nruns
     if (!src || !dst) 
         xalloc_die();
     for (size_t k = 0; k < nruns; k++) {
-        struct hold *r = a + runs[k];
         size_t len = runs[k + 1] - runs[k];
+        if (len == 0)
+            continue; /* also keeps a NULL a (no holds at all) out of pointer arithmetic */
+        struct hold *r = a + runs[k];
         for (size_t i = 1; i < len; i++)
             if (cmp_hold(&r[i - 1], &r[i]) > 0) {
                 qsort(r, len, sizeof(*r), cmp_hold);

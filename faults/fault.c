@@ -13,6 +13,8 @@ extern const struct fault_ops fault_latency;
 extern const struct fault_ops fault_partition;
 extern const struct fault_ops fault_bandwidth;
 extern const struct fault_ops fault_slicer;
+extern const struct fault_ops fault_clock;
+extern const struct fault_ops fault_failover;
 
 static const struct fault_ops *const registry[] = {
     &fault_pause,
@@ -23,6 +25,8 @@ static const struct fault_ops *const registry[] = {
     &fault_partition,
     &fault_bandwidth,
     &fault_slicer,
+    &fault_clock,
+    &fault_failover,
     NULL,
 };
 
@@ -48,7 +52,7 @@ void fault_names(char *buf, size_t n)
 }
 
 static const char *const target_names[] = {"holder", "worker:N", "random-worker", "all-workers",
-                                           "node:N", "acquirer", "links"};
+                                           "node:N", "acquirer", "links", "primary"};
 
 void fault_print_list(FILE *out)
 {

@@ -20,6 +20,7 @@
 
 struct run;
 struct fault_spec;
+struct workload;
 
 /* One occurrence of a fault, live between start and end. */
 struct fault_inst {
@@ -52,7 +53,18 @@ struct fault_ops {
     int (*start)(struct run *run, struct fault_inst *fi, struct ls_err *err);
     /* Undo the fault. Must be idempotent and safe after a partial start. */
     int (*stop)(struct run *run, struct fault_inst *fi, struct ls_err *err);
+    /* Cross-key checks against the workload that the options tables cannot
+     * express (e.g. failover needs cluster.topology replicated), run by the
+     * loader for every faults[] item and nemesis draw. Returns 0, or -1 with
+     * a one-line reason in why. NULL: none. */
+    int (*validate)(const struct workload *w, const struct fault_spec *fs, char *why, size_t n);
+    unsigned flags;                   /* FAULT_* below */
 };
+
+/* fault_ops.flags: the kind acts only in the harness's proxy (on links),
+ * never on a node process, so it works against nodes lockstorm did not
+ * start (cluster.topology external, harness/topo_external.h). */
+#define FAULT_PROXY_ONLY 0x1u
 
 const struct fault_ops *fault_find(const char *name);
 const struct fault_ops *const *fault_all(void);

@@ -377,6 +377,7 @@ const struct fault_ops fault_latency = {
     .options_size = sizeof(struct latency_opts),
     .start = latency_start,
     .stop = link_stop,
+    .flags = FAULT_PROXY_ONLY,
 };
 
 const struct fault_ops fault_partition = {
@@ -389,6 +390,7 @@ const struct fault_ops fault_partition = {
     .options_size = sizeof(struct partition_opts),
     .start = partition_start,
     .stop = link_stop,
+    .flags = FAULT_PROXY_ONLY,
 };
 
 const struct fault_ops fault_bandwidth = {
@@ -400,6 +402,7 @@ const struct fault_ops fault_bandwidth = {
     .options_size = sizeof(struct bandwidth_opts),
     .start = bandwidth_start,
     .stop = link_stop,
+    .flags = FAULT_PROXY_ONLY,
 };
 
 const struct fault_ops fault_slicer = {
@@ -412,4 +415,5 @@ const struct fault_ops fault_slicer = {
     .options_size = sizeof(struct slicer_opts),
     .start = slicer_start,
     .stop = link_stop,
+    .flags = FAULT_PROXY_ONLY,
 };

@@ -75,6 +75,7 @@ struct pconn {
     int fd[2];                  /* 0 client side, 1 node side */
     int connecting;             /* node connect in progress */
     int dead;
+    int lost_bytes;             /* a blackhole dropped bytes of this stream: see apply_table */
     int gone[2];                /* side hung up and left the epoll set; its last bytes drain */
     uint32_t ev[2];             /* epoll events registered per side */
     struct ptag tag[2];
@@ -91,7 +92,6 @@ struct pstate {
     int ep, timer_fd, sig_fd;
     struct ptag *ltags, wtag, ttag, stag;
     struct proxy_rule *rules;   /* local copy, nlinks * 2 */
-    struct in_addr node_addr;
     struct pconn *live, *dead;
     int ntimed;                 /* directions with wake != 0 */
     int64_t armed;              /* timerfd deadline, 0 = disarmed */
@@ -289,6 +289,7 @@ static void dir_flush(struct pstate *st, struct pconn *c, int k, int64_t t)
         if (r->partition == PROXY_PART_HOLD)
             break;
         if (r->partition == PROXY_PART_BLACKHOLE || r->partition == PROXY_PART_RESET) {
+            c->lost_bytes = 1;
             atomic_fetch_add_explicit(&st->stats[c->link].dropped[k], ch->len,
                                       memory_order_relaxed);
             pop_bytes(d, ch->len);
@@ -367,6 +368,7 @@ static int do_read(struct pstate *st, struct pconn *c, int k)
     int64_t t = ls_now_ns();
     const struct proxy_rule *r = rule_of(st, c, k);
     if (r->partition == PROXY_PART_BLACKHOLE || r->partition == PROXY_PART_RESET) {
+        c->lost_bytes = 1;
         atomic_fetch_add_explicit(&st->stats[c->link].dropped[k], (uint64_t)n,
                                   memory_order_relaxed);
         return 1;
@@ -445,7 +447,7 @@ static void accept_one(struct pstate *st, int link, int fd)
         return;
     }
     sock_nodelay(up);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = st->node_addr};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = st->pc->node_addrs[node]};
     sa.sin_port = htons((uint16_t)atomic_load(&st->shm->upstream_port[node]));
     int rc = connect(up, (struct sockaddr *)&sa, sizeof(sa));
     if (rc < 0 && errno != EINPROGRESS) {
@@ -580,7 +582,15 @@ static void apply_table(struct pstate *st)
     struct pconn *next;
     for (struct pconn *c = st->live; c; c = next) {
         next = c->next;
-        if (link_resets(st, c->link)) {
+        /* A stream that lost bytes to a blackhole cannot go on once the
+         * link heals: a real network would have retransmitted them or the
+         * connection would have died, never delivered later bytes with a
+         * hole before them (clients would match replies to the wrong
+         * requests). So when its link no longer blackholes, it is reset,
+         * as the TCP stack of a long partition eventually does. */
+        const struct proxy_rule *r0 = rule_of(st, c, 0), *r1 = rule_of(st, c, 1);
+        int healed = r0->partition != PROXY_PART_BLACKHOLE && r1->partition != PROXY_PART_BLACKHOLE;
+        if (link_resets(st, c->link) || (c->lost_bytes && healed)) {
             conn_kill(st, c, 1);
             atomic_fetch_add_explicit(&st->stats[c->link].resets, 1, memory_order_relaxed);
             resets++;
@@ -665,10 +675,6 @@ static int setup(struct pstate *st)
     st->ltags = calloc((size_t)st->nlinks, sizeof(*st->ltags));
     if (st->sig_fd < 0 || st->ep < 0 || st->timer_fd < 0 || !st->rules || !st->ltags) {
         plog(st, "setup failed: %s", strerror(errno));
-        return -1;
-    }
-    if (inet_pton(AF_INET, pc->node_host, &st->node_addr) != 1) {
-        plog(st, "bad node host '%s'", pc->node_host);
         return -1;
     }
     st->wtag = (struct ptag){TAG_WAKE, 0, NULL};

@@ -197,13 +197,17 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, struct ls_er
             .log_path = cfg->log_path,
             .seed = cfg->seed,
         };
-        snprintf(pc.node_host, sizeof(pc.node_host), "%s", cfg->nodes[0].host);
+        for (int n = 0; n < cfg->nnodes && rc == 0; n++)
+            if (inet_pton(AF_INET, cfg->nodes[n].host, &pc.node_addrs[n]) != 1)
+                rc = ls_err_set(err, LS_EUSAGE, "proxy: node %d: '%s' is not an IPv4 address", n,
+                                cfg->nodes[n].host);
         pid_t parent = getpid();
-        p->pid = fork();
+        if (rc == 0)
+            p->pid = fork();
         if (p->pid < 0) {
             rc = ls_err_errno(err, LS_EENV, errno, "proxy: fork");
             p->pid = 0;
-        } else if (p->pid == 0) {
+        } else if (p->pid == 0 && rc == 0) {
             proc_child_setup(parent);
             _exit(proxy_main(&pc));
         }
@@ -318,7 +322,7 @@ static int commit(struct proxy *p, struct proxy_ack *ack, struct ls_err *err)
         int64_t left = deadline - ls_now_ns();
         if (left <= 0)
             return ls_err_set(err, LS_ETIMEOUT,
-                              "proxy: rule generation %llu not applied within 1s",
+                              "proxy: rule generation %llu not applied within 5s",
                               (unsigned long long)gen);
         struct pollfd pf = {.fd = p->ack_fd, .events = POLLIN};
         int ms = (int)(left / LS_NS_PER_MS) + 1;

@@ -13,6 +13,7 @@
 #ifndef LS_PROXY_INT_H
 #define LS_PROXY_INT_H
 
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@ struct proxy_child {
     struct proxy_shm *shm;
     int nworkers, nnodes;
     int *listen_fds;            /* nworkers * nnodes, index worker * nnodes + node */
-    char node_host[64];         /* every node listens on this host (127.0.0.1) */
+    struct in_addr node_addrs[PROXY_MAX_NODES]; /* where node n listens (its port: upstream_port) */
     int wake_fd;                /* eventfd: the harness changed the table */
     int ack_fd;                 /* eventfd: the proxy applied a generation */
     const char *log_path;

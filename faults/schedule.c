@@ -37,6 +37,7 @@ void fault_target_name(const struct fault_spec *spec, char *buf, size_t n)
             snprintf(buf, n, "acquirer");
         break;
     case TARGET_LINKS: link_target_name(&spec->links, buf, n); break;
+    case TARGET_PRIMARY: snprintf(buf, n, "primary"); break;
     default: snprintf(buf, n, "?"); break;
     }
 }

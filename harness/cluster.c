@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 
 #include "harness/proc.h"
 #include "harness/workload.h"
+#include "util/clockctl.h"
 #include "util/timeutil.h"
 
 #define START_ATTEMPTS 5
@@ -87,7 +89,25 @@ static int spawn_node(struct node_proc *n, struct ls_err *err)
         "--loglevel", "notice", "--enable-debug-command", "local",
         "--databases", "1", NULL};
     struct ls_err last = {0};
-    pid_t pid = proc_spawn(argv, n->log, &last);
+    /* The environment is given explicitly (docs/reliability.md): PATH, and
+     * the clock shim's two variables for a node under clock faults; nothing
+     * else of the harness's (no stray LD_PRELOAD, no REDIS_* settings). */
+    const char *path = getenv("PATH");
+    char pathvar[4096], preload[PATH_MAX + 16], file[sizeof(n->clock_file) + 32];
+    snprintf(pathvar, sizeof(pathvar), "PATH=%s",
+             path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    char *env[] = {pathvar, NULL, NULL, NULL};
+    if (n->clock_file[0]) { /* clock faults: the shim shifts this node's CLOCK_REALTIME */
+        char shim[PATH_MAX];
+        int rc = clockctl_shim_path(shim, sizeof(shim), err);
+        if (rc < 0)
+            return rc;
+        snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", shim);
+        snprintf(file, sizeof(file), "%s=%s", LS_CLOCKCTL_ENV, n->clock_file);
+        env[1] = preload;
+        env[2] = file;
+    }
+    pid_t pid = proc_spawn_envp(argv, env, n->log, &last);
     if (pid < 0) {
         if (strstr(last.msg, "cannot run"))
             return ls_err_set(err, LS_EENV,
@@ -114,6 +134,9 @@ int node_start(struct node_proc *n, const char *basedir, const char *name, int p
         return ls_err_errno(err, LS_EIO, errno, "create %s", n->dir);
     snprintf(n->host, sizeof(n->host), "127.0.0.1");
     n->persistence = persistence;
+    snprintf(n->clock_file, sizeof(n->clock_file), "%s.clock", n->dir);
+    if (access(n->clock_file, F_OK) != 0)
+        n->clock_file[0] = '\0';
 
     struct ls_err last = {0};
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {

@@ -21,6 +21,8 @@ struct node_proc {
     int persistence;    /* enum persistence */
     char dir[512];      /* working directory (data, AOF) */
     char log[512];      /* redis-server log file */
+    char clock_file[600]; /* clock faults: "<dir>.clock" when it existed at node_start; the
+                             node then runs with the clock shim preloaded (util/clockctl.h) */
 };
 
 struct cluster {
@@ -41,7 +43,10 @@ int cluster_start(struct cluster *c, const char *basedir, int nnodes, int persis
 void cluster_stop(struct cluster *c);
 
 /* Start/stop one redis-server (used by cluster_start and by tests).
- * name is used for the directory and log ("node-0", "storage"). */
+ * name is used for the directory and log ("node-0", "storage"). When
+ * basedir/nodes/<name>.clock exists (faults/clock.c creates it for
+ * workloads with clock faults), the node and its restarts run with the
+ * clock shim (LD_PRELOAD) reading that control file. */
 int node_start(struct node_proc *n, const char *basedir, const char *name, int persistence,
                struct ls_err *err);
 void node_stop(struct node_proc *n);

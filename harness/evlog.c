@@ -158,7 +158,7 @@ int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uin
         return ls_err_set(err, LS_ENOMEM, "event log %s: out of memory", path);
     }
     int rc = 0;
-    w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         rc = ls_err_errno(err, LS_EIO, errno, "event log %s: create", path);
         goto fail;
@@ -242,6 +242,13 @@ int evlog_append(struct evlog_writer *w, struct ev_rec *r)
     return 0;
 }
 
+void evlog_set_start(struct evlog_writer *w, int64_t run_start_mono_ns, int64_t run_start_real_ns)
+{
+    struct evlog_header *h = (struct evlog_header *)(void *)w->map;
+    h->run_start_mono_ns = run_start_mono_ns;
+    h->run_start_real_ns = run_start_real_ns;
+}
+
 uint64_t evlog_count(const struct evlog_writer *w)
 {
     return w ? w->n : 0;
@@ -322,7 +329,7 @@ static int all_zero(const unsigned char *p, size_t n)
 int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
 {
     memset(f, 0, sizeof(*f));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return ls_err_errno(err, LS_EIO, errno, "event log %s: open", path);
     struct stat st;
@@ -331,7 +338,16 @@ int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
         close(fd);
         return rc;
     }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ls_err_set(err, LS_EINPUT, "event log %s: not a regular file", path);
+    }
     size_t size = (size_t)st.st_size;
+    if (size == 0) { /* created, not yet preallocated: the writer died at once */
+        close(fd);
+        f->blank = 1;
+        return 0;
+    }
     if (size < EVLOG_HEADER_SIZE) {
         close(fd);
         return check_header(path, NULL, size, err);
@@ -343,6 +359,14 @@ int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
         return ls_err_errno(err, LS_EIO, saved, "event log %s: mmap", path);
     const unsigned char *base = map;
     memcpy(&f->hdr, base, sizeof(f->hdr));
+    if (all_zero(base, EVLOG_HEADER_SIZE)) {
+        /* preallocated, header not written yet: the writer died creating it
+         * (its records cannot exist: they are written after the header) */
+        munmap(map, size);
+        memset(f, 0, sizeof(*f));
+        f->blank = 1;
+        return 0;
+    }
     int rc = check_header(path, &f->hdr, size, err);
     if (rc) {
         munmap(map, size);
@@ -378,6 +402,9 @@ int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err)
     int rc = evlog_read(path, &f, err);
     if (rc)
         return rc;
+    if (f.blank)
+        return ls_err_set(err, LS_ECORRUPT, "event log %s: no header (its writer died creating "
+                          "it): nothing to append to", path);
     size_t n = f.n;
     int was_closed = f.closed;
     struct evlog_header hdr = f.hdr;
@@ -392,6 +419,14 @@ int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err)
     ssize_t wr = pwrite(fd, r, EVLOG_REC_SIZE, off);
     if (wr != EVLOG_REC_SIZE) {
         rc = ls_err_errno(err, LS_EIO, wr < 0 ? errno : ENOSPC, "event log %s: append", path);
+        close(fd);
+        return rc;
+    }
+    /* Whatever followed the last valid record (a torn record, preallocated
+     * zeros, or records after a damaged one) must not read as records after
+     * the one just appended: the log now ends with it. */
+    if (ftruncate(fd, off + EVLOG_REC_SIZE) != 0) {
+        rc = ls_err_errno(err, LS_EIO, errno, "event log %s: truncate after append", path);
         close(fd);
         return rc;
     }

@@ -47,7 +47,8 @@
     X(EV_RELEASE_FAIL, 15, "release_fail")    \
     X(EV_STORE_READ, 16, "store_read")        \
     X(EV_STORE_WRITE, 17, "store_write")      \
-    X(EV_CRASH, 18, "crash")
+    X(EV_CRASH, 18, "crash")                  \
+    X(EV_JOB, 19, "job") /* jobs mode: value = job id, aux = step (harness/jobs.h) */
 
 enum ev_type {
 #define EV_ENUM(name, val, text) name = val,
@@ -70,7 +71,9 @@ enum ev_type {
     X(EVE_CONN, 2, "connection") \
     X(EVE_REPLY, 3, "error reply") \
     X(EVE_PROTO, 4, "protocol")  \
-    X(EVE_OTHER, 5, "other")
+    X(EVE_OTHER, 5, "other")     \
+    X(EVE_NOT_REPLICATED, 6, "not replicated") \
+    X(EVE_NO_PRIMARY, 7, "no primary")
 
 enum ev_err {
 #define EVE_ENUM(name, val, text) name = val,
@@ -133,6 +136,9 @@ int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uin
  * Returns 0, or a negative code once the log cannot grow (disk full): later
  * appends are dropped and counted, and evlog_close reports it. */
 int evlog_append(struct evlog_writer *w, struct ev_rec *r);
+/* Set the run start recorded in the header (the harness fixes time 0 of
+ * the run only once every worker is ready, after the log was opened). */
+void evlog_set_start(struct evlog_writer *w, int64_t run_start_mono_ns, int64_t run_start_real_ns);
 /* Number of records appended so far. */
 uint64_t evlog_count(const struct evlog_writer *w);
 /* Trim the file to its records, mark the header closed, unmap, free.
@@ -162,14 +168,18 @@ struct evlog_file {
     const struct ev_rec *recs;  /* valid records, in file order; borrowed from the mapping */
     size_t n;
     int closed;                 /* writer closed it cleanly and count matched */
+    int blank;                  /* no header yet (0 bytes, or a zero header): its writer died
+                                   while creating it; no records, hdr zeroed */
     size_t torn_bytes;          /* non-zero bytes after the last valid record */
     void *map;                  /* private */
     size_t map_len;
 };
 
 /* Map path read-only and validate it. Returns 0 (the file is usable; see
- * closed/torn_bytes for completeness) or a negative code with err set when
- * the header itself is unreadable. Caller frees with evlog_unmap. */
+ * closed/torn_bytes for completeness, and blank for a log whose writer died
+ * before it wrote the header) or a negative code with err set when the
+ * header itself is unreadable (LS_ECORRUPT) or path is not a regular file
+ * (LS_EINPUT; a FIFO is never waited on). Caller frees with evlog_unmap. */
 int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err);
 void evlog_unmap(struct evlog_file *f);
 

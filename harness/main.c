@@ -17,8 +17,15 @@
 #include "checkers/check.h"
 #include "checkers/history.h"
 #include "faults/fault.h"
+#include "harness/leftover.h"
+#include "harness/adapter_test.h"
+#include "harness/cli_compare.h"
+#include "harness/cli_help.h"
+#include "harness/cli_init.h"
 #include "harness/progress.h"
 #include "harness/run.h"
+#include "harness/suite.h"
+#include "harness/sweep.h"
 #include "harness/workload.h"
 #include "locks/lock.h"
 #include "reports/reports.h"
@@ -26,36 +33,6 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
-
-static const char USAGE[] =
-    "usage: lockstorm COMMAND [ARGS]\n"
-    "\n"
-    "  run WORKLOAD [--out DIR] [--seed N] [--set key.path=value]... [--json] [--quiet]\n"
-    "                        run a workload (a .yaml file or a bundled name, e.g. demo)\n"
-    "  run --replay RUN_DIR [--out DIR] [--seed N] [--set key.path=value]... [--json] [--quiet]\n"
-    "                        run RUN_DIR/workload.yaml again with the nemesis schedule RUN_DIR\n"
-    "                        drew (RUN_DIR/nemesis.yaml) instead of drawing one from the seed\n"
-    "  check RUN_DIR [--json]\n"
-    "  check --history FILE.jsonl [--capacity N] [--near-miss DUR] [--json]\n"
-    "                        re-check a run directory, or a history made elsewhere\n"
-    "  report RUN_DIR [--format LIST]\n"
-    "                        rewrite the reports of a run directory (default: all)\n"
-    "  run/check/report --format LIST\n"
-    "                        reports to write: text,json,junit,charts,html or all\n"
-    "                        (summary.txt, result.json, junit.xml, *.svg, report.html)\n"
-    "  run --progress auto|plain|off\n"
-    "                        progress on stderr: live on a terminal (auto), one line\n"
-    "                        per second (plain), or none (off; --quiet too)\n"
-    "  validate WORKLOAD [--set key.path=value]...\n"
-    "                        check a workload file and print it fully resolved\n"
-    "  validate --reference  print the workload reference (docs/workload-reference.md)\n"
-    "  list [locks|faults|workloads]\n"
-    "  log export RUN_DIR    print every event as JSONL on stdout\n"
-    "  get RUN_DIR|FILE.json PATH...\n"
-    "                        print values of result.json by JSON path (for scripts)\n"
-    "  --version, --help\n"
-    "\n"
-    "exit codes: 0 pass, 1 fail, 2 usage/workload error, 3 environment error, 4 unknown\n";
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
@@ -72,6 +49,16 @@ static int env_error(const struct ls_err *err)
 {
     fprintf(stderr, "lockstorm: error: %s\n", err->msg);
     return ls_exit_code(err->code);
+}
+
+/* A run directory or history that cannot be loaded: one line, exit 2 when
+ * it is not what lockstorm writes (missing, foreign, corrupt core files),
+ * 3 when the environment failed reading it (docs/reliability.md). */
+static int load_error(const struct ls_err *err)
+{
+    fprintf(stderr, "lockstorm: error: %s\n", err->msg);
+    int c = err->code;
+    return c == LS_EINPUT || c == LS_EUSAGE || c == LS_ECORRUPT ? 2 : ls_exit_code(c);
 }
 
 /* Directories holding bundled workloads: next to the binary (build tree or
@@ -176,6 +163,12 @@ static void list_workloads(void)
         struct workload *w = NULL;
         struct ls_err err = {0};
         const char *desc = "(does not load: run lockstorm validate on it)";
+        char sdesc[256];
+        if (names[i] && sweep_file_is_sweep(path, sdesc, sizeof(sdesc))) { /* harness/sweep.h */
+            printf("  %-32s (sweep: lockstorm sweep %s) %s\n", names[i], names[i], sdesc);
+            free(names[i]);
+            continue;
+        }
         if (names[i] && workload_load(path, NULL, 0, &w, NULL, &err) == 0)
             desc = w->description;
         printf("  %-32s %s\n", names[i] ? names[i] : "?", desc);
@@ -235,6 +228,8 @@ static int parse_args(int argc, char **argv, struct common_args *a)
         } else if (s[0] == '-' && s[1]) {
             return usage_error("unknown option '%s'", s);
         } else {
+            if (!*s)
+                return usage_error("%s", "an argument is empty ('')");
             if (a->npos >= 4)
                 return usage_error("unexpected argument '%s'", s);
             a->pos[a->npos++] = s;
@@ -242,6 +237,8 @@ static int parse_args(int argc, char **argv, struct common_args *a)
         if (slot) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", s);
+            if (!argv[i + 1][0])
+                return usage_error("%s needs a non-empty value", s);
             *slot = argv[++i];
         }
     }
@@ -262,10 +259,30 @@ static int load_workload(const struct common_args *a, struct workload **w)
     char buf[PATH_MAX];
     const char *path = resolve_workload(a->pos[0], buf, sizeof(buf));
     struct ls_err err = {0};
+    if (sweep_file_is_sweep(path, NULL, 0)) { /* a TTL sweep, not a workload */
+        fprintf(stderr, "lockstorm: %s is a sweep file; run it with: lockstorm sweep %s\n", path,
+                a->pos[0]);
+        return 2;
+    }
     int rc = workload_load(path, sets, nsets, w, stderr, &err);
     if (rc < 0)
         return ls_exit_code(rc) == 3 ? 2 : ls_exit_code(rc);
     return 0;
+}
+
+/* The command line's overrides as load_workload applies them (--seed last),
+ * for the variants of a compare: block; sets has room for 260, seedset
+ * (64 bytes) holds the seed override. */
+static int compare_sets(const struct common_args *a, const char **sets, char *seedset)
+{
+    int n = 0;
+    for (int i = 0; i < a->nsets; i++)
+        sets[n++] = a->sets[i];
+    if (a->seed) {
+        snprintf(seedset, 64, "seed=%s", a->seed);
+        sets[n++] = seedset;
+    }
+    return n;
 }
 
 static int emit_result(const struct json *res, int as_json)
@@ -315,10 +332,41 @@ static int cmd_run(struct common_args *a)
     }
     if (a->npos != 1)
         return usage_error("%s", "run needs exactly one WORKLOAD");
+    if (!a->replay && suite_is_dir(a->pos[0])) { /* a directory: the suite (harness/suite.h) */
+        if (a->json)
+            return usage_error("%s", "run DIR prints one line per scenario; --json is per run");
+        struct suite_opts so = {a->sets, a->nsets, a->seed, a->out, formats};
+        return suite_run(a->pos[0], &so, stdout);
+    }
     struct workload *w = NULL;
     int rc = load_workload(a, &w);
     if (rc)
         return rc;
+    if (w->compare.n > 0) { /* a compare: block: one run per variant (harness/cli_compare.h) */
+        char buf[PATH_MAX];
+        const char *sets[260];
+        char seedset[64];
+        int nsets = compare_sets(a, sets, seedset);
+        struct run_opts mo = {.out = a->out, .quiet = a->quiet, .progress = progress,
+                              .formats = formats};
+        rc = a->replay ? usage_error("%s", "run --replay of a workload with a compare: block; "
+                                           "replay one variant's run directory instead")
+                       : cli_run_compare(resolve_workload(a->pos[0], buf, sizeof(buf)), sets,
+                                         nsets, w, &mo, a->json);
+        workload_free(w);
+        return rc;
+    }
+    {   /* earlier runs next to this one that died leaving processes: say so (leftover.h) */
+        char parent[PATH_MAX];
+        snprintf(parent, sizeof(parent), "%s", a->out ? a->out : "runs/x");
+        size_t pl = strlen(parent);
+        while (pl > 1 && parent[pl - 1] == '/')
+            parent[--pl] = '\0';
+        char *slash = strrchr(parent, '/');
+        if (slash)
+            *(slash == parent ? slash + 1 : slash) = '\0';
+        leftover_check_siblings(slash ? parent : ".", stderr);
+    }
     struct run_opts o = {.out = a->out, .quiet = a->quiet, .replay = a->replay,
                          .progress = progress, .formats = formats};
     struct json *res = NULL;
@@ -388,9 +436,13 @@ static int cmd_check(struct common_args *a)
     }
     if (rc < 0) {
         history_free(&h);
-        fprintf(stderr, "lockstorm: error: %s\n", err.msg);
-        return rc == LS_EINPUT || rc == LS_EUSAGE ? 2 : ls_exit_code(rc);
+        return load_error(&err);
     }
+    if (!a->history)
+        leftover_check_dir(a->pos[0], 0, stderr);
+    if (h.incomplete)
+        fprintf(stderr, "lockstorm: warning: %s: the run is incomplete (its harness did not "
+                "finish it); the verdict covers what was recorded\n", a->pos[0]);
     struct check_params p;
     check_params_from(&h, &p);
     if (a->capacity) {
@@ -439,7 +491,7 @@ static int cmd_report(struct common_args *a)
     struct ls_err err = {0};
     if (history_load_rundir(a->pos[0], &h, &err) < 0) {
         history_free(&h);
-        return env_error(&err);
+        return load_error(&err);
     }
     struct check_params p;
     check_params_from(&h, &p);
@@ -467,6 +519,17 @@ static int cmd_validate(struct common_args *a)
     int rc = load_workload(a, &w);
     if (rc)
         return rc;
+    if (w->compare.n > 0) { /* every variant must load too */
+        char buf[PATH_MAX];
+        const char *sets[260];
+        char seedset[64];
+        int nsets = compare_sets(a, sets, seedset);
+        rc = cli_validate_compare(resolve_workload(a->pos[0], buf, sizeof(buf)), sets, nsets, w);
+        if (rc) {
+            workload_free(w);
+            return rc;
+        }
+    }
     struct strbuf sb = STRBUF_INIT;
     workload_to_yaml(w, &sb);
     fwrite(sb.buf, 1, sb.len, stdout);
@@ -509,7 +572,7 @@ static int cmd_log(struct common_args *a)
     struct ls_err err = {0};
     if (history_load_rundir(a->pos[1], &h, &err) < 0) {
         history_free(&h);
-        return env_error(&err);
+        return load_error(&err);
     }
     history_export_jsonl(&h, stdout);
     history_free(&h);
@@ -569,19 +632,28 @@ static int cmd_get(struct common_args *a, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-        !strcmp(argv[1], "help")) {
-        fputs(USAGE, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        cli_usage(stderr);
+        return 2;
     }
-    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-        printf("lockstorm %s\n", LS_VERSION);
-        return 0;
-    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
+        return cli_help_main(argc - 2, argv + 2, stdout, stderr); /* harness/cli_help.c */
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))
+        return cli_version(argc - 2, argv + 2, stdout, stderr);
     const char *cmd = argv[1];
+    if (cli_is_command(cmd) && cli_wants_help(argc - 2, argv + 2))
+        return cli_help_command(cmd, stdout, stderr); /* COMMAND --help */
+    if (!strcmp(cmd, "init"))
+        return cli_init_main(argc - 2, argv + 2);
     struct common_args a;
+    if (!strcmp(cmd, "adapter-test"))
+        return adapter_test_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "get"))
         return cmd_get(&a, argc - 2, argv + 2);
+    if (!strcmp(cmd, "compare")) /* any number of RUN_DIRs (harness/cli_compare.c) */
+        return cli_compare_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep"))
+        return sweep_command(argc - 2, argv + 2, resolve_workload); /* harness/sweep_run.c */
     int rc = parse_args(argc - 2, argv + 2, &a);
     if (rc)
         return rc;

@@ -284,7 +284,12 @@ int opt_parse_text(const struct opt_def *d, void *base, const char *text, char *
                 return 0;
             }
         }
-        if (ls_parse_duration(text, &v, &reason) != 0) {
+        /* a table whose range goes below 0 takes signed durations (a clock jump: -2s) */
+        int neg = d->min < 0 && !d->choices && text[0] == '-';
+        int bad = ls_parse_duration(text + neg, &v, &reason) != 0;
+        if (!bad && neg)
+            v = -v;
+        if (bad) {
             if (d->choices) {
                 char words[128];
                 choices_text(d->choices, words, sizeof(words));

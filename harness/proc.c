@@ -17,6 +17,9 @@
 
 #include "util/timeutil.h"
 
+static pid_t spawn(char *const argv[], char *const envp[], const char *log_path,
+                   struct ls_err *err);
+
 void proc_child_setup(pid_t parent)
 {
     setpgid(0, 0);
@@ -32,7 +35,68 @@ void proc_child_setup(pid_t parent)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* Contract: environ with each "KEY=value" of add (NULL-terminated)
+ * replacing any entry of the same KEY; NULL when add is NULL or out of
+ * memory (*oom set then). The array is the caller's to free; its strings
+ * are borrowed from environ and add. */
+static char **merged_env(char *const add[], int *oom)
+{
+    extern char **environ;
+    *oom = 0;
+    if (!add)
+        return NULL;
+    size_t ne = 0, na = 0;
+    while (environ && environ[ne])
+        ne++;
+    while (add[na])
+        na++;
+    char **env = calloc(ne + na + 1, sizeof(*env));
+    if (!env) {
+        *oom = 1;
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t kl = eq ? (size_t)(eq - environ[i]) + 1 : strlen(environ[i]);
+        int replaced = 0;
+        for (size_t j = 0; j < na && !replaced; j++)
+            replaced = strncmp(add[j], environ[i], kl) == 0;
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    for (size_t j = 0; j < na; j++)
+        env[k++] = add[j];
+    return env;
+}
+
 pid_t proc_spawn(char *const argv[], const char *log_path, struct ls_err *err)
+{
+    return proc_spawn_env(argv, NULL, log_path, err);
+}
+
+pid_t proc_spawn_env(char *const argv[], char *const env_add[], const char *log_path,
+                     struct ls_err *err)
+{
+    int oom;
+    char **envp = merged_env(env_add, &oom);
+    if (oom)
+        return ls_err_set(err, LS_ENOMEM, "spawn %s: out of memory", argv[0]);
+    pid_t pid = spawn(argv, envp, log_path, err);
+    free(envp);
+    return pid;
+}
+
+pid_t proc_spawn_envp(char *const argv[], char *const envp[], const char *log_path,
+                      struct ls_err *err)
+{
+    static char *const empty[] = {NULL};
+    return spawn(argv, envp ? envp : empty, log_path, err);
+}
+
+/* Contract: proc_spawn with envp (NULL: the harness's environment). */
+static pid_t spawn(char *const argv[], char *const envp[], const char *log_path,
+                   struct ls_err *err)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -67,7 +131,10 @@ pid_t proc_spawn(char *const argv[], const char *log_path, struct ls_err *err)
             dup2(out, 1);
             dup2(out, 2);
         }
-        execvp(argv[0], argv);
+        if (envp)
+            execvpe(argv[0], argv, envp);
+        else
+            execvp(argv[0], argv);
         int e = errno;
         ssize_t w = write(pfd[1], &e, sizeof(e));
         (void)w;

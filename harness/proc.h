@@ -18,6 +18,16 @@
  * child through a CLOEXEC pipe, so a missing program is an error here, not
  * an exit code later. Returns the pid (> 0) or a negative code. */
 pid_t proc_spawn(char *const argv[], const char *log_path, struct ls_err *err);
+/* proc_spawn with env_add ("KEY=value" strings, NULL-terminated) added to
+ * the harness's environment (replacing the same keys) for this child only:
+ * how a lock node gets the clock shim (LD_PRELOAD). */
+pid_t proc_spawn_env(char *const argv[], char *const env_add[], const char *log_path,
+                     struct ls_err *err);
+/* proc_spawn with exactly the environment envp ("KEY=value" strings,
+ * NULL-terminated; nothing of the harness's own environment is passed):
+ * how redis-server nodes are started (harness/cluster.c). */
+pid_t proc_spawn_envp(char *const argv[], char *const envp[], const char *log_path,
+                      struct ls_err *err);
 
 /* Called first in any forked child that runs harness code (workers): new
  * process group, die with the parent, default signal dispositions and an

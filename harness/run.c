@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,11 +24,19 @@
 
 #include "checkers/check.h"
 #include "checkers/history.h"
+#include "faults/clock.h"
 #include "faults/nemesis.h"
 #include "faults/proxy.h"
 #include "faults/schedule.h"
 #include "harness/evlog.h"
+#include "harness/incident.h"
+#include "harness/limits.h"
+#include "harness/jobs.h"
+#include "harness/pgcluster.h"
+#include "harness/pgstore.h"
+#include "harness/topo_external.h"
 #include "harness/proc.h"
+#include "harness/replicated.h"
 #include "harness/progress.h"
 #include "harness/storage.h"
 #include "harness/worker.h"
@@ -113,11 +122,23 @@ static int make_rundir(struct run *r, struct ls_err *err)
         snprintf(r->dir, sizeof(r->dir), "%s", r->opts->out);
         int rc = mkdir_p(r->dir, 0700);
         if (rc == -EEXIST) {
+            /* an existing empty directory is taken only when it is ours and
+             * not a symlink, and made 0700: nobody else can then plant a
+             * symlink in it for us to write through (docs/reliability.md) */
             struct stat st;
-            if (stat(r->dir, &st) < 0 || !S_ISDIR(st.st_mode) || !dir_is_empty(r->dir))
+            if (lstat(r->dir, &st) == 0 && S_ISLNK(st.st_mode))
+                return ls_err_set(err, LS_EUSAGE, "--out %s: is a symbolic link; give the "
+                                  "directory itself", r->dir);
+            if (lstat(r->dir, &st) < 0 || !S_ISDIR(st.st_mode) || !dir_is_empty(r->dir))
                 return ls_err_set(err, LS_EUSAGE,
                                   "--out %s: exists and is not an empty directory; choose a new "
                                   "path or remove it", r->dir);
+            if (st.st_uid != geteuid())
+                return ls_err_set(err, LS_EUSAGE, "--out %s: an empty directory of another user "
+                                  "(uid %u); choose a directory of your own", r->dir,
+                                  (unsigned)st.st_uid);
+            if (chmod(r->dir, 0700) < 0)
+                return ls_err_errno(err, LS_EIO, errno, "chmod 0700 %s", r->dir);
         } else if (rc < 0) {
             return ls_err_errno(err, LS_EIO, -rc, "create run directory %s", r->dir);
         }
@@ -185,6 +206,8 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
     json_obj_set_int(j, "version", 1);
     json_obj_set_str(j, "tool_version", LS_VERSION);
     json_obj_set_str(j, "state", final ? (r->signal ? "interrupted" : "finished") : "running");
+    /* who ran it: a later run or check tells a dead run from one in progress (leftover.h) */
+    json_obj_set_int(json_obj_set(j, "harness", json_new_obj()), "pid", (int64_t)getpid());
     json_obj_set_int(j, "start_real_ns", r->start_real);
     json_obj_set_int(j, "start_mono_ns", r->start_mono);
     char ts[40];
@@ -196,7 +219,8 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
         json_obj_set_int(j, "end_ns", end_ns);
     }
     json_obj_set_int(j, "duration_ns", r->w->duration);
-    json_obj_set_bool(j, "interrupted", !final || r->signal != 0);
+    json_obj_set_bool(j, "interrupted", !final || r->signal != 0 || r->incidents);
+    json_obj_set(j, "incidents", r->incidents ? json_clone(r->incidents) : json_new_arr());
     json_obj_set(j, "signal", r->signal ? json_new_str(strsignal(r->signal)) : json_new_null());
     struct json *ws = json_obj_set(j, "workers", json_new_arr());
     for (int i = 0; i < r->nworkers; i++) {
@@ -249,6 +273,7 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
         json_obj_set(j, "storage", json_new_null());
     }
     json_obj_set(j, "leftover_keys", leftover ? json_clone(leftover) : json_new_arr());
+    json_obj_set(j, "replication", replset_json(r));
     struct strbuf sb = STRBUF_INIT;
     json_write(&sb, j, 2);
     sb_putc(&sb, '\n');
@@ -328,6 +353,7 @@ int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
         .shm = r->shm,
         .nodes = r->nodes + (size_t)i * (size_t)r->cluster.nnodes,
         .nnodes = r->cluster.nnodes,
+        .replset = replset_map_of(r),
         .storage_host = r->cluster.storage.host,
         .storage_port = r->cluster.storage.port,
         .start_mono = r->start_mono,
@@ -572,6 +598,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     int ndrawn = 0;
     int rc = nemesis_plan(w, opts->replay, &drawn, &ndrawn, NULL, err);
     if (rc == 0)
+        rc = limits_check(w, err); /* ulimit -n / -u / -f, before anything exists */
+    if (rc == 0)
         rc = make_rundir(r, err);
     if (rc < 0)
         goto done;
@@ -588,15 +616,26 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
             goto done;
         char path[2100];
         snprintf(path, sizeof(path), "%s/faults.jsonl", r->dir);
-        r->faults_log = fopen(path, "we");
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        r->faults_log = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (fd >= 0 && !r->faults_log)
+            close(fd);
         if (!r->faults_log) {
             rc = ls_err_errno(err, LS_EIO, errno, "create %s", path);
             goto done;
         }
     }
 
-    rc = cluster_start(&r->cluster, r->dir, (int)w->cluster.nodes, w->cluster.persistence, 1,
-                       interrupted_cb, r, err);
+    rc = clockfault_prepare(w, r->dir, err); /* clock faults: control files; nodes get the shim */
+    if (rc < 0)
+        goto teardown;
+    if (w->cluster.topology == TOPO_EXTERNAL) /* nodes someone else runs: topo_external.h */
+        rc = external_cluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
+    else if (w->cluster.topology == TOPO_POSTGRES) /* harness/pgcluster.h */
+        rc = pgcluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
+    else
+        rc = cluster_start(&r->cluster, r->dir, (int)w->cluster.nodes, w->cluster.persistence, 1,
+                           interrupted_cb, r, err);
     if (rc < 0)
         goto teardown;
     r->nodes = calloc((size_t)r->cluster.nnodes * (size_t)r->nworkers + 1, sizeof(*r->nodes));
@@ -607,6 +646,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         goto teardown;
     }
     rc = start_proxy(r, err);
+    if (rc == 0 && w->cluster.topology == TOPO_REPLICATED)
+        rc = replset_start(r, err); /* replicas in sync, sentinels ready */
     if (rc < 0)
         goto teardown;
 
@@ -617,14 +658,26 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         goto teardown;
     started = 1;
     rc = spawn_workers(r, err);
+    if (rc == 0) /* record the workers' pids too: a harness that dies now leaves them named */
+        rc = write_run_json(r, 0, 0, NULL, err);
     if (rc == 0)
         rc = wait_ready(r, err);
     if (rc < 0)
         goto teardown;
 
-    r->deadline_mono = ls_now_ns() + w->duration;
+    /* Time 0 of the run is "go": fault times, event stamps and the duration
+     * count from the moment every worker is ready, whatever start-up cost
+     * (an adapter's Node start-up can take seconds on a loaded machine). */
+    r->start_mono = ls_now_ns();
+    r->start_real = ls_realtime_ns();
+    r->deadline_mono = r->start_mono + w->duration;
+    atomic_store(&r->shm->start_mono, r->start_mono);
+    atomic_store(&r->shm->start_real, r->start_real);
     atomic_store(&r->shm->deadline, r->deadline_mono);
     atomic_store(&r->shm->go, 1);
+    rc = write_run_json(r, 0, 0, NULL, err);
+    if (rc < 0)
+        goto teardown;
     rc = schedule_init(&sched, r);
     if (rc == 0)
         rc = schedule_add(&sched, r, drawn, ndrawn);
@@ -668,33 +721,62 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     progress(r, &pg, &sched, 1);
 
 teardown:
+    incident_scan_workers(r); /* died under the run, before teardown stops the rest */
     schedule_heal(&sched, r);
     if (r->proxy) {
         struct ls_err eh = {0}; /* no rule may outlive the faults (failed starts included) */
-        if (proxy_heal(r->proxy, &eh) < 0 && rc == 0)
+        if (proxy_heal(r->proxy, &eh) < 0 && rc == 0 && !incident_proxy_dead(r, &eh))
             rc = ls_err_set(err, eh.code, "final heal: %s", eh.msg);
     }
     if (r->workers)
         stop_workers(r, worker_grace(w));
+    if (rc == 0)
+        rc = incident_worker_error(r, err); /* a worker the environment failed (disk full) */
     proxy_stop(r->proxy); /* after the workers, before the nodes */
     r->proxy = NULL;
+    replset_stop(r); /* sentinels and the replication proxy, before the nodes */
     if (started) {
         int64_t end_ns = run_now(r);
-        if (r->cluster.nnodes)
+        incident_scan_nodes(r);
+        if (r->cluster.nnodes && w->cluster.topology != TOPO_POSTGRES)
             leftover = leftover_keys(r);
         if (r->cluster.has_storage && r->cluster.storage.pid > 0) {
             char path[2100];
             snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
             struct ls_err e2 = {0};
             if (storage_dump(r->cluster.storage.host, r->cluster.storage.port,
-                             (int)w->workers.resources, w->lock.fencing, path, &e2) < 0 && rc == 0)
+                             (int)w->workers.resources, w->lock.fencing, path, &e2) < 0) {
+                if (e2.code != LS_EIO) /* the node failed us: lost updates unknown */
+                    incident_add(r, "final storage state not read: %s", e2.msg);
+                else if (rc == 0) /* we could not write it: the environment's */
+                    rc = ls_err_set(err, e2.code, "%s", e2.msg);
+                ls_err_clear(&e2);
+            }
+            snprintf(path, sizeof(path), "%s/jobs.jsonl", r->dir);
+            if (w->workers.mode == WMODE_JOBS &&
+                jobs_dump(r->cluster.storage.host, r->cluster.storage.port, w, path, &e2) < 0 &&
+                rc == 0)
                 rc = ls_err_set(err, e2.code, "%s", e2.msg);
         }
-        cluster_stop(&r->cluster);
+        if (w->cluster.topology == TOPO_POSTGRES && r->cluster.nnodes) { /* harness/pgstore.h */
+            char path[2100];
+            struct ls_err e2 = {0};
+            snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
+            if (pgstore_dump(r->cluster.nodes[0].host, r->cluster.nodes[0].port,
+                             (int)w->workers.resources, w->lock.fencing, path, &e2) < 0)
+                incident_add(r, "final storage state not read: %s", e2.msg);
+        }
+        /* the final run.json records the nodes (ports, pids), so it is
+         * written before cluster_stop frees them; the run is over already */
         struct ls_err e3 = {0};
         if (write_run_json(r, 1, end_ns, leftover, &e3) < 0 && rc == 0)
             rc = ls_err_set(err, e3.code, "%s", e3.msg);
+        if (w->cluster.topology == TOPO_POSTGRES)
+            pgcluster_stop(&r->cluster);
+        cluster_stop(&r->cluster);
     } else {
+        if (w->cluster.topology == TOPO_POSTGRES)
+            pgcluster_stop(&r->cluster);
         cluster_stop(&r->cluster);
     }
     if (r->faults_log) {
@@ -714,12 +796,14 @@ teardown:
         rc = ls_err_set(err, LS_EINTR, "interrupted by %s", strsignal(r->signal));
 done:
     nemesis_specs_free(drawn, ndrawn);
+    replset_free(r);
     shm_destroy(r->shm);
     free(r->nodes);
     for (int i = 0; r->workers && i < r->nworkers; i++)
         free(r->workers[i].past);
     free(r->workers);
     free(r->pause_refs);
+    json_free(r->incidents);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

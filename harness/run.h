@@ -24,6 +24,7 @@
 #include "util/rng.h"
 
 struct proxy;
+struct replset;
 
 struct run_opts {
     const char *out;        /* --out DIR, or NULL for runs/<name>-<UTC>/ */
@@ -68,6 +69,7 @@ struct run {
     struct lock_node *nodes;        /* addresses workers use for the lock nodes: worker i's
                                        nnodes entries at nodes + i * nnodes (its proxy links) */
     struct proxy *proxy;            /* between workers and lock nodes (faults/proxy.h), or NULL */
+    struct replset *repl;           /* cluster.topology replicated (harness/replicated.h), or NULL */
     pid_t proxy_pid;                /* kept after the proxy stopped, for run.json */
     struct shm *shm;
     struct run_worker *workers;
@@ -83,6 +85,8 @@ struct run {
     } *pause_refs;
     int npause_refs;
     struct ls_err err;
+    struct json *incidents;         /* our own processes failing under the run: JSON array of
+                                       lines for run.json (harness/incident.h); owned */
 };
 
 /* Run-relative now, ns. */

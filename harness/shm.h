@@ -31,6 +31,8 @@ struct shm_worker {
 struct shm {
     _Atomic int32_t go;           /* set by the harness once every worker is ready */
     _Atomic int64_t deadline;     /* CLOCK_MONOTONIC ns: no new acquisition after it (set before go) */
+    _Atomic int64_t start_mono;   /* time 0 of the run (= go), CLOCK_MONOTONIC ns (set before go) */
+    _Atomic int64_t start_real;   /* the same instant in CLOCK_REALTIME */
     _Atomic int32_t stop;         /* finish the current iteration, release, exit */
     int32_t nworkers;
     struct shm_worker w[];

@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #include "harness/evlog.h"
+#include "harness/jobs.h"
+#include "harness/pgstore.h"
+#include "locks/pg_advisory.h"
 #include "harness/storage.h"
 #include "util/timeutil.h"
 
@@ -40,8 +43,11 @@ struct wctx {
     struct lock lk;
     struct lock_config cfg;
     struct storage *st;
+    struct jobstore *js;   /* workers.mode jobs: the job's database ops */
+    struct pgstore *pst;   /* topology postgres: the protected resource is a table */
     struct rng rng;
     int64_t deadline;      /* from shm, read once the harness says go */
+    int64_t start_mono;    /* time 0 of the run (= go), from shm */
     uint64_t grant_seq;
     double *zipf_cdf;
 
@@ -49,6 +55,7 @@ struct wctx {
     int renewing;
     pthread_t rth;
     struct lock rlk;
+    struct lock_config rcfg; /* cfg with primary = &lk, for rlk */
     pthread_mutex_t logmu;
     pthread_mutex_t m;
     pthread_cond_t cv_r;   /* wakes the renewal thread */
@@ -60,7 +67,7 @@ struct wctx {
 
 static int64_t rel_now(const struct wctx *c)
 {
-    return ls_now_ns() - c->a->start_mono;
+    return ls_now_ns() - c->start_mono;
 }
 
 static void emit(struct wctx *c, struct ev_rec *r)
@@ -98,6 +105,11 @@ static int stopping(const struct wctx *c)
  * Returns 1 when interrupted. */
 static int wsleep_until(struct wctx *c, int64_t t, int hold_sleep)
 {
+    /* A deadline already past (hold: 0, think: 0, retry delay 0) costs a
+     * clock read, not a clock_nanosleep syscall: two syscalls less per
+     * iteration when hammering (bench/ hammer, docs/performance.md). */
+    if (!g_abort && ls_now_ns() >= t)
+        return 0;
     if (!c->renewing || !hold_sleep) {
         struct timespec ts = {(time_t)(t / LS_NS_PER_S), (long)(t % LS_NS_PER_S)};
         for (;;) {
@@ -152,7 +164,38 @@ static int pick_resource(struct wctx *c, uint64_t iter)
     }
 }
 
-/* ---- renewal thread ---- */
+/* ---- renewal ---- */
+
+/* One renewal of g through lk, recorded: renew_invoke, then renew_ok, or
+ * renew_fail and lost. Returns the lock outcome. Used by the renewal thread
+ * (with its own instance) and by inline renewal (with the worker's). */
+static int renew_once(struct wctx *c, struct lock *lk, struct grant *g)
+{
+    int64_t inv = rel_now(c);
+    struct ev_rec r = {.t = inv, .type = EV_RENEW_INVOKE, .res = (uint16_t)g->res};
+    set_grant(&r, g);
+    emit(c, &r);
+    int ek = EVE_NONE;
+    int out = lk->ops->renew(lk, g, &ek);
+    struct ev_rec o = {.t = rel_now(c), .res = (uint16_t)g->res};
+    set_grant(&o, g);
+    if (out == LOCK_OK) {
+        o.type = EV_RENEW_OK;
+        if (g->no_lease)
+            o.flags |= EVF_NO_LEASE;
+        else
+            o.valid_until = inv + g->validity_ns;
+        emit(c, &o);
+    } else {
+        o.type = EV_RENEW_FAIL;
+        o.aux = (uint32_t)ek;
+        emit(c, &o);
+        struct ev_rec l = {.t = rel_now(c), .type = EV_LOST, .res = (uint16_t)g->res};
+        set_grant(&l, g);
+        emit(c, &l);
+    }
+    return out;
+}
 
 static void *renew_main(void *arg)
 {
@@ -176,29 +219,7 @@ static void *renew_main(void *arg)
             c->r_busy = 1;
             pthread_mutex_unlock(&c->m);
 
-            int64_t inv = rel_now(c);
-            struct ev_rec r = {.t = inv, .type = EV_RENEW_INVOKE, .res = (uint16_t)g.res};
-            set_grant(&r, &g);
-            emit(c, &r);
-            int ek = EVE_NONE;
-            int out = c->rlk.ops->renew(&c->rlk, &g, &ek);
-            struct ev_rec o = {.t = rel_now(c), .res = (uint16_t)g.res};
-            set_grant(&o, &g);
-            if (out == LOCK_OK) {
-                o.type = EV_RENEW_OK;
-                if (g.no_lease)
-                    o.flags |= EVF_NO_LEASE;
-                else
-                    o.valid_until = inv + g.validity_ns;
-                emit(c, &o);
-            } else {
-                o.type = EV_RENEW_FAIL;
-                o.aux = (uint32_t)ek;
-                emit(c, &o);
-                struct ev_rec l = {.t = rel_now(c), .type = EV_LOST, .res = (uint16_t)g.res};
-                set_grant(&l, &g);
-                emit(c, &l);
-            }
+            int out = renew_once(c, &c->rlk, &g);
 
             pthread_mutex_lock(&c->m);
             c->r_busy = 0;
@@ -252,7 +273,9 @@ static int renew_start_thread(struct wctx *c, struct ls_err *err)
     pthread_cond_init(&c->cv_r, &ca);
     pthread_cond_init(&c->cv_w, &ca);
     pthread_condattr_destroy(&ca);
-    int rc = lock_open(&c->rlk, c->w->lock.ops, &c->cfg, err);
+    c->rcfg = c->cfg;
+    c->rcfg.primary = &c->lk; /* an impl may share the first instance's state (external) */
+    int rc = lock_open(&c->rlk, c->w->lock.ops, &c->rcfg, err);
     if (rc < 0)
         return rc;
     c->renewing = 1;
@@ -277,6 +300,36 @@ static void renew_stop_thread(struct wctx *c)
 
 /* ---- one acquisition + hold + release ---- */
 
+/* Contract: "wWWW.SSSSSSSSSSS" (worker id, grant sequence; 3 and 11 hex
+ * digits, NUL terminated) into tok, which has room for 17 bytes. What
+ * snprintf("w%03x.%011llx") wrote, without printf on the hot path. */
+static void format_token(char *tok, int id, uint64_t seq)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned w = (unsigned)id & 0xfff;
+    tok[0] = 'w';
+    tok[1] = hex[(w >> 8) & 15];
+    tok[2] = hex[(w >> 4) & 15];
+    tok[3] = hex[w & 15];
+    tok[4] = '.';
+    for (int i = 0; i < 11; i++)
+        tok[15 - i] = hex[(seq >> (4 * i)) & 15];
+    tok[16] = '\0';
+}
+
+/* The pause after failed attempt n (before the jitter): delay, times
+ * backoff^(n-1) when backing off, capped at max(max_delay, delay). */
+static int64_t retry_delay(const struct workload *w, int64_t attempt)
+{
+    double d = (double)w->lock.retry.delay;
+    double cap = (double)w->lock.retry.max_delay;
+    if (cap < d)
+        cap = d;
+    for (int64_t i = 1; i < attempt && w->lock.retry.backoff > 1.0 && d < cap; i++)
+        d *= w->lock.retry.backoff;
+    return (int64_t)(d < cap ? d : cap);
+}
+
 /* Tries to acquire res with the retry policy. Returns 1 with *g filled when
  * granted. */
 static int acquire(struct wctx *c, int res, struct grant *g)
@@ -287,8 +340,7 @@ static int acquire(struct wctx *c, int res, struct grant *g)
             return 0;
         memset(g, 0, sizeof(*g));
         g->res = res;
-        snprintf(g->token, sizeof(g->token), "w%03x.%011llx", (unsigned)c->a->id & 0xfff,
-                 (unsigned long long)(++c->grant_seq & 0xfffffffffffULL));
+        format_token(g->token, c->a->id, ++c->grant_seq);
         int64_t inv = rel_now(c);
         struct ev_rec r = {.t = inv, .type = EV_ACQUIRE_INVOKE, .res = (uint16_t)res,
                            .aux = (uint32_t)attempt};
@@ -328,7 +380,7 @@ static int acquire(struct wctx *c, int res, struct grant *g)
         }
         emit(c, &o);
         if (attempt < w->lock.retry.attempts) {
-            int64_t d = w->lock.retry.delay + rng_range(&c->rng, 0, w->lock.retry.jitter);
+            int64_t d = retry_delay(w, attempt) + rng_range(&c->rng, 0, w->lock.retry.jitter);
             int64_t until = ls_now_ns() + d;
             if (until > c->deadline)
                 until = c->deadline;
@@ -354,44 +406,155 @@ static void store_event(struct wctx *c, int type, int res, const struct grant *g
     emit(c, &r);
 }
 
-static void hold_and_release(struct wctx *c, struct grant *g)
+/* The hold's sleep for implementations that learn news on their own
+ * (lock_ops.wait_news: an external adapter's `lost` event): sleeps until t
+ * taking that news; a loss of g is recorded as one `lost` event and, with
+ * on_lost: abort, ends the hold. With a renewal thread it also ends on the
+ * thread's loss (which the thread recorded), looking every 50 ms. Returns 1
+ * when the hold was cut short. */
+static int hold_wait(struct wctx *c, const struct grant *g, int64_t t)
+{
+    int abort_on_lost = c->w->workers.on_lost == ON_LOST_ABORT;
+    int recorded = 0;
+    for (;;) {
+        if (g_abort)
+            return 1;
+        if (c->renewing) {
+            pthread_mutex_lock(&c->m);
+            int lost = c->r_lost;
+            pthread_mutex_unlock(&c->m);
+            if (lost && abort_on_lost)
+                return 1;
+            recorded |= lost;
+        }
+        int64_t now = ls_now_ns();
+        if (now >= t)
+            return 0;
+        int64_t until = t;
+        if (c->renewing && until > now + 50 * LS_NS_PER_MS)
+            until = now + 50 * LS_NS_PER_MS;
+        struct lock_news n;
+        if (c->lk.ops->wait_news(&c->lk, until, &n) <= 0)
+            continue;
+        if (n.kind != LOCK_NEWS_LOST || n.res != g->res || strcmp(n.token, g->token) != 0)
+            continue; /* about an earlier grant */
+        if (!recorded) {
+            struct ev_rec l = {.t = rel_now(c), .type = EV_LOST, .res = (uint16_t)g->res};
+            set_grant(&l, g);
+            emit(c, &l);
+            recorded = 1;
+        }
+        if (abort_on_lost)
+            return 1;
+    }
+}
+
+/* The busy-spinning hold (workers.hold_cpu) until t: CPU-bound work. A
+ * renewal thread beside it still renews; its loss ends the spin with
+ * on_lost: abort (looked at every millisecond). Returns 1 when cut short. */
+static int hold_spin(struct wctx *c, int64_t t)
+{
+    int64_t next_look = 0;
+    for (;;) {
+        int64_t now = ls_now_ns();
+        if (now >= t)
+            return 0;
+        if (g_abort)
+            return 1;
+        if (c->renewing && now >= next_look) {
+            pthread_mutex_lock(&c->m);
+            int lost = c->r_lost;
+            pthread_mutex_unlock(&c->m);
+            if (lost && c->w->workers.on_lost == ON_LOST_ABORT)
+                return 1;
+            next_look = now + LS_NS_PER_MS;
+        }
+    }
+}
+
+/* Inline renewal (lock.renew.mode: inline): the worker renews g itself, as
+ * a single event loop's timer would. An asynchronous hold (sleeping) leaves
+ * the loop free, so a renewal runs when it is due; a CPU-bound hold
+ * (workers.hold_cpu) runs in synchronous slices of lock.renew.slice and an
+ * overdue renewal runs only between two slices: a slice longer than the
+ * TTL lets the lease expire while the worker still believes it holds
+ * (reference article 05, "the extension that never extends"). A refused
+ * renewal is recorded as lost; with on_lost: abort it ends the hold.
+ * Returns 1 when cut short. */
+static int hold_inline(struct wctx *c, struct grant *g, int64_t t)
 {
     const struct workload *w = c->w;
-    int res = g->res;
-    int64_t hold = dist_draw(&w->workers.hold, &c->rng);
+    int64_t every = w->lock.renew_every, slice = w->lock.renew_slice;
+    int64_t due = ls_now_ns() + every;
+    int lost = 0;
+    for (;;) {
+        if (g_abort)
+            return 1;
+        int64_t now = ls_now_ns();
+        if (!lost && now >= due) {
+            if (renew_once(c, &c->lk, g) != LOCK_OK) {
+                lost = 1;
+                if (w->workers.on_lost == ON_LOST_ABORT)
+                    return 1;
+            }
+            due = ls_now_ns() + every;
+            continue;
+        }
+        if (now >= t)
+            return 0;
+        if (w->workers.hold_cpu) {
+            int64_t end = now + slice < t ? now + slice : t;
+            while (ls_now_ns() < end && !g_abort)
+                ;
+        } else if (wsleep_until(c, !lost && due < t ? due : t, 1)) {
+            return 1;
+        }
+    }
+}
 
+/* The hold's work until t, for grant g (NULL: jobs mode without a lock).
+ * Returns 1 when cut short (SIGTERM, or a loss with on_lost: abort). */
+static int hold_for(struct wctx *c, struct grant *g, int64_t t)
+{
+    const struct workload *w = c->w;
+    if (g && w->lock.renew_every > 0 && w->lock.renew_mode == RENEW_INLINE)
+        return hold_inline(c, g, t);
+    if (w->workers.hold_cpu)
+        return hold_spin(c, t);
+    if (g && c->lk.ops->wait_news)
+        return hold_wait(c, g, t);
+    return wsleep_until(c, t, 1);
+}
+
+/* Enter the hold of res: shm says who holds what (fault target holder)
+ * and, with a grant g, the enter event is logged and the renewal thread
+ * takes g. g NULL: jobs mode without a lock layer, where the processing is
+ * marked in shm only (no hold in the log). Returns the enter time
+ * (CLOCK_MONOTONIC ns). */
+static int64_t hold_begin(struct wctx *c, const struct grant *g, int res)
+{
     atomic_store(&c->me->hold_since, rel_now(c));
     atomic_store(&c->me->holding, res);
-    atomic_fetch_add_explicit(&c->me->grants, 1, memory_order_relaxed);
     int64_t enter_mono = ls_now_ns();
-    struct ev_rec r = {.t = enter_mono - c->a->start_mono, .type = EV_ENTER, .res = (uint16_t)res};
+    if (!g)
+        return enter_mono;
+    atomic_fetch_add_explicit(&c->me->grants, 1, memory_order_relaxed);
+    struct ev_rec r = {.t = enter_mono - c->start_mono, .type = EV_ENTER, .res = (uint16_t)res};
     set_grant(&r, g);
     emit(c, &r);
     if (c->renewing)
         renew_begin(c, g);
+    return enter_mono;
+}
 
-    struct store_op pr = {0}, fr = {0};
-    if (c->st) {
-        storage_read(c->st, res, g->has_fence, g->fence, &pr, &fr);
-        store_event(c, EV_STORE_READ, res, g, 0, &pr);
-        if (g->has_fence)
-            store_event(c, EV_STORE_READ, res, g, 1, &fr);
-    }
-
-    int interrupted = wsleep_until(c, enter_mono + hold, 1);
-    int lost = c->renewing ? renew_end(c) : 0;
-    int skip = interrupted || (lost && w->workers.on_lost == ON_LOST_ABORT);
-
-    if (c->st && !skip && pr.ok) {
-        struct store_op pw, fw;
-        int do_fenced = g->has_fence && fr.ok && fr.accepted;
-        storage_write(c->st, res, pr.value + 1, do_fenced, g->fence, fr.value + 1, &pw, &fw);
-        store_event(c, EV_STORE_WRITE, res, g, 0, &pw);
-        if (do_fenced)
-            store_event(c, EV_STORE_WRITE, res, g, 1, &fw);
-    }
-
+/* Leave the hold of res: exit is logged before the release is sent (the
+ * soundness rule of DESIGN.md "Clocks"), then g is released. The caller
+ * has ended renewal (renew_end). g NULL: only shm is cleared. */
+static void hold_end(struct wctx *c, const struct grant *g, int res)
+{
     atomic_store(&c->me->holding, -1);
+    if (!g)
+        return;
     struct ev_rec x = {.t = rel_now(c), .type = EV_EXIT, .res = (uint16_t)res};
     set_grant(&x, g);
     emit(c, &x);
@@ -412,6 +575,132 @@ static void hold_and_release(struct wctx *c, struct grant *g)
         ro.aux = (uint32_t)ek;
     }
     emit(c, &ro);
+}
+
+/* The protected-resource ops on whichever storage the run has: the Redis
+ * storage node, or the PostgreSQL table (harness/pgstore.h), where a grant
+ * that is a transaction (pg-advisory mode xact) takes the ops into it. */
+static void store_read(struct wctx *c, const struct grant *g, struct store_op *pr,
+                       struct store_op *fr)
+{
+    if (c->pst)
+        pgstore_read(c->pst, pg_advisory_txn(&c->lk), g->res, g->has_fence, g->fence, pr, fr);
+    else
+        storage_read(c->st, g->res, g->has_fence, g->fence, pr, fr);
+}
+
+static void store_write(struct wctx *c, const struct grant *g, int64_t pval, int do_fenced,
+                        int64_t fval, struct store_op *pw, struct store_op *fw)
+{
+    if (c->pst)
+        pgstore_write(c->pst, pg_advisory_txn(&c->lk), g->res, pval, do_fenced, g->fence, fval,
+                      pw, fw);
+    else
+        storage_write(c->st, g->res, pval, do_fenced, g->fence, fval, pw, fw);
+}
+
+static void hold_and_release(struct wctx *c, struct grant *g)
+{
+    const struct workload *w = c->w;
+    int res = g->res;
+    int64_t hold = dist_draw(&w->workers.hold, &c->rng);
+    int64_t enter_mono = hold_begin(c, g, res);
+
+    struct store_op pr = {0}, fr = {0};
+    if (c->st || c->pst) {
+        store_read(c, g, &pr, &fr);
+        store_event(c, EV_STORE_READ, res, g, 0, &pr);
+        if (g->has_fence)
+            store_event(c, EV_STORE_READ, res, g, 1, &fr);
+    }
+
+    int interrupted = hold_for(c, g, enter_mono + hold);
+    int lost = c->renewing ? renew_end(c) : 0;
+    int skip = interrupted || (lost && w->workers.on_lost == ON_LOST_ABORT);
+
+    if ((c->st || c->pst) && !skip && pr.ok) {
+        struct store_op pw, fw;
+        int do_fenced = g->has_fence && fr.ok && fr.accepted;
+        store_write(c, g, pr.value + 1, do_fenced, fr.value + 1, &pw, &fw);
+        store_event(c, EV_STORE_WRITE, res, g, 0, &pw);
+        if (do_fenced)
+            store_event(c, EV_STORE_WRITE, res, g, 1, &fw);
+    }
+    hold_end(c, g, res);
+}
+
+/* ---- jobs mode (harness/jobs.h) ---- */
+
+static void job_event(struct wctx *c, int res, int64_t job, int step, const struct grant *g)
+{
+    struct ev_rec r = {.t = rel_now(c), .type = EV_JOB, .res = (uint16_t)res, .value = job,
+                       .aux = (uint32_t)step};
+    if (g)
+        set_grant(&r, g);
+    emit(c, &r);
+}
+
+/* Process one job with the layers of workers.jobs: lock(job) -> check
+ * "done" (with idempotency: claim it with SET NX) -> the work (the hold) ->
+ * the side effect (with constraint: a conditional insert) -> mark done ->
+ * unlock. Every step is logged as a `job` event. A lock not granted within
+ * the retry policy leaves the job to the others, as a handler that finds it
+ * "being processed" does. */
+static void job_process(struct wctx *c, int64_t job)
+{
+    const struct workload *w = c->w;
+    unsigned layers = w->workers.jobs.layers;
+    int res = (int)(job % w->workers.resources);
+    struct grant gr, *g = NULL;
+    if (layers & JOB_LAYER_LOCK) {
+        if (!acquire(c, res, &gr)) {
+            job_event(c, res, job, JOBS_GAVE_UP, NULL);
+            return;
+        }
+        g = &gr;
+    }
+    int64_t hold = dist_draw(&w->workers.hold, &c->rng);
+    int64_t enter_mono = hold_begin(c, g, res);
+    int st = (layers & JOB_LAYER_IDEMPOTENCY) ? jobstore_claim(c->js, job, c->a->id)
+                                              : jobstore_check(c->js, job);
+    job_event(c, res, job, st == JOBR_FREE ? JOBS_CLAIMED : st == JOBR_DONE ? JOBS_SKIP_DONE
+                                                                            : JOBS_ERROR, g);
+    int cut = st != JOBR_FREE;
+    if (!cut)
+        cut = hold_for(c, g, enter_mono + hold);
+    int lost = g && c->renewing ? renew_end(c) : 0;
+    if (st == JOBR_FREE && (cut || (lost && w->workers.on_lost == ON_LOST_ABORT))) {
+        job_event(c, res, job, JOBS_ABORTED, g);
+    } else if (st == JOBR_FREE) {
+        int e = jobstore_effect(c->js, job, c->a->id, (layers & JOB_LAYER_CONSTRAINT) != 0);
+        job_event(c, res, job, e == JOBR_APPLIED ? JOBS_EFFECT : e == JOBR_REFUSED ? JOBS_REFUSED
+                                                                                : JOBS_ERROR, g);
+        if (e == JOBR_APPLIED && jobstore_mark_done(c->js, job, c->a->id) < 0)
+            job_event(c, res, job, JOBS_ERROR, g);
+    }
+    hold_end(c, g, res);
+}
+
+/* The job stream: job k is announced k * interval after the run started
+ * (the harness's "go"); the worker takes every job in order, waiting for
+ * its announcement, and goes on after the deadline until it has tried every
+ * announced job (the harness stops it after a grace period). A restarted
+ * worker (epoch >= 1) starts with the job being announced now. */
+static void jobs_loop(struct wctx *c)
+{
+    const struct workload *w = c->w;
+    int64_t base = c->deadline - w->duration;
+    int64_t iv = w->workers.jobs.interval;
+    int64_t n = jobs_total(w);
+    int64_t k = 0;
+    if (c->a->epoch > 0 && ls_now_ns() > base)
+        k = (ls_now_ns() - base) / iv;
+    c->deadline = INT64_MAX; /* acquires of late jobs still retry; `stop` ends them */
+    for (; k < n && !stopping(c); k++) {
+        if (wsleep_until(c, base + k * iv, 0))
+            break;
+        job_process(c, k);
+    }
 }
 
 static int fail(struct wctx *c, const struct ls_err *err)
@@ -436,6 +725,7 @@ int worker_main(const struct worker_args *a)
     memset(&ctx, 0, sizeof(ctx));
     struct wctx *c = &ctx;
     c->a = a;
+    c->start_mono = a->start_mono;
     c->w = a->w;
     c->me = &a->shm->w[a->id];
     atomic_store(&c->me->pid, (int32_t)getpid());
@@ -459,11 +749,31 @@ int worker_main(const struct worker_args *a)
     c->cfg.timeout_ns = 0; /* the implementation's own `timeout` option decides */
     c->cfg.options = c->w->lock.options;
     c->cfg.seed = c->w->seed ^ ((uint64_t)a->id << 32);
+    c->cfg.replset = a->replset;
+    c->cfg.wait_replicas = (int)c->w->lock.wait_replicas;
+    c->cfg.rundir = a->rundir;
+    c->cfg.epoch = a->epoch;
     if (lock_open(&c->lk, c->w->lock.ops, &c->cfg, &err) < 0) {
         status = fail(c, &err);
         goto out;
     }
-    if (a->storage_host && c->w->workers.store &&
+    int jobs = c->w->workers.mode == WMODE_JOBS;
+    if (jobs && !a->storage_host) {
+        ls_err_set(&err, LS_EENV, "worker %d: jobs mode needs the storage node", a->id);
+        status = fail(c, &err);
+        goto out;
+    }
+    if (jobs && jobstore_open(&c->js, a->storage_host, a->storage_port, LS_NS_PER_S, &err) < 0) {
+        status = fail(c, &err);
+        goto out;
+    }
+    int pg = c->w->cluster.topology == TOPO_POSTGRES;
+    if (pg && a->storage_host && c->w->workers.store &&
+        pgstore_open(&c->pst, a->storage_host, a->storage_port, LS_NS_PER_S, &err) < 0) {
+        status = fail(c, &err);
+        goto out;
+    }
+    if (!jobs && !pg && a->storage_host && c->w->workers.store &&
         storage_open(&c->st, a->storage_host, a->storage_port, LS_NS_PER_S, &err) < 0) {
         status = fail(c, &err);
         goto out;
@@ -481,7 +791,9 @@ int worker_main(const struct worker_args *a)
         }
         c->zipf_cdf[n - 1] = 1.0;
     }
-    if (c->w->lock.renew_every > 0 && renew_start_thread(c, &err) < 0) {
+    if (c->w->lock.renew_every > 0 && c->w->lock.renew_mode == RENEW_THREAD &&
+        (!jobs || (c->w->workers.jobs.layers & JOB_LAYER_LOCK)) &&
+        renew_start_thread(c, &err) < 0) {
         status = fail(c, &err);
         goto out;
     }
@@ -490,9 +802,15 @@ int worker_main(const struct worker_args *a)
     while (!atomic_load(&a->shm->go) && !stopping(c))
         ls_sleep_ns(200 * LS_NS_PER_US);
     c->deadline = atomic_load(&a->shm->deadline);
+    if (atomic_load(&a->shm->go)) { /* time 0 is go: the harness fixed it once all were ready */
+        c->start_mono = atomic_load(&a->shm->start_mono);
+        evlog_set_start(c->log, c->start_mono, atomic_load(&a->shm->start_real));
+    }
     atomic_store(&c->me->state, WS_RUNNING);
 
-    for (uint64_t iter = 0; !stopping(c) && ls_now_ns() < c->deadline; iter++) {
+    if (jobs)
+        jobs_loop(c);
+    for (uint64_t iter = 0; !jobs && !stopping(c) && ls_now_ns() < c->deadline; iter++) {
         int res = pick_resource(c, iter);
         struct grant g;
         if (acquire(c, res, &g))
@@ -512,6 +830,8 @@ out:
     renew_stop_thread(c);
     lock_close(&c->lk);
     storage_close(c->st);
+    jobstore_close(c->js);
+    pgstore_close(c->pst);
     free(c->zipf_cdf);
     if (evlog_close(c->log, &err) < 0 && status == 0)
         status = fail(c, &err);

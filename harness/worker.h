@@ -22,6 +22,7 @@ struct worker_args {
     struct shm *shm;
     const struct lock_node *nodes;
     int nnodes;
+    const struct replset_map *replset; /* replicated topology: follow its primary; else NULL */
     const char *storage_host;    /* NULL: no storage ops */
     int storage_port;
     int64_t start_mono;          /* run start, CLOCK_MONOTONIC ns */

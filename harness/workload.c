@@ -18,7 +18,12 @@
 
 #include "faults/fault.h"
 #include "faults/nemesis.h"
+#include "harness/topo_external.h"
+#include "harness/jobs.h"
+#include "harness/workload_pg.h"
 #include "harness/links.h"
+#include "harness/matrix.h"
+#include "harness/workload_cluster.h"
 #include "harness/yamltree.h"
 #include "locks/lock.h"
 #include "reports/result.h"
@@ -32,30 +37,45 @@
 
 /* ---- tables ----------------------------------------------------------- */
 
-static const char *const topology_choices[] = {"independent", "replicated", "external", NULL};
+static const char *const topology_choices[] = {"independent", "replicated", "external",
+                                                "postgres", NULL};
 static const char *const persistence_choices[] = {"none", "aof-everysec", "aof-always", NULL};
 static const char *const pick_choices[] = {"uniform", "zipf", "round-robin", NULL};
 static const char *const on_lost_choices[] = {"abort", "finish", NULL};
+static const char *const renew_mode_choices[] = {"thread", "inline", NULL};
+static const char *const worker_mode_choices[] = {"locks", "jobs", NULL};
 
 #define SUB(sec, m) (offsetof(struct workload, sec.m) - offsetof(struct workload, sec))
 
 static const struct opt_def cluster_tab[] = {
     {"topology", OPT_ENUM, SUB(cluster, topology), "independent", 0, 0, topology_choices, NULL,
-     "how the lock nodes are arranged; only independent (N stand-alone redis-server nodes) is "
-     "supported so far"},
+     "how the lock nodes are arranged: independent (N stand-alone redis-server nodes the harness "
+     "starts), replicated (one primary, `replicas` replicas, optional sentinels; "
+     "docs/faults.md \"failover\"), external (servers already running, at "
+     "cluster.addresses; docs/docker.md) or postgres (one PostgreSQL server the harness "
+     "starts, for lock.impl pg-advisory; docs/locks.md)"},
     {"nodes", OPT_INT, SUB(cluster, nodes), "1", 1, 15, NULL, NULL,
      "independent: number of redis-server nodes"},
     {"replicas", OPT_INT, SUB(cluster, replicas), "1", 0, 5, NULL, NULL,
-     "replicated: replicas of the one primary (accepted, unused by independent)"},
+     "replicated: replicas of the one primary, >= 1; cluster.nodes is then 1 + replicas "
+     "(accepted, unused by independent)"},
     {"sentinels", OPT_INT, SUB(cluster, sentinels), "0", 0, 5, NULL, NULL,
      "replicated: sentinel processes; 0 = harness-driven failover (accepted, unused by independent)"},
     {"persistence", OPT_ENUM, SUB(cluster, persistence), "none", 0, 0, persistence_choices, NULL,
      "redis-server persistence of the lock nodes"},
     {"addresses", OPT_CUSTOM, 0, "[]", 0, 0, NULL, NULL,
-     "external: host:port of each node; only valid with topology external"},
+     "external: host:port of each node (IPv4 or a host name; cluster.nodes follows its length); "
+     "only valid with topology external"},
     {"proxy", OPT_BOOL, SUB(cluster, proxy), "true", 0, 0, NULL, NULL,
      "workers reach the lock nodes through the fault proxy; false connects them directly "
      "(no link faults then; bench/ measures the proxy's cost with it)"},
+    {"min_replicas_to_write", OPT_INT, SUB(cluster, min_replicas_to_write), "0", 0, 5, NULL, NULL,
+     "replicated: min-replicas-to-write of every node: a primary with fewer replicas "
+     "acknowledging within min_replicas_max_lag refuses writes (NOREPLICAS); 0 = off"},
+    {"min_replicas_max_lag", OPT_DURATION, SUB(cluster, min_replicas_max_lag), "1s", NS_S,
+     60 * NS_S, NULL, NULL,
+     "replicated: min-replicas-max-lag (whole seconds): a replica whose last acknowledgement is "
+     "older does not count for min_replicas_to_write"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -66,6 +86,11 @@ static const struct opt_def retry_tab[] = {
      "pause between attempts"},
     {"jitter", OPT_DURATION, SUB(lock.retry, jitter), "10ms", 0, NS_MIN, NULL, NULL,
      "random extra pause, uniform in 0..jitter, added to each delay"},
+    {"backoff", OPT_DOUBLE, SUB(lock.retry, backoff), "1", 1, 16, NULL, NULL,
+     "exponential backoff: attempt n waits delay * backoff^(n-1) (capped at max_delay) plus "
+     "the jitter; 1 = a fixed delay"},
+    {"max_delay", OPT_DURATION, SUB(lock.retry, max_delay), "1s", 0, NS_MIN, NULL, NULL,
+     "cap of the backed-off delay, before the jitter (with backoff > 1)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -104,6 +129,14 @@ static const struct opt_def workers_tab[] = {
     {"store", OPT_BOOL, SUB(workers, store), "true", 0, 0, NULL, NULL,
      "do the protected-resource ops (read, write of the plain and fenced counters) in every "
      "hold; false = pure lock hammering, no lost-update measurement"},
+    {"hold_cpu", OPT_BOOL, SUB(workers, hold_cpu), "false", 0, 0, NULL, NULL,
+     "the hold busy-spins (CPU-bound work) instead of sleeping; with lock.renew.mode inline it "
+     "starves renewal for a slice at a time"},
+    {"mode", OPT_ENUM, SUB(workers, mode), "locks", 0, 0, worker_mode_choices, NULL,
+     "locks: acquire -> hold -> release in a loop; jobs: every worker tries to process every "
+     "job of a stream once (workers.jobs, docs/jobs.md)"},
+    {"jobs", OPT_SECTION, SUB(workers, jobs), NULL, 0, 0, NULL, jobs_tab,
+     "the job stream of mode jobs"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -141,6 +174,9 @@ static const struct opt_def top_tab[] = {
      "random faults drawn from the seed (see \"nemesis\"); ~ = none"},
     {"check", OPT_SECTION, offsetof(struct workload, check), NULL, 0, 0, NULL, check_tab,
      "checker parameters"},
+    {"compare", OPT_CUSTOM, 0, "~", 0, 0, NULL, NULL,
+     "variants run side by side by `lockstorm run` (see \"compare\", docs/compare.md); ~ = "
+     "none"},
     {"expect", OPT_CUSTOM, 0, "{}", 0, 0, NULL, NULL,
      "CI gate: result.json path -> condition (see \"expect\")"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
@@ -175,8 +211,8 @@ static const struct opt_def fault_tab[] = {
 };
 
 static const char *const target_names[] = {"holder", "worker:N", "random-worker", "all-workers",
-                                           "node:N", "acquirer", "links"};
-#define NTARGETS 7
+                                           "node:N", "acquirer", "links", "primary"};
+#define NTARGETS 8
 
 /* ---- loader state ----------------------------------------------------- */
 
@@ -274,10 +310,6 @@ static void check_entry(void *ctx, const struct opt_def *d, void *base, const st
                      "(not starting with '.')",
                      opt_quote(w->name, q, sizeof(q)));
         }
-    } else if (strcmp(path, "cluster.topology") == 0) {
-        if (w->cluster.topology != TOPO_INDEPENDENT)
-            ydiag_at(dg, at, "cluster.topology '%s' is not supported yet; use 'independent'",
-                     topology_choices[w->cluster.topology]);
     } else if (strcmp(path, "lock.impl") == 0) {
         const struct lock_ops *ops = lock_find(w->lock.impl);
         if (!ops) {
@@ -298,18 +330,31 @@ static void check_entry(void *ctx, const struct opt_def *d, void *base, const st
                      "lock.wait_replicas: must be 0 with cluster.topology independent (there are "
                      "no replicas to wait for)");
     }
+    workload_replicated_check(w, path, at, L->root, dg); /* harness/workload_cluster.c */
     (void)d;
     (void)base;
 }
 
 /* ---- custom entries --------------------------------------------------- */
 
-static int parse_addresses(struct loader *L, const struct ynode *v, const char *path,
-                           struct ydiag *dg)
+static int parse_addresses(struct loader *L, const struct ynode *v, const struct ynode *where,
+                           const char *path, struct ydiag *dg)
 {
-    char q[64];
-    if (!v || ynode_is_null(v))
+    char q[64], host[256];
+    struct workload *w = L->w;
+    for (int i = 0; i < w->cluster.naddresses; i++) /* a --set may replace the list */
+        free(w->cluster.addresses[i]);
+    free(w->cluster.addresses);
+    w->cluster.addresses = NULL;
+    w->cluster.naddresses = 0;
+    if (!v || ynode_is_null(v) || (v->kind == YN_SEQ && v->n == 0)) {
+        if (w->cluster.topology == TOPO_EXTERNAL) {
+            ydiag_at(dg, v ? v : where, "%s: topology external needs the host:port of each lock "
+                     "node, e.g. addresses: [\"redis-1:6379\", \"redis-2:6379\"]", path);
+            return -1;
+        }
         return 0;
+    }
     if (v->kind != YN_SEQ) {
         ydiag_at(dg, v, "%s: expected a list of host:port strings, got %s", path,
                  ynode_kind_text(v));
@@ -318,29 +363,51 @@ static int parse_addresses(struct loader *L, const struct ynode *v, const char *
     int bad = 0;
     for (size_t i = 0; i < v->n; i++) {
         const struct ynode *it = v->vals[i];
-        const char *colon = it->kind == YN_SCALAR ? strrchr(it->text, ':') : NULL;
-        char *end = NULL;
-        long port = colon ? strtol(colon + 1, &end, 10) : 0;
-        if (!colon || colon == it->text || !colon[1] || *end || port < 1 || port > 65535) {
+        int port;
+        if (it->kind != YN_SCALAR ||
+            external_split_address(it->text, host, sizeof(host), &port) < 0) {
             ydiag_at(dg, it, "%s[%zu]: expected host:port (port 1..65535), got '%s'", path, i,
                      it->kind == YN_SCALAR ? opt_quote(it->text, q, sizeof(q)) : "a collection");
             bad = 1;
         }
     }
-    if (v->n > 0 && L->w->cluster.topology != TOPO_EXTERNAL) {
+    if (v->n > 0 && w->cluster.topology != TOPO_EXTERNAL) {
         ydiag_at(dg, v, "%s: only valid with cluster.topology external", path);
         bad = 1;
     }
-    return bad ? -1 : 0;
+    const struct ynode *cl = L->root ? ymap_get(L->root, "cluster") : NULL;
+    const struct ynode *nn = cl ? ymap_get(cl, "nodes") : NULL;
+    if (!bad && v->n > 15) {
+        ydiag_at(dg, v, "%s: %zu addresses; at most 15 lock nodes", path, v->n);
+        bad = 1;
+    } else if (!bad && nn && w->cluster.nodes != (int64_t)v->n) {
+        ydiag_at(dg, nn, "cluster.nodes: %lld, but cluster.addresses lists %zu nodes; leave "
+                 "nodes out with topology external", (long long)w->cluster.nodes, v->n);
+        bad = 1;
+    }
+    if (bad)
+        return -1;
+    w->cluster.addresses = xcalloc(v->n, sizeof(char *));
+    for (size_t i = 0; i < v->n; i++)
+        w->cluster.addresses[w->cluster.naddresses++] = xstrdup(v->vals[i]->text);
+    w->cluster.nodes = (int64_t)v->n;
+    return 0;
 }
 
 struct renew_opts {
     int64_t every;
+    int mode;
+    int64_t slice;
 };
 
 static const struct opt_def renew_tab[] = {
     {"every", OPT_DURATION, offsetof(struct renew_opts, every), NULL, 0, NS_H, NULL, NULL,
      "extend the lease this often while holding"},
+    {"mode", OPT_ENUM, offsetof(struct renew_opts, mode), "thread", 0, 0, renew_mode_choices,
+     NULL, "thread: a renewal thread beside the hold; inline: the worker renews between slices "
+     "of its hold, as a single event loop does (starved by a CPU-bound slice)"},
+    {"slice", OPT_DURATION, offsetof(struct renew_opts, slice), "0", 0, NS_H, NULL, NULL,
+     "inline with workers.hold_cpu: length of one synchronous slice of the hold; 0 = every"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -350,6 +417,8 @@ static int parse_renew(struct loader *L, const struct ynode *v, const struct yno
     struct workload *w = L->w;
     char q[64], a[32], b[32];
     w->lock.renew_every = 0;
+    w->lock.renew_mode = RENEW_THREAD;
+    w->lock.renew_slice = 0;
     if (!v || ynode_is_null(v) || (v->kind == YN_SCALAR && strcmp(v->text, "none") == 0))
         return 0;
     if (v->kind != YN_MAP) {
@@ -387,6 +456,8 @@ static int parse_renew(struct loader *L, const struct ynode *v, const struct yno
         return -1;
     }
     w->lock.renew_every = r.every;
+    w->lock.renew_mode = r.mode;
+    w->lock.renew_slice = r.slice > 0 ? r.slice : r.every;
     return 0;
 }
 
@@ -415,7 +486,7 @@ static int parse_lock_options(struct loader *L, const struct ynode *v, const cha
         w->lock.options = xcalloc(1, ops->options_size);
     struct opt_scope sc = {ops->options, w->lock.options};
     int before = dg->count;
-    opt_load_map(&sc, 1, map, v, path, NULL, dg);
+    opt_load_map(&sc, 1, map, v, path, ops->option_hooks, dg);
     if (dg->count > before)
         return -1;
     char why[256];
@@ -438,7 +509,7 @@ static int parse_target(const char *s, int *target, int *index)
     } forms[] = {{"holder", TARGET_HOLDER, 0},           {"random-worker", TARGET_RANDOM_WORKER, 0},
                  {"all-workers", TARGET_ALL_WORKERS, 0}, {"worker:", TARGET_WORKER, 1},
                  {"node:", TARGET_NODE, 1},              {"acquirer", TARGET_ACQUIRER, 0},
-                 {"links", TARGET_LINKS, 0}};
+                 {"links", TARGET_LINKS, 0},             {"primary", TARGET_PRIMARY, 0}};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         size_t n = strlen(forms[i].name);
         if (!forms[i].indexed) {
@@ -518,8 +589,15 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
             return -1;
         }
     }
-    if (fs->target == TARGET_LINKS && !w->cluster.proxy) {
+    if ((mask & (1u << TARGET_LINKS)) && !w->cluster.proxy) {
         ydiag_at(dg, item, "%s: fault kind '%s' acts on proxy links; it needs cluster.proxy: true",
+                 path, ops->name);
+        bad = 1;
+    }
+    if (w->cluster.topology == TOPO_EXTERNAL && external_fault_needs_control(ops, fs->target)) {
+        ydiag_at(dg, tn ? tn : item,
+                 "%s: fault kind '%s' needs cluster control; not available with topology external "
+                 "(lockstorm did not start those servers; target workers, or use a link fault)",
                  path, ops->name);
         bad = 1;
     }
@@ -645,6 +723,11 @@ static int parse_fault(struct loader *L, const struct ynode *item, struct fault_
     int rc = dg->count > before ? -1 : check_fault(L, ops, &c, fs, item, path, dg);
     if (rc == 0 && link_target_check(fs->target, item, path, dg) != 0)
         rc = -1;
+    char why[256];
+    if (rc == 0 && ops->validate && ops->validate(L->w, fs, why, sizeof(why)) < 0) {
+        ydiag_at(dg, item, "%s: %s", path, why); /* the kind's own cross-key rules */
+        rc = -1;
+    }
     opt_free(fault_tab, &c);
     return rc;
 }
@@ -738,8 +821,24 @@ static void clear_expects(struct workload *w)
     w->nexpects = 0;
 }
 
-/* "> 0", ">=100", "0", "!= 2.5" -> op and value. Returns 0 or -1. */
-static int parse_condition(const char *s, int *op, double *value)
+/* Does path name a time in milliseconds (1000: "*_ms") or seconds (1: "*_s")?
+ * Returns that many units per second, or 0 when path is not a time. */
+static double time_path_units(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 3 && strcmp(path + n - 3, "_ms") == 0)
+        return 1000.0;
+    if (n > 2 && strcmp(path + n - 2, "_s") == 0)
+        return 1.0;
+    return 0;
+}
+
+/* "> 0", ">=100", "0", "!= 2.5" -> op and value. A duration ("< 500ms",
+ * ">= 1.5s") is taken when path names a time and converted to that path's
+ * unit (*_ms: milliseconds, *_s: seconds). Returns 0, or -1 with *why set
+ * when a duration was given for a path that is not a time (else NULL). */
+static int parse_condition(const char *s, const char *path, int *op, double *value,
+                           const char **why)
 {
     static const struct {
         const char *text;
@@ -764,6 +863,26 @@ static int parse_condition(const char *s, int *op, double *value)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
+    if ((*end >= 'a' && *end <= 'z') && !errno && v == v) { /* a unit: a duration */
+        double per_s = time_path_units(path);
+        if (per_s == 0) {
+            *why = "a duration compares only with a time (a path ending in _ms or _s)";
+            return -1;
+        }
+        char num[64];
+        size_t len = strlen(s);
+        while (len > 0 && s[len - 1] == ' ')
+            len--;
+        int64_t ns;
+        if (len >= sizeof(num))
+            return -1;
+        memcpy(num, s, len);
+        num[len] = '\0';
+        if (ls_parse_duration(num, &ns, why) < 0)
+            return -1;
+        *value = (double)ns * per_s / 1e9;
+        return 0;
+    }
     while (*end == ' ')
         end++;
     if (*end || errno || v != v)
@@ -815,11 +934,12 @@ static int parse_expect(struct loader *L, const struct ynode *v, const char *pat
             bad = 1;
             continue;
         }
-        if (parse_condition(val->text, &op, &num) != 0) {
+        const char *why = NULL;
+        if (parse_condition(val->text, k->text, &op, &num, &why) != 0) {
             ydiag_at(dg, val,
-                     "expect '%s': bad condition '%s'; write a number or \"OP NUMBER\" with OP one "
-                     "of == != < <= > >=",
-                     q, opt_quote(val->text, q2, sizeof(q2)));
+                     "expect '%s': bad condition '%s'; %s%swrite a number or \"OP NUMBER\" with OP "
+                     "one of == != < <= > >= (a duration such as 500ms for a *_ms or *_s path)",
+                     q, opt_quote(val->text, q2, sizeof(q2)), why ? why : "", why ? "; " : "");
             bad = 1;
             continue;
         }
@@ -840,9 +960,11 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
     struct loader *L = ctx;
     (void)base;
     if (strcmp(path, "cluster.addresses") == 0)
-        return parse_addresses(L, v, path, dg);
+        return parse_addresses(L, v, where, path, dg);
     if (strcmp(path, "lock.renew") == 0)
         return parse_renew(L, v, where, path, dg);
+    if (strcmp(path, "workers.jobs.layers") == 0)
+        return jobs_parse_layers(L->w, v, where, path, dg);
     if (strcmp(path, "lock.options") == 0)
         return parse_lock_options(L, v, path, dg);
     if (strcmp(path, "faults") == 0)
@@ -851,6 +973,8 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
         return parse_expect(L, v, path, dg);
     if (strcmp(path, "nemesis") == 0)
         return nemesis_parse(L->w, v, where, path, dg);
+    if (strcmp(path, "compare") == 0)
+        return compare_parse(&L->w->compare, v, where, path, dg);
     ydiag_at(dg, v ? v : where, "%s: internal: no parser for custom key '%s'", path, d->name);
     return -1;
 }
@@ -894,6 +1018,7 @@ static int load_text(const char *file, const char *text, size_t len, const char 
     struct opt_scope sc = {top_tab, w};
     opt_load_map(&sc, 1, root, root, "", &h, &dg);
     check_quiet_tail(&L, &dg);
+    workload_pg_check(w, root, &dg); /* topology postgres, pg-advisory (workload_pg.c) */
 
 done:
     ynode_free(root);
@@ -924,16 +1049,21 @@ int workload_load(const char *path, const char *const *sets, int nsets, struct w
     ydiag_init(&dg, path, errlog, err);
     *out = NULL;
 
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO nobody writes to must not hang the open (it then
+     * reads as empty); reads block again once it is open. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        ydiag_file(&dg, LS_EIO, "cannot read: %s", strerror(errno));
+        ydiag_file(&dg, LS_EIO, "cannot read: %s; give a workload .yaml file or a bundled name "
+                   "(lockstorm list workloads)", strerror(errno));
         return LS_EIO;
     }
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        ydiag_file(&dg, LS_EIO, "cannot read: %s", strerror(EISDIR));
+        ydiag_file(&dg, LS_EIO, "cannot read: %s; give a workload .yaml file, not a directory",
+                   strerror(EISDIR));
         rc = LS_EIO;
         goto done;
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     buf = xcalloc(1, YAML_MAX_FILE + 2);
     for (;;) {
         ssize_t r = read(fd, buf + len, YAML_MAX_FILE + 1 - len);
@@ -971,7 +1101,11 @@ void workload_free(struct workload *w)
     free(w->lock.options);
     clear_faults(w);
     nemesis_free(&w->nemesis);
+    compare_free(&w->compare);
     clear_expects(w);
+    for (int i = 0; i < w->cluster.naddresses; i++)
+        free(w->cluster.addresses[i]);
+    free(w->cluster.addresses);
     opt_free(top_tab, w);
     free(w->file);
     free(w);
@@ -1031,21 +1165,31 @@ static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int 
     char a[32];
     (void)base;
     if (strcmp(d->name, "addresses") == 0) {
-        sb_puts(sb, " []\n");
+        sb_puts(sb, " [");
+        for (int i = 0; i < w->cluster.naddresses; i++) {
+            sb_puts(sb, i ? ", " : "");
+            sb_json_str(sb, w->cluster.addresses[i], strlen(w->cluster.addresses[i]));
+        }
+        sb_puts(sb, "]\n");
     } else if (strcmp(d->name, "renew") == 0) {
         if (w->lock.renew_every > 0) {
+            char sl[32];
             ls_format_duration(w->lock.renew_every, a, sizeof(a));
-            sb_printf(sb, " {every: %s}\n", a);
+            ls_format_duration(w->lock.renew_slice, sl, sizeof(sl));
+            sb_printf(sb, " {every: %s, mode: %s, slice: %s}\n", a,
+                      renew_mode_choices[w->lock.renew_mode], sl);
         } else {
             sb_puts(sb, " none\n");
         }
+    } else if (strcmp(d->name, "layers") == 0) {
+        jobs_layers_yaml(w->workers.jobs.layers, sb);
     } else if (strcmp(d->name, "options") == 0) {
         const struct opt_def *tab = w->lock.ops ? w->lock.ops->options : NULL;
         if (table_empty(tab) || !w->lock.options) {
             sb_puts(sb, " {}\n");
         } else {
             sb_putc(sb, '\n');
-            opt_to_yaml(tab, w->lock.options, indent + 2, NULL, sb);
+            opt_to_yaml(tab, w->lock.options, indent + 2, w->lock.ops->option_hooks, sb);
         }
     } else if (strcmp(d->name, "faults") == 0) {
         if (w->nfaults == 0) {
@@ -1056,6 +1200,8 @@ static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int 
         workload_faults_to_yaml(w->faults, w->nfaults, indent + 2, sb);
     } else if (strcmp(d->name, "nemesis") == 0) {
         nemesis_echo_yaml(&w->nemesis, indent, sb);
+    } else if (strcmp(d->name, "compare") == 0) {
+        compare_echo_yaml(&w->compare, indent, sb);
     } else if (strcmp(d->name, "expect") == 0) {
         if (w->nexpects == 0) {
             sb_puts(sb, " {}\n");
@@ -1080,21 +1226,30 @@ static struct json *echo_json(void *ctx, const struct opt_def *d, const void *ba
     const struct workload *w = ctx;
     char a[32];
     (void)base;
-    if (strcmp(d->name, "addresses") == 0)
-        return json_new_arr();
+    if (strcmp(d->name, "addresses") == 0) {
+        struct json *arr = json_new_arr();
+        for (int i = 0; i < w->cluster.naddresses; i++)
+            json_arr_push(arr, json_new_str(w->cluster.addresses[i]));
+        return arr;
+    }
     if (strcmp(d->name, "renew") == 0) {
         if (w->lock.renew_every <= 0)
             return json_new_str("none");
         struct json *o = json_new_obj();
         ls_format_duration(w->lock.renew_every, a, sizeof(a));
         json_obj_set_str(o, "every", a);
+        json_obj_set_str(o, "mode", renew_mode_choices[w->lock.renew_mode]);
+        ls_format_duration(w->lock.renew_slice, a, sizeof(a));
+        json_obj_set_str(o, "slice", a);
         return o;
     }
+    if (strcmp(d->name, "layers") == 0)
+        return jobs_layers_json(w->workers.jobs.layers);
     if (strcmp(d->name, "options") == 0) {
         const struct opt_def *tab = w->lock.ops ? w->lock.ops->options : NULL;
         if (table_empty(tab) || !w->lock.options)
             return json_new_obj();
-        return opt_to_json(tab, w->lock.options, NULL);
+        return opt_to_json(tab, w->lock.options, w->lock.ops->option_hooks);
     }
     if (strcmp(d->name, "faults") == 0) {
         struct json *arr = json_new_arr();
@@ -1118,6 +1273,8 @@ static struct json *echo_json(void *ctx, const struct opt_def *d, const void *ba
     }
     if (strcmp(d->name, "nemesis") == 0)
         return nemesis_echo_json(&w->nemesis);
+    if (strcmp(d->name, "compare") == 0)
+        return compare_echo_json(&w->compare);
     if (strcmp(d->name, "expect") == 0) {
         struct json *o = json_new_obj();
         for (int i = 0; i < w->nexpects; i++)
@@ -1148,7 +1305,9 @@ static const char *custom_type(void *ctx, const struct opt_def *d)
     if (strcmp(d->name, "addresses") == 0)
         return "list of host:port";
     if (strcmp(d->name, "renew") == 0)
-        return "none or {every: duration}";
+        return "none or {every: duration, mode, slice}";
+    if (strcmp(d->name, "layers") == 0)
+        return "list of lock, idempotency, constraint";
     if (strcmp(d->name, "options") == 0)
         return "mapping";
     if (strcmp(d->name, "faults") == 0)
@@ -1157,14 +1316,18 @@ static const char *custom_type(void *ctx, const struct opt_def *d)
         return "mapping path -> condition";
     if (strcmp(d->name, "nemesis") == 0)
         return "mapping or ~";
+    if (strcmp(d->name, "compare") == 0)
+        return "list of variants or ~";
     return "custom";
 }
 
 static void caps_text(unsigned caps, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s%s%s", caps & LOCK_CAP_TTL ? " ttl" : "",
+    snprintf(buf, n, "%s%s%s%s%s%s", caps & LOCK_CAP_TTL ? " ttl" : "",
              caps & LOCK_CAP_RENEW ? " renew" : "", caps & LOCK_CAP_FENCING ? " fencing" : "",
-             caps & LOCK_CAP_QUORUM ? " quorum" : "", caps & LOCK_CAP_NEGATIVE ? " negative-control" : "");
+             caps & LOCK_CAP_QUORUM ? " quorum" : "",
+             caps & LOCK_CAP_REPLICATED ? " replicated" : "",
+             caps & LOCK_CAP_NEGATIVE ? " negative-control" : "");
 }
 
 void workload_write_reference(struct strbuf *sb)
@@ -1200,7 +1363,7 @@ void workload_write_reference(struct strbuf *sb)
         if (table_empty(ops->options))
             sb_puts(sb, "No options.\n");
         else
-            opt_reference(ops->options, "lock.options.", 1, 1, NULL, sb);
+            opt_reference(ops->options, "lock.options.", 1, 1, ops->option_hooks, sb);
     }
     sb_puts(sb, "\n## workers\n\n");
     opt_reference(workers_tab, "workers.", 1, 1, &h, sb);
@@ -1213,7 +1376,8 @@ void workload_write_reference(struct strbuf *sb)
     sb_puts(sb, "\nTargets: `holder` (a worker holding a lock at that instant), `acquirer` (the\n"
                 "worker that has been inside an acquire call the longest at that instant, e.g.\n"
                 "between the two commands of naive-setnx-expire), `worker:N` (N < workers.count),\n"
-                "`random-worker`, `all-workers`, `node:N` (N < cluster.nodes).\n");
+                "`random-worker`, `all-workers`, `node:N` (N < cluster.nodes), `primary` (the\n"
+                "node that is the primary of a replicated set at that instant: kind failover).\n");
     {
         struct opt_hooks lh;
         link_target_hooks(&lh, NULL);
@@ -1241,6 +1405,10 @@ void workload_write_reference(struct strbuf *sb)
                 "A mapping from a result.json path (see [result-format.md](result-format.md)) to a\n"
                 "condition: a number (meaning `==`) or a string `\"OP NUMBER\"` with OP one of\n"
                 "`==` `!=` `<` `<=` `>` `>=`; quote it, since YAML reads a leading `>` or `!` as\n"
-                "syntax. Example: `checks.mutex.violations: \"> 0\"`. Each line becomes one\n"
-                "JUnit test case.\n");
+                "syntax. Example: `checks.mutex.violations: \"> 0\"`. A path that is a time\n"
+                "(its name ends in `_ms` or `_s`) also takes a duration, converted to the path's\n"
+                "unit: `checks.liveness.crash_to_next_grant_ms: \"< 1.5s\"` compares with 1500.\n"
+                "Per-class violation counts are paths too:\n"
+                "`checks.mutex.by_class.stale_holder`, `checks.mutex.by_class.lock_broken`.\n"
+                "Each line becomes one JUnit test case.\n");
 }

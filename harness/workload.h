@@ -20,10 +20,17 @@ struct lock_ops;
 struct fault_ops;
 struct ynode;
 
-enum topology { TOPO_INDEPENDENT, TOPO_REPLICATED, TOPO_EXTERNAL };
+enum topology { TOPO_INDEPENDENT, TOPO_REPLICATED, TOPO_EXTERNAL, TOPO_POSTGRES };
 enum persistence { PERSIST_NONE, PERSIST_AOF_EVERYSEC, PERSIST_AOF_ALWAYS };
 enum pick { PICK_UNIFORM, PICK_ZIPF, PICK_ROUND_ROBIN };
 enum on_lost { ON_LOST_ABORT, ON_LOST_FINISH };
+enum renew_mode { RENEW_THREAD, RENEW_INLINE };
+enum worker_mode { WMODE_LOCKS, WMODE_JOBS };
+
+/* workers.jobs.layers (harness/jobs.h): the defences of a job, as bits. */
+#define JOB_LAYER_LOCK 0x1         /* lock(job) around the processing */
+#define JOB_LAYER_IDEMPOTENCY 0x2  /* SET NX done:<job> before the side effect */
+#define JOB_LAYER_CONSTRAINT 0x4   /* the side effect is a conditional insert */
 
 /* Fault targets (DESIGN.md / issue 2: pause). */
 enum fault_target {
@@ -34,6 +41,7 @@ enum fault_target {
     TARGET_NODE,          /* node:N */
     TARGET_ACQUIRER,      /* a worker inside an acquire call at that instant (optionally of `resource`) */
     TARGET_LINKS,         /* proxy links worker x node (link faults; struct link_target) */
+    TARGET_PRIMARY,       /* the node that is the primary at that instant (replicated topology) */
 };
 
 /* The links a link fault (faults/link.c) acts on: one link per (worker,
@@ -98,6 +106,20 @@ struct nemesis_spec {
     int overlap;                  /* 0: a start never falls inside the previous fault */
 };
 
+/* `compare:` (harness/matrix.h): variants of the workload run side by side,
+ * each a name and its --set overrides (a `lock:` replacement first). */
+struct compare_variant {
+    char *name;
+    char **sets;      /* "key.path=value" (owned) */
+    int nsets;
+    int line, col;
+};
+
+struct compare_spec {
+    struct compare_variant *v;   /* owned; n == 0: no compare block */
+    int n;
+};
+
 enum expect_op { EXPECT_EQ, EXPECT_NE, EXPECT_LT, EXPECT_LE, EXPECT_GT, EXPECT_GE };
 
 struct expect_spec {
@@ -122,6 +144,10 @@ struct workload {
         int64_t sentinels;
         int persistence; /* enum persistence */
         int proxy;       /* 1: workers reach the lock nodes through the fault proxy */
+        int64_t min_replicas_to_write; /* replicated: min-replicas-to-write of every node */
+        int64_t min_replicas_max_lag;  /* replicated: min-replicas-max-lag, ns (whole seconds) */
+        char **addresses; /* external: "host:port" of each node (owned); naddresses == nodes */
+        int naddresses;
     } cluster;
 
     struct {
@@ -129,10 +155,14 @@ struct workload {
         const struct lock_ops *ops;  /* resolved from impl */
         int64_t ttl;                 /* ns */
         int64_t renew_every;         /* ns; 0 = no renewal ("renew: none") */
+        int renew_mode;              /* enum renew_mode (lock.renew.mode) */
+        int64_t renew_slice;         /* ns: inline: length of one CPU slice of the hold */
         struct {
             int64_t attempts;
             int64_t delay;           /* ns */
             int64_t jitter;          /* ns */
+            double backoff;          /* delay multiplier per attempt (1 = fixed delay) */
+            int64_t max_delay;       /* ns: cap of the backed-off delay (before jitter) */
         } retry;
         int fencing;
         int64_t wait_replicas;
@@ -147,11 +177,19 @@ struct workload {
         struct dist think;
         int on_lost;                 /* enum on_lost */
         int store;                   /* 1: protected-resource ops in every hold */
+        int hold_cpu;                /* 1: the hold busy-spins (CPU-bound work) */
+        int mode;                    /* enum worker_mode */
+        struct {
+            int64_t interval;        /* ns between two job announcements */
+            int64_t count;           /* jobs announced; 0 = until the run ends */
+            unsigned layers;         /* JOB_LAYER_* */
+        } jobs;
     } workers;
 
     struct fault_spec *faults;
     int nfaults;
     struct nemesis_spec nemesis;
+    struct compare_spec compare; /* compare: the variants run side by side (harness/matrix.h) */
     int64_t quiet_tail;          /* ns: no fault starts in the run's last quiet_tail; all healed at its start */
 
     struct {

@@ -43,6 +43,7 @@ static void ydiag_emit(struct ydiag *dg, int code, const char *line)
 }
 
 /* Format prefix + message into one line. */
+__attribute__((format(printf, 4, 0)))
 static void ydiag_vemit(struct ydiag *dg, int code, const char *prefix, const char *fmt,
                         va_list ap)
 {
@@ -249,6 +250,7 @@ struct builder {
     int depth;
     struct ynode *root;
     struct ydiag *dg;
+    int alias_seen;         /* an anchor or alias was reported (once per document) */
 };
 
 /* Attach a finished node to the innermost open collection (or make it the
@@ -293,14 +295,25 @@ static void attach(struct builder *b, struct ynode *n)
     f->drop_value = 0;
 }
 
-/* Refuse anchors and explicit tags on a node's start event. */
+/* Refuse anchors and explicit tags on a node's start event. Anchors and
+ * aliases are reported once per document: an alias bomb is one mistake,
+ * not a thousand lines, and the parse then fails (the values the author
+ * meant are not in the tree, so validating it would only report fallout). */
+static void refuse_alias(struct builder *b, int line, int col, const char *what, char sigil,
+                         const yaml_char_t *name)
+{
+    if (!b->alias_seen)
+        ydiag_pos(b->dg, line, col,
+                  "YAML aliases are not supported (%s '%c%.60s'); write the value out in full",
+                  what, sigil, (const char *)name);
+    b->alias_seen = 1;
+}
+
 static void check_props(struct builder *b, const yaml_char_t *anchor, const yaml_char_t *tag,
                         const yaml_mark_t *m)
 {
     if (anchor)
-        ydiag_pos(b->dg, (int)m->line + 1, (int)m->column + 1,
-                  "YAML aliases are not supported (anchor '&%.60s'); write the value out in full",
-                  (const char *)anchor);
+        refuse_alias(b, (int)m->line + 1, (int)m->column + 1, "anchor", '&', anchor);
     if (tag) {
         const char *t = (const char *)tag;
         if (t[0] == '!' && (t[1] == '=' || t[1] == '\0'))
@@ -354,6 +367,9 @@ static void report_parser_error(struct builder *b, const yaml_parser_t *p, const
     const char *hint = "";
     if (p->context && strstr(p->context, "block scalar"))
         hint = "; quote values that start with '>' or '|', e.g. \"> 0\"";
+    else if (p->context && strstr(p->context, "simple key"))
+        hint = "; write 'key: value' with the ': ' on the key's line (keys are at most 1024 "
+               "characters)";
     else if (strstr(problem, "cannot start any token"))
         hint = "; indent with spaces, not tabs, and quote values that start with '@', '`' or '%'";
     if (p->context)
@@ -413,9 +429,7 @@ int ytree_parse(const char *text, size_t len, struct ynode **out, struct ydiag *
             break;
         }
         case YAML_ALIAS_EVENT:
-            ydiag_pos(dg, line, col,
-                      "YAML aliases are not supported (alias '*%.60s'); write the value out in full",
-                      (const char *)ev.data.alias.anchor);
+            refuse_alias(&b, line, col, "alias", '*', ev.data.alias.anchor);
             attach(&b, ynode_scalar("", 0, 1, line, col, dg->origin));
             break;
         case YAML_MAPPING_START_EVENT:
@@ -458,6 +472,8 @@ int ytree_parse(const char *text, size_t len, struct ynode **out, struct ydiag *
         ynode_free(f->key);
         ynode_free(f->node);
     }
+    if (b.alias_seen)
+        rc = LS_EWORKLOAD;
     if (rc) {
         ynode_free(b.root);
         return rc;

@@ -70,7 +70,8 @@ void ydiag_finish(struct ydiag *dg);
  * libyaml could read the whole text; structural problems (duplicate keys,
  * aliases, tags) are reported to dg and leave the offending node out, so the
  * caller must also check dg->count. Returns LS_EWORKLOAD with *out = NULL
- * on malformed YAML (one error reported at libyaml's mark). */
+ * on malformed YAML (one error reported at libyaml's mark) and on any anchor
+ * or alias (one error per document, at the first). */
 int ytree_parse(const char *text, size_t len, struct ynode **out, struct ydiag *dg);
 
 /* Apply one --set override "key.path=value" to the mapping root: the path

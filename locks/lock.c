@@ -16,11 +16,15 @@ extern const struct lock_ops lock_naive_setnx_expire;
 extern const struct lock_ops lock_naive_get_set;
 extern const struct lock_ops lock_naive_no_ttl;
 extern const struct lock_ops lock_busted;
+extern const struct lock_ops lock_external;
+extern const struct lock_ops lock_pg_advisory;
 
 /* Correct implementations first, then the negative controls. */
 static const struct lock_ops *const registry[] = {
     &lock_redis_single,
     &lock_redlock,
+    &lock_external,
+    &lock_pg_advisory,
     &lock_naive_del,
     &lock_naive_setnx_expire,
     &lock_naive_get_set,
@@ -81,6 +85,7 @@ static void caps_text(unsigned caps, char *buf, size_t n)
         {LOCK_CAP_RENEW, "renew"},
         {LOCK_CAP_FENCING, "fencing"},
         {LOCK_CAP_QUORUM, "quorum"},
+        {LOCK_CAP_REPLICATED, "replicated"},
         {LOCK_CAP_NEGATIVE, "negative control"},
     };
     size_t len = 0;

@@ -28,6 +28,8 @@
 #define LOCK_CAP_RENEW 0x2    /* explicit extend */
 #define LOCK_CAP_FENCING 0x4  /* grants carry a fence */
 #define LOCK_CAP_QUORUM 0x8   /* several nodes, majority */
+#define LOCK_CAP_REPLICATED 0x10 /* runs on a replicated set: follows the primary
+                                  * (lock_config.replset), honours wait_replicas */
 #define LOCK_CAP_NEGATIVE 0x100 /* a deliberately broken negative control */
 
 /* Outcome of one acquire / renew / release call. */
@@ -38,6 +40,8 @@ enum lock_outcome {
     LOCK_FAIL = 3,      /* definite failure: nothing changed (error reply, connect refused) */
     LOCK_UNKNOWN = 4,   /* outcome unknown: timeout or connection lost after sending */
 };
+
+struct replset_map;
 
 struct lock_node {
     char host[64];
@@ -54,6 +58,29 @@ struct lock_config {
     int64_t timeout_ns;             /* per-command timeout (connect and reply) */
     const void *options;            /* impl-specific options struct, or NULL */
     uint64_t seed;                  /* for tokens and any randomness of the impl */
+    const char *rundir;             /* run directory (external: adapters/), or NULL */
+    uint32_t epoch;                 /* the worker's epoch (restarts), for file names */
+    struct lock *primary;           /* a second instance of one worker (its renewal thread):
+                                     * the first, whose state (an adapter process) an impl
+                                     * may share; NULL for the first */
+    const struct replset_map *replset; /* cluster.topology replicated: nodes[0..nnodes) are
+                                     * the set's nodes and the impl must follow the primary
+                                     * (locks/replset.h); NULL: independent nodes */
+    int wait_replicas;              /* lock.wait_replicas: WAIT for this many replicas after
+                                     * a grant; an unacknowledged grant is released, failed */
+};
+
+/* News an implementation learns on its own, not as the answer to a call
+ * (lock_ops.wait_news). */
+enum lock_news_kind {
+    LOCK_NEWS_LOST = 1,             /* the grant (res, token) is gone (adapter `lost` event,
+                                     * or the adapter died while holding it) */
+};
+
+struct lock_news {
+    int kind;                       /* enum lock_news_kind */
+    int res;
+    char token[EVLOG_TOKEN_LEN + 1]; /* the grant's token as the worker set it */
 };
 
 /* One grant. The worker fills res and token before acquire (the
@@ -93,6 +120,17 @@ struct lock_ops {
      * cfg has nnodes, ttl_ns, fencing and options (never NULL) set; nodes is
      * NULL. Returns 0, or -1 with a one-line reason in why. NULL: none. */
     int (*validate)(const struct lock_config *cfg, char *why, size_t n);
+    /* Hooks for the OPT_CUSTOM entries of options (parse, echo, reference
+     * type), handed to the options machinery with the table. NULL: none. */
+    const struct opt_hooks *option_hooks;
+    /* Sleep until the absolute CLOCK_MONOTONIC time until_ns, returning
+     * early with 1 and *news filled as soon as the implementation learns
+     * something on its own (see struct lock_news); 0 at until_ns or when a
+     * signal interrupted the wait. The worker calls it for the sleep of a
+     * hold and ignores news about other grants than the held one. May run
+     * while another thread uses a lock instance opened with primary = lk.
+     * NULL: the implementation never learns anything between calls. */
+    int (*wait_news)(struct lock *lk, int64_t until_ns, struct lock_news *news);
 };
 
 struct lock {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -97,6 +98,12 @@ void rconn_close(struct rconn *rc)
     }
 }
 
+void rconn_follow(struct rconn *rc, struct replset_resolver *rs)
+{
+    rconn_close(rc);
+    rc->follow = rs;
+}
+
 /* Record why the context failed, classify it, drop it. errnum is errno as
  * saved right after the failing hiredis call. */
 static int drop(struct rconn *rc, int errnum)
@@ -116,8 +123,9 @@ static int drop(struct rconn *rc, int errnum)
     return kind;
 }
 
-/* Pipeline CLIENT SETNAME and the missing SCRIPT LOADs, read every reply.
- * Returns 0, or the error kind after dropping the connection. */
+/* Pipeline CLIENT SETNAME, the missing SCRIPT LOADs and (following a
+ * replicated set) ROLE, read every reply. Returns 0, or the error kind
+ * after dropping the connection (EVE_NO_PRIMARY: ROLE is not master). */
 static int handshake(struct rconn *rc)
 {
     int sent = 0;
@@ -136,6 +144,8 @@ static int handshake(struct rconn *rc)
         loading[i] = 1;
         sent++;
     }
+    if (rc->follow && redisAppendCommand(rc->c, "ROLE") != REDIS_OK)
+        return drop(rc, errno);
     int script = -1;
     for (int k = 0; k < sent; k++) {
         void *r = NULL;
@@ -153,6 +163,20 @@ static int handshake(struct rconn *rc)
             memcpy(rc->sha[script], reply->str, 41);
         freeReplyObject(reply);         /* on an error reply EVAL is used instead */
     }
+    if (rc->follow) {
+        void *r = NULL;
+        if (redisGetReply(rc->c, &r) != REDIS_OK)
+            return drop(rc, errno);
+        int master = replset_role_is_master(r);
+        freeReplyObject(r);
+        if (!master) {
+            snprintf(rc->errstr, sizeof(rc->errstr), "%s:%d: ROLE is not master", rc->host,
+                     rc->port);
+            replset_resolve_stale(rc->follow);
+            rconn_close(rc);
+            return EVE_NO_PRIMARY;
+        }
+    }
     return 0;
 }
 
@@ -160,6 +184,17 @@ int rconn_connect(struct rconn *rc, int *err_kind)
 {
     if (rc->c)
         return LOCK_OK;
+    if (rc->follow) {
+        /* every (re)connect asks afresh which node is the primary */
+        int n = replset_resolve(rc->follow);
+        if (n < 0) {
+            copy_str(rc->errstr, sizeof(rc->errstr), rc->follow->why);
+            *err_kind = EVE_NO_PRIMARY;
+            return LOCK_FAIL;
+        }
+        copy_str(rc->host, sizeof(rc->host), rc->follow->links[n].host);
+        rc->port = rc->follow->links[n].port;
+    }
     rc->c = redisConnectWithTimeout(rc->host, rc->port, rc->tv);
     if (!rc->c || rc->c->err) {
         if (rc->c)
@@ -191,11 +226,14 @@ int rconn_command(struct rconn *rc, int argc, const char **argv, const size_t *a
     *reply = NULL;
     if (rconn_connect(rc, err_kind) != LOCK_OK)
         return LOCK_FAIL;
-    void *r = redisCommandArgv(rc->c, argc, argv, argvlen);
+    redisReply *r = redisCommandArgv(rc->c, argc, argv, argvlen);
     if (!r) {
         *err_kind = drop(rc, errno);
         return LOCK_UNKNOWN;
     }
+    /* a demoted or fenced-off primary: resolve again on the next call */
+    if (rc->follow && r->type == REDIS_REPLY_ERROR && replset_role_error(r->str, r->len))
+        rconn_close(rc);
     *reply = r;
     return LOCK_OK;
 }
@@ -290,6 +328,18 @@ int rsingle_init(struct lock *lk, const struct rscript *scripts, int nscripts, i
     int rc = rconn_init(&s->conn, &cfg->nodes[0], timeout, client, scripts, nscripts, err);
     if (rc)
         return rc;
+    if (cfg->replset) {
+        if (cfg->nnodes != cfg->replset->nnodes)
+            return ls_err_set(err, LS_EUSAGE, "lock %s: %d node addresses for a set of %d", name,
+                              cfg->nnodes, cfg->replset->nnodes);
+        replset_resolver_init(&s->follow, cfg->replset, cfg->nodes, s->conn.tv);
+        rconn_follow(&s->conn, &s->follow);
+    }
+    if (cfg->wait_replicas > 0) {
+        s->wait_replicas = cfg->wait_replicas;
+        int64_t ms = timeout / 2 / LS_NS_PER_MS;
+        s->wait_ms_len = rconn_u64(s->wait_ms, sizeof(s->wait_ms), (uint64_t)(ms < 1 ? 1 : ms));
+    }
     int kind = 0;
     (void)rconn_connect(&s->conn, &kind);   /* best effort; calls reconnect */
     return 0;
@@ -301,6 +351,7 @@ void rsingle_destroy(struct lock *lk)
         return;
     struct rsingle *s = lk->ctx;
     rconn_close(&s->conn);
+    replset_resolver_close(&s->follow);
     free(s);
     lk->ctx = NULL;
 }
@@ -351,6 +402,42 @@ int rsingle_incr_fence(struct rsingle *s, struct grant *g, int *err_kind)
     return rconn_unexpected(&s->conn, reply, err_kind);
 }
 
+/* Contract: confirm the grant g just made on s->conn with WAIT (the
+ * replicas must acknowledge the connection's last write). LOCK_OK when at
+ * least s->wait_replicas did; else the grant is deleted again
+ * (compare-and-delete, sent as EVAL: the impl may not have loaded it) and
+ * the answer is LOCK_FAIL / EVE_NOT_REPLICATED; LOCK_UNKNOWN when WAIT got
+ * no answer (the grant may stand on the primary, unreplicated). */
+static int wait_replicas(struct rsingle *s, const struct grant *g, int *err_kind)
+{
+    char n[24];
+    const char *argv[3] = {"WAIT", n, s->wait_ms};
+    size_t lens[3] = {4, rconn_u64(n, sizeof(n), (uint64_t)s->wait_replicas), s->wait_ms_len};
+    redisReply *reply;
+    int o = rconn_command(&s->conn, 3, argv, lens, &reply, err_kind);
+    if (o != LOCK_OK)
+        return LOCK_UNKNOWN; /* the grant was made: its fate is unknown */
+    if (reply->type != REDIS_REPLY_INTEGER) {
+        rconn_unexpected(&s->conn, reply, err_kind);
+        return LOCK_UNKNOWN;
+    }
+    long long acked = reply->integer;
+    freeReplyObject(reply);
+    if (acked >= s->wait_replicas)
+        return LOCK_OK;
+    char key[RCONN_KEY_MAX];
+    const char *dargv[5] = {"EVAL", RLUA_COMPARE_DEL, "1", key, g->token};
+    size_t dlens[5] = {4, strlen(RLUA_COMPARE_DEL), 1, rsingle_key(g, key),
+                       strnlen(g->token, EVLOG_TOKEN_LEN)};
+    int dk = 0;
+    if (rconn_command(&s->conn, 5, dargv, dlens, &reply, &dk) == LOCK_OK)
+        freeReplyObject(reply); /* best effort: the TTL frees it otherwise */
+    snprintf(s->conn.errstr, sizeof(s->conn.errstr), "WAIT %d: %lld replicas acknowledged",
+             s->wait_replicas, acked);
+    *err_kind = EVE_NOT_REPLICATED;
+    return LOCK_FAIL;
+}
+
 int rsingle_acquire_call(struct rsingle *s, int script, struct grant *g, int *err_kind)
 {
     char key[RCONN_KEY_MAX], fkey[RCONN_KEY_MAX];
@@ -375,5 +462,5 @@ int rsingle_acquire_call(struct rsingle *s, int script, struct grant *g, int *er
         g->fence = (uint64_t)v;
     }
     g->validity_ns = s->ttl_ns;
-    return LOCK_OK;
+    return s->wait_replicas > 0 ? wait_replicas(s, g, err_kind) : LOCK_OK;
 }

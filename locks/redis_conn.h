@@ -22,6 +22,7 @@
 #include <hiredis/hiredis.h>
 
 #include "locks/lock.h"
+#include "locks/replset.h"
 #include "util/err.h"
 
 #define RCONN_MAX_SCRIPTS 4
@@ -51,6 +52,8 @@ struct rconn {
     char sha[RCONN_MAX_SCRIPTS][41]; /* "" until SCRIPT LOAD answered */
     char errstr[128];               /* the last failure, for messages */
     uint64_t connects;              /* successful connects so far */
+    struct replset_resolver *follow; /* replicated set: resolve the primary on each
+                                     * connect (borrowed), or NULL: the fixed host:port */
 };
 
 /* Prepare rc for node (no I/O). timeout_ns <= 0 means the default 200ms.
@@ -61,6 +64,13 @@ int rconn_init(struct rconn *rc, const struct lock_node *node, int64_t timeout_n
                struct ls_err *err);
 /* Drop the connection (the next call reconnects). Accepts a zeroed rc. */
 void rconn_close(struct rconn *rc);
+/* Follow the primary of a replicated set (locks/replset.h): every connect
+ * first resolves the node (host:port become that node's link), the
+ * handshake adds ROLE and a node that is not a primary is refused
+ * (LOCK_FAIL, EVE_NO_PRIMARY), and an error reply that says the node is no
+ * longer a writable primary (READONLY, NOREPLICAS) drops the connection so
+ * the next call resolves again. rs is borrowed for rc's life. */
+void rconn_follow(struct rconn *rc, struct replset_resolver *rs);
 
 /* Connect unless connected: TCP connect with timeout, TCP_NODELAY, command
  * timeout, then one pipelined handshake (CLIENT SETNAME, SCRIPT LOAD of
@@ -115,6 +125,10 @@ struct rsingle {
     size_t ttl_ms_len;
     int fencing;
     int64_t gap_ns;
+    struct replset_resolver follow; /* replicated set (cfg->replset): conn follows it */
+    int wait_replicas;      /* WAIT for this many replicas after a grant; 0 = no WAIT */
+    char wait_ms[24];       /* the WAIT timeout in ms, decimal: half the command timeout */
+    size_t wait_ms_len;
 };
 
 /* Common init: allocate a struct rsingle as lk->ctx (freed by
@@ -150,7 +164,11 @@ void rsingle_destroy(struct lock *lk);
     "return 0\n"
 
 /* Run an acquire script (the RLUA_ACQUIRE_NX_PX protocol) for g. LOCK_OK
- * fills fence (when fencing) and validity_ns = ttl; -1 is LOCK_BUSY. */
+ * fills fence (when fencing) and validity_ns = ttl; -1 is LOCK_BUSY. With
+ * wait_replicas, a grant is then confirmed by WAIT on the same connection:
+ * one that fewer replicas acknowledged within the WAIT timeout is deleted
+ * again (compare-and-delete) and answered LOCK_FAIL / EVE_NOT_REPLICATED;
+ * a WAIT without a reply is LOCK_UNKNOWN (the grant may stand, unreplicated). */
 int rsingle_acquire_call(struct rsingle *s, int script, struct grant *g, int *err_kind);
 
 /* Classify the reply of a compare-and-delete / compare-and-pexpire script

@@ -47,7 +47,7 @@ const struct lock_ops lock_redis_single = {
     .name = "redis-single",
     .model = "one Redis node: SET NX PX, Lua compare-and-delete release, Lua "
              "compare-and-pexpire renew, fence from INCR inside the acquire script",
-    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEW | LOCK_CAP_FENCING,
+    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEW | LOCK_CAP_FENCING | LOCK_CAP_REPLICATED,
     .options = rlock_timeout_options,
     .options_size = sizeof(struct rlock_options),
     .init = rs_init,

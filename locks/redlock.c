@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness/options.h"
 #include "locks/lock.h"
 #include "locks/redis_conn.h"
 #include "locks/redis_multi.h"
+#include "util/clockctl.h"
 #include "util/timeutil.h"
 
 #define REDLOCK_DEFAULT_NODE_TIMEOUT (50 * LS_NS_PER_MS)
@@ -47,7 +49,7 @@ static const struct opt_def redlock_tab[] = {
      "allow a quorum below a majority (a negative control: two holders at once)"},
     {"clock", OPT_ENUM, OFF(clock), "monotonic", 0, 0, clock_choices, NULL,
      "clock measuring a round's elapsed time for the validity check; realtime is the "
-     "negative control for clock jumps on the client"},
+     "negative control for clock jumps on the client (a clock fault on a worker shifts it)"},
     {"fencing", OPT_ENUM, OFF(fencing), "none", 0, 0, fencing_choices, NULL,
      "max-of-quorum: INCR a fence counter on each granting node, fence = the largest (shows "
      "that Redlock cannot issue monotonic fences); none: no fences"},
@@ -106,6 +108,8 @@ struct redlock {
     int64_t node_timeout;
     double drift_factor;
     int realtime;               /* clock: realtime */
+    struct ls_clockctl *cclock; /* realtime: the worker's client clock (clock faults), or NULL */
+    int64_t pid;
     int fence;                  /* fences asked for (lock.fencing) and offered (max-of-quorum) */
     char ttl_ms[24];            /* ceil(ttl) in ms: the PX / PEXPIRE argument */
     size_t ttl_ms_len;
@@ -122,10 +126,15 @@ struct round {
     uint64_t max_fence;             /* acquire: the largest fence among the yes nodes */
 };
 
-/* The clock of the validity check (the I/O deadline is always monotonic). */
+/* The clock of the validity check (the I/O deadline is always monotonic).
+ * clock: realtime reads the worker's client clock, which a clock fault on
+ * the worker shifts (faults/clock.c); the true CLOCK_REALTIME otherwise. */
 static int64_t check_clock(const struct redlock *rl, int64_t mono)
 {
-    return rl->realtime ? ls_realtime_ns() : mono;
+    if (!rl->realtime)
+        return mono;
+    int64_t t = ls_realtime_ns();
+    return rl->cclock ? ls_clockctl_read(rl->cclock, t, rl->pid) : t;
 }
 
 /* Classify node i's reply: acquire yes = a fence >= 0, no = -1; release and
@@ -320,6 +329,7 @@ static void rl_destroy(struct lock *lk)
     struct redlock *rl = lk->ctx;
     for (int i = 0; i < rl->n; i++)
         rconn_close(&rl->conn[i]);
+    clockctl_unmap(rl->cclock);
     free(rl);
     lk->ctx = NULL;
 }
@@ -354,6 +364,18 @@ static int rl_init(struct lock *lk, const struct lock_config *cfg, struct ls_err
                                              : REDLOCK_DEFAULT_NODE_TIMEOUT;
     rl->drift_factor = o->drift_factor;
     rl->realtime = o->clock == REDLOCK_CLOCK_REALTIME;
+    if (rl->realtime && cfg->rundir) {
+        /* a run with clock faults has a client clock per worker: read it */
+        char path[4096];
+        clockctl_worker_path(path, sizeof(path), cfg->rundir, cfg->worker);
+        if (access(path, F_OK) == 0) {
+            int rc = clockctl_map(path, &rl->cclock, err);
+            if (rc < 0)
+                return rc;
+            rl->pid = (int64_t)getpid();
+            ls_clockctl_read(rl->cclock, ls_realtime_ns(), rl->pid); /* says: read here */
+        }
+    }
     rl->fence = cfg->fencing && o->fencing == REDLOCK_FENCE_MAX_OF_QUORUM;
     int64_t ttl_ms = (cfg->ttl_ns + LS_NS_PER_MS - 1) / LS_NS_PER_MS;
     rl->ttl_ms_len = rconn_u64(rl->ttl_ms, sizeof(rl->ttl_ms), (uint64_t)ttl_ms);

@@ -506,6 +506,23 @@ static int run_gnuplot(const char *gnuplot, const char *dir, const char *name,
     return 1;
 }
 
+/* For other chart sets (reports/sweep.c): see reports.h. */
+int gnuplot_find(char *buf, size_t n)
+{
+    return find_gnuplot(buf, n);
+}
+
+int gnuplot_run_script(const char *gnuplot, const char *dir, const char *name,
+                       struct strbuf *note)
+{
+    return run_gnuplot(gnuplot, dir, name, note);
+}
+
+void gnuplot_write_style(struct strbuf *sb)
+{
+    sb_append(sb, (const char *)ls_gnuplot_style, sizeof(ls_gnuplot_style) - 1);
+}
+
 int render_charts(const char *dir, const struct json *result, struct strbuf *note,
                   struct ls_err *err)
 {

@@ -2,7 +2,8 @@
  * html.c: report.html, one self-contained page (inline CSS and SVG, no
  * script, nothing fetched) that reads well on a laptop screen: the verdict
  * banner, the workload, the expectations, the checkers, the charts, the
- * violation stories, the fault schedule and the warnings. The charts are
+ * violation stories, the fault schedule, the fault windows and phases, and
+ * the warnings. The charts are
  * the SVG files gnuplot made (reports/gnuplot.c), inlined with their ids
  * prefixed so several can share one page. It formats the result model and
  * computes nothing (docs/reports.md describes the page).
@@ -539,6 +540,65 @@ static void faults_section(struct strbuf *sb, const struct json *r)
     sb_puts(sb, "</table></section>\n");
 }
 
+/* One row of the windows table: the numbers of a fault window or phase. */
+static void window_row(struct strbuf *sb, const struct json *o, const char *label,
+                       const char *what)
+{
+    static const char *const cols[] = {"duration_ms", "attempts", "grants", "grants_per_s",
+                                       "busy", "unknown", "failed", "violations",
+                                       "acquire_p50_ms", "acquire_p99_ms"};
+    sb_puts(sb, "<tr><td>");
+    esc(sb, label);
+    sb_puts(sb, "</td><td>");
+    esc(sb, what);
+    sb_puts(sb, "</td>");
+    for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+        sb_puts(sb, "<td class=\"num\">");
+        val(sb, json_obj_get(o, cols[k]));
+        sb_puts(sb, "</td>");
+    }
+    sb_puts(sb, "</tr>");
+}
+
+/* result.json "phases" and "fault_windows": the run with and without faults
+ * side by side, then each injected occurrence. */
+static void windows_section(struct strbuf *sb, const struct json *r)
+{
+    static const char *const phases[][2] = {
+        {"before_faults", "before the first fault"}, {"fault", "some fault active"},
+        {"no_fault", "no fault active"}, {"quiet_tail", "fault-free tail"}};
+    const struct json *ph = json_obj_get(r, "phases");
+    const struct json *wins = json_obj_get(r, "fault_windows");
+    sb_puts(sb, "<section id=\"windows\"><h2>Fault windows and phases</h2>");
+    if (!(ph && ph->type == JSON_OBJ && ph->n) && !arr_len(wins)) {
+        sb_puts(sb, "<p>No phase or fault window in the result.</p></section>\n");
+        return;
+    }
+    sb_puts(sb, "<table><tr><th>window</th><th>what</th><th>duration (ms)</th><th>attempts</th>"
+                "<th>grants</th><th>grants/s</th><th>busy</th><th>unknown</th><th>failed</th>"
+                "<th>violations</th><th>acquire p50 (ms)</th><th>p99 (ms)</th></tr>");
+    for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+        const struct json *o = json_obj_get(ph, phases[i][0]);
+        if (o && o->type == JSON_OBJ)
+            window_row(sb, o, phases[i][0], phases[i][1]);
+    }
+    for (size_t i = 0; i < arr_len(wins) && i < HTML_MAX_FAULTS; i++) {
+        const struct json *w = wins->kids[i];
+        char label[48];
+        struct strbuf what = STRBUF_INIT;
+        snprintf(label, sizeof(label), "fault #%lld", (long long)json_get_int(w, "id", -1));
+        sb_printf(&what, "%s %s, %.0f-%.0f ms", json_get_str(w, "kind", "?"),
+                  json_get_str(w, "target", "?"), json_get_num(w, "start_ms", 0),
+                  json_get_num(w, "end_ms", 0));
+        window_row(sb, w, label, sb_cstr(&what));
+        sb_free(&what);
+    }
+    if (arr_len(wins) > HTML_MAX_FAULTS)
+        sb_printf(sb, "<tr><td colspan=\"12\">... %zu more in result.json</td></tr>",
+                  wins->n - HTML_MAX_FAULTS);
+    sb_puts(sb, "</table></section>\n");
+}
+
 static void warnings_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *w = json_obj_get(r, "warnings");
@@ -554,6 +614,12 @@ static void warnings_section(struct strbuf *sb, const struct json *r)
         sb_puts(sb, "</li>");
     }
     sb_puts(sb, "</ul></section>\n");
+}
+
+/* For other pages (reports/sweep.c): see reports.h. */
+int html_inline_svg(struct strbuf *sb, const char *dir, const char *name, const char *title)
+{
+    return inline_svg(sb, dir, name, title);
 }
 
 /* Contract: appends report.html for result to sb; see reports.h. */
@@ -580,6 +646,7 @@ void render_html(const struct json *result, const char *dir, const char *chart_n
     charts_section(sb, dir, chart_note);
     stories_section(sb, result);
     faults_section(sb, result);
+    windows_section(sb, result);
     warnings_section(sb, result);
     sb_puts(sb, "<footer>lockstorm ");
     valp(sb, result, "tool_version");

@@ -62,6 +62,17 @@ struct chart_info {
 extern const struct chart_info report_charts[];
 extern const int report_ncharts;
 
+/* Shared with other chart sets and pages (the sweep report, reports/sweep.c):
+ * the gnuplot program (LS_GNUPLOT or `gnuplot` in PATH) into buf, 1 when it
+ * is there; run it on dir/NAME.gp in dir (bounded, 60 s), 1 when NAME.svg
+ * was made, else 0 with a line on note; the shared style.gp text; append
+ * dir/NAME.svg inline with its ids prefixed by "NAME-" (0 when missing). */
+int gnuplot_find(char *buf, size_t n);
+int gnuplot_run_script(const char *gnuplot, const char *dir, const char *name,
+                       struct strbuf *note);
+void gnuplot_write_style(struct strbuf *sb);
+int html_inline_svg(struct strbuf *sb, const char *dir, const char *name, const char *title);
+
 /* report.html (html.c): self-contained (inline CSS and SVG, no network).
  * The charts are read from dir/NAME.svg; a missing one is shown as
  * chart_note (e.g. "charts skipped: gnuplot not found") or "not drawn". */

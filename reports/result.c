@@ -14,6 +14,7 @@
 
 #include "harness/workload.h"
 #include "checkers/series.h"
+#include "reports/adapter_stats.h"
 
 #ifndef LS_VERSION
 #define LS_VERSION "0.0.0"
@@ -53,6 +54,10 @@ static const struct path_row path_table[] = {
      "stuck_resources|busy_share|failed_share|unknown_share"},
     {"checks.liveness.fairness", "min_grants|max_grants|ratio"},
     {"checks.stats", "valid"},
+    {"checks.jobs",
+     "valid|available|announced|jobs|done|duplicates|extra_effects|missed|claimed_not_done|"
+     "effects|refused"},
+    {"checks.jobs.steps", "gave_up|skip_done|claimed|effect|refused|aborted|error"},
     {"violations.#", "overlap_start_ms|overlap_ms"},
     {"violations.#.holders.#", "worker|fence|acquired_ms|valid_until_ms|enter_ms|exit_ms"},
     {"faults.#", "id|worker|node|start_ms|end_ms|skipped"},
@@ -64,6 +69,11 @@ static const struct path_row path_table[] = {
      "grants_per_s"},
     {"phases.quiet_tail", "start_ms"},
     {"per_worker.#", "worker|attempts|grants|busy|failed|unknown|events|complete|torn_bytes"},
+    {"adapter|adapter.per_worker.#",
+     "starts|restarts|restart_failures|exits|requests|timeouts|late_replies|protocol_errors|"
+     "lost_events|log_events|expired_grants"},
+    {"adapter", "protocol|processes"},
+    {"adapter.per_worker.#", "worker|epoch|started"},
 };
 
 /* Is s[0..n) one of the '|' separated alternatives in alts? */
@@ -315,6 +325,11 @@ struct json *result_build(const struct history *h, const struct check_params *p)
     if (!json_obj_get(res, "verdict_checks"))
         json_obj_set_str(res, "verdict_checks", "unknown");
 
+    if (h->from_rundir && h->source) { /* lock.impl external: the adapters' counters */
+        struct json *ad = adapter_stats_load(h->source);
+        if (ad)
+            json_obj_set(res, "adapter", ad);
+    }
     json_obj_set(res, "expectations", json_new_arr());
     result_eval_expectations(res, h->workload);
     /* Last, being the bulkiest: the charts' data (bounded in size). */

@@ -517,6 +517,20 @@ static void render_liveness(const struct json *root, const struct json *l, struc
     sb_free(&why);
 }
 
+/* Jobs mode (checks.jobs): exactly once, in the storage's own record. */
+static void render_jobs(const struct json *j, struct strbuf *sb)
+{
+    pad_details(sb, put_check_head(sb, "jobs", json_get_str(j, "verdict", "unknown"), 0));
+    sb_printf(sb, " layers=%s", json_get_str(j, "layers", "?"));
+    put_kv(sb, j, "jobs", NULL);
+    put_kv(sb, j, "duplicates", NULL);
+    put_kv(sb, j, "extra_effects", NULL);
+    put_kv(sb, j, "missed", NULL);
+    put_kv(sb, j, "refused", NULL);
+    put_note(sb, j);
+    sb_putc(sb, '\n');
+}
+
 static void render_checks(const struct json *r, struct strbuf *sb)
 {
     const struct json *checks = json_obj_get(r, "checks");
@@ -534,6 +548,8 @@ static void render_checks(const struct json *r, struct strbuf *sb)
             render_fencing(c, sb);
         } else if (strcmp(name, "liveness") == 0) {
             render_liveness(r, c, sb);
+        } else if (strcmp(name, "jobs") == 0) {
+            render_jobs(c, sb);
         } else {
             put_check_head(sb, name, json_get_str(c, "verdict", "unknown"), 0);
             put_note(sb, c);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lockstorm needs to build, run and test, when it is missing:
-# a C toolchain, CMake, pkg-config, hiredis, libyaml, redis-server, gnuplot
+# a C toolchain, CMake, pkg-config, hiredis, libyaml, redis-server (and
+# redis-tools: redis-benchmark is bench/'s reference), gnuplot
 # (the charts; without it they are skipped with one line) and xmllint (the
 # tests validate junit.xml against tests/junit.xsd) -- Debian packages via
 # apt-get. Idempotent: does nothing when all is there. Used by
@@ -9,8 +10,21 @@
 # which asks for it itself when it is missing).
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config libhiredis-dev libyaml-dev redis-server gnuplot-nox
-      libxml2-utils)
+pkgs=(build-essential cmake pkg-config libhiredis-dev libyaml-dev redis-server redis-tools
+      gnuplot-nox libxml2-utils)
+# docker-compose: its `config` checks docker/compose.yaml against the Compose
+# schema with no Docker engine (tests/e2e/test_docker.sh); brings python3-yaml.
+# git: tests/e2e/test_ci_examples.sh clones lockstorm as the CI examples do.
+pkgs+=(docker-compose git)
+# clang: the libFuzzer targets (scripts/fuzz.sh, run by CI); strace: the
+# bad-input test proves nothing was forked or bound (tests/e2e/test_bad_input.sh)
+pkgs+=(clang strace)
+# postgresql-15 (initdb, postgres; postgresql-client-15: psql for the tests) and
+# libpq-dev: lock.impl pg-advisory on cluster.topology postgres
+# (harness/pgcluster.c starts its own server; as root it runs it as the
+# package's `postgres` user). policy-rc.d below keeps the package's own
+# server from starting.
+pkgs+=(postgresql-15 postgresql-client-15 libpq-dev)
 if [ "${LS_WITH_CHROMIUM:-0}" = 1 ]; then pkgs+=(chromium); fi
 
 missing=()

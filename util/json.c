@@ -607,6 +607,8 @@ static void write_value(struct strbuf *sb, const struct json *v, int indent, int
     case JSON_NUM:
         if (v->is_int)
             sb_printf(sb, "%lld", (long long)v->i);
+        else if (v->d == 0)
+            sb_putc(sb, '0'); /* -0 too: "-0" would read back as the integer 0 */
         else {
             /* shortest of %.15g / %.17g that round-trips */
             char tmp[40];

@@ -56,9 +56,50 @@ run_ls() {
     return 0
 }
 
-# processes whose command line mentions the run dir (redis-server --dir,
-# workers forked from `lockstorm run --out DIR`); reading only, never killing
-leftovers() { pgrep -f -- "$1" || true; }
+# processes whose command line mentions the run dir (workers and the proxy,
+# forked from `lockstorm run --out DIR`), plus the redis-server pids run.json
+# records that are still redis-server processes (redis-server retitles
+# itself "redis-server 127.0.0.1:PORT", so its command line never names the
+# dir); reading only, never killing
+leftovers() {
+    pgrep -f -- "$1" || true
+    local p
+    [ -f "$1/run.json" ] || return 0
+    for p in $(grep -o '"pid": *[0-9]*' "$1/run.json" | grep -o '[0-9]*$' | sort -u); do
+        [ "$p" -gt 1 ] && grep -qs '^redis-server' "/proc/$p/cmdline" &&
+            ! grep -qs '^[^)]*) Z' "/proc/$p/stat" && echo "$p"
+    done
+    return 0
+}
+
+# session_procs SID: live (non-zombie) processes of session SID. A test that
+# starts lockstorm under setsid knows every process of that run by it
+# (workers, proxy, redis-server, adapters), whatever their command lines.
+session_procs() { ps -eo pid=,sid=,stat= | awk -v s="$1" '$2 == s && $3 !~ /^Z/ {print $1}'; }
+
+# listen_ports PID...: the TCP ports those processes listen on
+listen_ports() {
+    local re
+    re=$(printf 'pid=%s,|' "$@")
+    { ss -ltnpH 2>/dev/null || true; } | { grep -E "${re%|}" || true; } |
+        awk '{n = split($4, a, ":"); print a[n]}' | sort -u
+}
+
+# t_no_session_leftovers SID DESC [PORT...]: within 2 s no process of
+# session SID remains and none of PORTs is listening (polled)
+t_no_session_leftovers() {
+    local sid=$1 desc=$2 i left ports; shift 2
+    for i in $(seq 1 40); do
+        left=$(session_procs "$sid")
+        ports=""
+        for p in "$@"; do
+            ss -ltnH "sport = :$p" 2>/dev/null | grep -q . && ports="$ports $p"
+        done
+        [ -z "$left" ] && [ -z "$ports" ] && { ok "$desc: nothing left (no process, no port)"; return; }
+        sleep 0.05
+    done
+    fail "$desc: left behind: processes [$(echo $left)] ($(for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | head -c 60; echo -n '; '; done)) ports [$ports]"
+}
 
 # t_no_leftovers DIR: no process of that run remains (polled, at most 2 s)
 t_no_leftovers() {

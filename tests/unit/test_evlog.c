@@ -396,9 +396,21 @@ static void test_bad_header(void)
     CHECK(strstr(err.msg, "shorter") != NULL);
 
     ls_err_clear(&err);
-    REQUIRE(write_bytes(path, hdr, sizeof(hdr)) == 0); /* zeros: bad magic */
+    REQUIRE(write_bytes(path, hdr, sizeof(hdr)) == 0); /* zeros: its writer died creating it */
+    REQUIRE(evlog_read(path, &f, &err) == 0);
+    CHECK(f.blank && f.n == 0 && !f.closed);
+    evlog_unmap(&f);
+    REQUIRE(write_bytes(path, hdr, 0) == 0); /* so does an empty file */
+    REQUIRE(evlog_read(path, &f, &err) == 0);
+    CHECK(f.blank && f.n == 0);
+    evlog_unmap(&f);
+
+    ls_err_clear(&err);
+    memcpy(hdr, "NOTALOG", 7); /* not zeros, not the magic: foreign */
+    REQUIRE(write_bytes(path, hdr, sizeof(hdr)) == 0);
     CHECK(evlog_read(path, &f, &err) == LS_ECORRUPT);
     CHECK(strstr(err.msg, "magic") != NULL);
+    memset(hdr, 0, sizeof(hdr));
 
     struct evlog_header h;
     memset(&h, 0, sizeof(h));

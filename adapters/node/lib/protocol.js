@@ -1,0 +1,107 @@
+'use strict';
+// lib/protocol.js: the lockstorm adapter protocol (shared/PROTOCOL.md,
+// version 1) for Node.js adapters. run(setup) reads the harness's hello,
+// calls setup(hello) to build the adapter, answers the hello, then serves
+// requests (concurrently: a request the harness gave up on must not delay
+// the next one) until bye or the end of stdin. setup returns:
+//   { name, version, caps: [...], acquire(req), renew(req), release(req), close() }
+// where each op returns the reply fields (without id) or throws; a thrown
+// error becomes {ok:false, error, unknown:true} unless it carries
+// err.definite = true (nothing was granted or changed).
+// Events: hello.emit.lost(res, token), hello.emit.log(msg).
+const readline = require('node:readline');
+
+function write(obj) {
+  process.stdout.write(JSON.stringify(obj) + '\n');
+}
+
+const emit = {
+  lost: (res, token) => write({ event: 'lost', res, token }),
+  log: (msg) => write({ event: 'log', msg: String(msg) }),
+};
+
+// "127.0.0.1:41001" -> { host, port }
+function parseNode(s) {
+  const i = s.lastIndexOf(':');
+  return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
+}
+
+function run(setup) {
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let adapter = null;
+  let closing = false;
+
+  async function shutdown(code) {
+    if (closing) return;
+    closing = true;
+    const done = () => process.exit(code);
+    setTimeout(done, 500).unref(); // never outstay the harness's 1 s
+    try {
+      if (adapter && adapter.close) await adapter.close();
+    } catch (e) {
+      // the process ends either way
+    }
+    done();
+  }
+
+  async function serve(msg) {
+    const id = msg.id;
+    const op = adapter[msg.op];
+    if (!['acquire', 'renew', 'release'].includes(msg.op) || typeof op !== 'function') {
+      write({ id, ok: false, error: `unknown op '${msg.op}'` });
+      return;
+    }
+    try {
+      const reply = await op.call(adapter, msg);
+      write({ id, ...reply });
+    } catch (err) {
+      const reply = { id, ok: false, error: String((err && err.message) || err) };
+      if (!(err && err.definite)) reply.unknown = true;
+      write(reply);
+    }
+  }
+
+  rl.on('line', async (line) => {
+    if (!line.trim()) return;
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch (e) {
+      emit.log(`ignored a line that is not JSON: ${line.slice(0, 80)}`);
+      return;
+    }
+    if (msg === null || typeof msg !== 'object') {
+      emit.log('ignored a line that is not a JSON object');
+      return;
+    }
+    if (msg.op === 'bye') return shutdown(0);
+    if (msg.op === 'hello') {
+      if (adapter) return emit.log('ignored a second hello');
+      try {
+        adapter = await setup({ ...msg, nodes: (msg.nodes || []).map(parseNode), emit });
+        write({ op: 'hello', protocol: 1, name: adapter.name, version: adapter.version,
+                caps: adapter.caps });
+      } catch (err) {
+        process.stderr.write(`adapter setup failed: ${(err && err.stack) || err}\n`);
+        process.exit(1);
+      }
+      return;
+    }
+    if (typeof msg.id !== 'number') return emit.log('ignored a request without an integer id');
+    if (!adapter) {
+      write({ id: msg.id, ok: false, error: 'no hello yet' });
+      return;
+    }
+    serve(msg);
+  });
+  rl.on('close', () => shutdown(0));
+}
+
+// An error that means "definitely nothing happened".
+function definite(message) {
+  const e = new Error(message);
+  e.definite = true;
+  return e;
+}
+
+module.exports = { run, emit, definite, parseNode };

@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+'use strict';
+// redis-semaphore: the npm `redis-semaphore` package's Mutex (one node: the
+// first of hello.nodes) or RedlockMutex (every node), chosen by
+// hello.options.kind: "mutex" (default) or "redlock-mutex". One Mutex object
+// per grant with lockTimeout = the request's ttl_ms and one acquire attempt
+// (acquireAttemptsLimit 1: the harness retries). The library refreshes the
+// lock by itself every refreshInterval (default 0.8 * lockTimeout, its own
+// default; refresh_interval_ms overrides, 0 turns it off) and calls
+// onLockLost when a refresh finds the lock gone: reported as `lost`.
+// on_lock_lost: "report" (default) or "library" (its default handler, which
+// throws from a timer: the process dies).
+// hello.options: kind, refresh_interval_ms, on_lock_lost, command_timeout_ms.
+// Keys: the library prefixes "mutex:" (resource lockstorm:r0 is key
+// mutex:lockstorm:r0). Release: the library's release() does not say
+// whether the lock was still ours, so the adapter stops the refresh and runs
+// the library's own compare-and-delete script (delIfEqualLua, exported by
+// the package) to answer released:true/false.
+const { run } = require('./lib/protocol');
+const { makeClients, waitReady, errorReply, quitAll } = require('./lib/redis');
+const { Mutex, RedlockMutex } = require('redis-semaphore');
+const { delIfEqualLua } = require('redis-semaphore/lib/mutex/release');
+const { expireIfEqualLua } = require('redis-semaphore/lib/mutex/refresh');
+const version = require('redis-semaphore/package.json').version;
+
+run(async ({ nodes, options = {}, emit }) => {
+  const redlock = options.kind === 'redlock-mutex';
+  const clients = makeClients(redlock ? nodes : nodes.slice(0, 1), options);
+  await waitReady(clients);
+  const quorum = Math.floor(clients.length / 2) + 1;
+  const held = new Map(); // identifier -> { mutex, res }
+
+  function refreshInterval(ttl) {
+    if (options.refresh_interval_ms === undefined) return Math.round(ttl * 0.8);
+    return Number(options.refresh_interval_ms);
+  }
+
+  // Run a compare-and-X script of the library on every client; count yes.
+  async function onAll(script, args) {
+    const results = await Promise.all(clients.map((c) => script(c, args).then((r) => ({ r: +r }),
+                                                                                   (e) => ({ e }))));
+    return { yes: results.filter((x) => x.r === 1).length, errors: results.filter((x) => x.e) };
+  }
+
+  return {
+    name: redlock ? 'redis-semaphore RedlockMutex' : 'redis-semaphore Mutex',
+    version,
+    caps: ['ttl', 'renew', ...(refreshInterval(1000) > 0 ? ['auto_renew'] : [])],
+
+    async acquire({ res, ttl_ms: ttl }) {
+      let token = null;
+      const opts = {
+        lockTimeout: ttl,
+        acquireAttemptsLimit: 1,
+        retryInterval: 0,
+        refreshInterval: refreshInterval(ttl),
+      };
+      if (options.on_lock_lost !== 'library') {
+        opts.onLockLost = () => {
+          if (token && held.has(token)) emit.lost(res, token);
+        };
+      }
+      const mutex = redlock ? new RedlockMutex(clients, res, opts) : new Mutex(clients[0], res, opts);
+      try {
+        // RedlockMutex swallows node errors: unreachable nodes look busy
+        if (!(await mutex.tryAcquire())) return { ok: false, busy: true };
+      } catch (err) {
+        return errorReply(err);
+      }
+      token = mutex.identifier;
+      held.set(token, { mutex, res });
+      return { ok: true, token, validity_ms: ttl };
+    },
+
+    async renew({ token, ttl_ms: ttl }) {
+      const h = held.get(token);
+      if (!h) return { ok: false, error: 'unknown token' };
+      const { yes, errors } = await onAll(expireIfEqualLua, [`mutex:${h.res}`, token, ttl]);
+      if (yes >= quorum) return { ok: true, validity_ms: ttl };
+      if (errors.length) return errorReply(errors[0].e);
+      return { ok: false, error: 'lock lost' };
+    },
+
+    async release({ token }) {
+      const h = held.get(token);
+      held.delete(token);
+      if (!h) return { ok: true, released: false };
+      h.mutex.stopRefresh();
+      h.mutex._acquired = false; // what release() sets: a refresh in flight is not a loss
+      const { yes, errors } = await onAll(delIfEqualLua, [`mutex:${h.res}`, token]);
+      if (yes >= quorum) return { ok: true, released: true };
+      if (errors.length) return errorReply(errors[0].e);
+      return { ok: true, released: false };
+    },
+
+    async close() {
+      for (const h of held.values()) h.mutex.stopRefresh();
+      await quitAll(clients);
+    },
+  };
+});

@@ -1,0 +1,220 @@
+/*
+ * bench_check.c: benchmark 3, the checker (docs/performance.md). For each
+ * size it generates a synthetic history with planted violations
+ * (bench/histgen.h), times `lockstorm check` on it as its own process (wall,
+ * CPU, peak RSS from wait4) and verifies the checker found exactly what was
+ * planted: counts, classes, the first 50 violations, the lost updates.
+ * Binary run directories at every size, JSONL up to --jsonl-max.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/common.h"
+#include "bench/histgen.h"
+#include "util/timeutil.h"
+
+#define RES 16
+
+static int64_t get_int(const struct json *res, const char *path)
+{
+    const struct json *v = json_path(res, path);
+    return v && v->type == JSON_NUM ? v->i : -1;
+}
+
+/* Contract: compare the checker's result with what was planted; one line
+ * per mismatch on stderr. binary: lost updates are checked too (JSONL
+ * histories have no storage). Returns the number of mismatches. */
+static int verify(const struct json *res, const struct histgen_result *g, int binary)
+{
+    int bad = 0;
+    struct {
+        const char *path;
+        int64_t want;
+    } eq[] = {
+        {"checks.mutex.violations", g->stale + g->broken},
+        {"checks.mutex.by_class.stale_holder", g->stale},
+        {"checks.mutex.by_class.lock_broken", g->broken},
+        {"counts.events", g->events},
+        {"counts.grants", g->slots},
+        {"checks.fencing.plain_lost_updates", binary ? g->plain_lost : 0},
+        {"checks.fencing.fenced_lost_updates", 0},
+        {"checks.fencing.fence_regressions", 0},
+    };
+    for (size_t i = 0; i < sizeof(eq) / sizeof(eq[0]); i++) {
+        int64_t got = get_int(res, eq[i].path);
+        if (got != eq[i].want) {
+            fprintf(stderr, "bench_check: %s = %lld, planted %lld\n", eq[i].path,
+                    (long long)got, (long long)eq[i].want);
+            bad++;
+        }
+    }
+    const struct json *v = json_obj_get(res, "violations");
+    size_t nexp = g->expected ? g->expected->n : 0;
+    if (!v || v->type != JSON_ARR || v->n != nexp) {
+        fprintf(stderr, "bench_check: %zu violations listed, expected %zu\n", v ? v->n : 0, nexp);
+        return bad + 1;
+    }
+    for (size_t i = 0; i < nexp; i++) {
+        const struct json *a = v->kids[i], *e = g->expected->kids[i];
+        double start = json_get_num(a, "overlap_start_ms", -1);
+        double want = (double)json_get_int(e, "overlap_start_ns", 0) / 1e6;
+        if (strcmp(json_get_str(a, "resource", ""), json_get_str(e, "resource", "?")) != 0 ||
+            strcmp(json_get_str(a, "class", ""), json_get_str(e, "class", "?")) != 0 ||
+            fabs(start - want) > 1e-6) {
+            fprintf(stderr, "bench_check: violation %zu: %s %s at %.6f ms, planted %s %s at %.6f ms\n",
+                    i, json_get_str(a, "resource", ""), json_get_str(a, "class", ""), start,
+                    json_get_str(e, "resource", ""), json_get_str(e, "class", ""), want);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Contract: one size in one form; appends its row to rows. Returns the
+ * number of verification mismatches, or -1 when something failed to run. */
+static int one(const struct bench_opts *o, int64_t n, int jsonl, struct json *rows)
+{
+    char dir[600], file[700], out[700], log[700];
+    snprintf(dir, sizeof(dir), "%s/hist-%lld%s", o->tmp, (long long)n, jsonl ? "-jl" : "");
+    snprintf(file, sizeof(file), "%s.jsonl", dir);
+    snprintf(out, sizeof(out), "%s-out", dir);
+    snprintf(log, sizeof(log), "%s.log", dir);
+    struct histgen_opts go = {.events = n, .resources = RES, .violate_every = 1000,
+                              .rundir = jsonl ? NULL : dir, .jsonl = jsonl ? file : NULL};
+    struct histgen_result g;
+    int64_t t0 = ls_now_ns();
+    if (histgen(&go, &g) < 0)
+        return -1;
+    double gen_s = (double)(ls_now_ns() - t0) / 1e9;
+
+    struct bench_usage m;
+    int rc;
+    if (jsonl) {
+        char *argv[] = {(char *)o->lockstorm, "check", "--history", file, "--format", "json",
+                        "--out", out, NULL};
+        rc = bench_run_usage(argv, log, &m);
+    } else {
+        char *argv[] = {(char *)o->lockstorm, "check", dir, "--format", "json", NULL};
+        rc = bench_run_usage(argv, log, &m);
+    }
+    char rpath[800];
+    snprintf(rpath, sizeof(rpath), "%s/result.json", jsonl ? out : dir);
+    struct json *res = rc == 0 ? bench_read_json(rpath) : NULL;
+    int bad = -1;
+    if (!res)
+        fprintf(stderr, "bench_check: no %s (exit %d; see %s)\n", rpath, m.exit, log);
+    else
+        bad = verify(res, &g, !jsonl);
+    json_free(res);
+
+    struct json *row = json_arr_push(rows, json_new_obj());
+    json_obj_set_str(row, "form", jsonl ? "jsonl" : "binary");
+    json_obj_set_int(row, "events", g.events);
+    json_obj_set_num(row, "generate_s", gen_s);
+    json_obj_set_num(row, "wall_s", m.wall_s);
+    json_obj_set_num(row, "cpu_s", m.cpu_s);
+    json_obj_set_num(row, "events_per_s", m.wall_s > 0 ? (double)g.events / m.wall_s : 0);
+    json_obj_set_num(row, "events_per_cpu_s", m.cpu_s > 0 ? (double)g.events / m.cpu_s : 0);
+    json_obj_set_num(row, "rss_mb", (double)m.rss_kib / 1024.0);
+    json_obj_set_int(row, "planted", g.stale + g.broken);
+    json_obj_set_bool(row, "found_exactly_planted", bad == 0);
+    fprintf(stderr, "checker %-6s %10lld events: %6.2f s wall, %6.2f s cpu, %6.1f M ev/s, "
+            "%6.1f M ev/cpu-s, RSS %7.1f MB, planted %lld: %s\n",
+            jsonl ? "jsonl" : "binary", (long long)g.events, m.wall_s, m.cpu_s,
+            m.wall_s > 0 ? (double)g.events / m.wall_s / 1e6 : 0,
+            m.cpu_s > 0 ? (double)g.events / m.cpu_s / 1e6 : 0, (double)m.rss_kib / 1024.0,
+            (long long)(g.stale + g.broken), bad == 0 ? "found exactly" : "MISMATCH");
+    json_free(g.expected);
+    if (!o->keep) {
+        char *rm[] = {"rm", "-rf", dir, out, file, NULL};
+        bench_run(rm, NULL, 600 * LS_NS_PER_S);
+    }
+    return bad;
+}
+
+/* Contract: "1e6,1e7" into v (at most max); the count, or -1. */
+static int parse_sizes(const char *s, int64_t *v, int max)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", s);
+    int n = 0;
+    for (char *p = buf; p && *p && n < max;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (bench_count("--sizes", p, 1000, 1e10, &v[n++]) < 0)
+            return -1;
+        p = comma ? comma + 1 : NULL;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const extra[] = {"--sizes", "--jsonl-max", NULL};
+    const char *val[2];
+    struct bench_opts o;
+    if (bench_parse(argc, argv, &o, extra, val) < 0 || bench_tmp(&o) < 0)
+        return 2;
+    int64_t sizes[8];
+    int nsizes = parse_sizes(val[0] ? val[0] : o.smoke ? "2e5" : "1e6,1e7,1e8", sizes, 8);
+    int64_t jsonl_max = o.smoke ? 200000 : 10000000;
+    if (nsizes <= 0 || (val[1] && bench_count("--jsonl-max", val[1], 0, 1e10, &jsonl_max) < 0)) {
+        fprintf(stderr, "bench_check: --sizes N,N,... (e.g. 1e6,1e7), --jsonl-max N\n");
+        return 2;
+    }
+    struct json *sec = json_new_obj();
+    json_obj_set_str(sec, "method",
+                     "synthetic run directory (64 workers, 16 resources, 12 events per grant, one "
+                     "violation per 1000 grants per resource, half stale-holder half lock-broken); "
+                     "`lockstorm check DIR --format json` timed as its own process (wall, "
+                     "user+sys CPU, peak RSS from wait4), page cache warm");
+    struct json *rows = json_obj_set(sec, "runs", json_new_arr());
+    int failures = 0;
+    for (int i = 0; i < nsizes; i++) {
+        int r = one(&o, sizes[i], 0, rows);
+        failures += r != 0;
+        if (sizes[i] <= jsonl_max) {
+            r = one(&o, sizes[i], 1, rows);
+            failures += r != 0;
+        }
+    }
+    /* targets, from the binary runs */
+    struct json *t = json_obj_set(sec, "targets", json_new_arr());
+    double min_rate = 1e30, max_rss = 0, rss_small = 0, rss_big = 0, t_1e8 = -1;
+    int64_t big = 0, small = INT64_MAX;
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct json *r = rows->kids[i];
+        if (strcmp(json_get_str(r, "form", ""), "binary") != 0)
+            continue;
+        int64_t ev = json_get_int(r, "events", 0);
+        double rate = json_get_num(r, "events_per_cpu_s", 0), rss = json_get_num(r, "rss_mb", 0);
+        min_rate = rate < min_rate ? rate : min_rate;
+        max_rss = rss > max_rss ? rss : max_rss;
+        if (ev > big) {
+            big = ev;
+            rss_big = rss;
+        }
+        if (ev < small) {
+            small = ev;
+            rss_small = rss;
+        }
+        if (ev >= 99000000)
+            t_1e8 = json_get_num(r, "wall_s", -1);
+    }
+    bench_target(t, "checker events/s per core (slowest size)", min_rate, ">=", 20e6, "events/s");
+    if (t_1e8 >= 0)
+        bench_target(t, "checker 10^8 events wall time", t_1e8, "<=", 10, "s");
+    bench_target(t, "checker peak RSS (largest size)", max_rss, "<=", 100, "MB");
+    if (big > small)
+        bench_target(t, "checker RSS growth largest/smallest history", rss_big / rss_small, "<=",
+                     1.5, "x");
+    json_obj_set_bool(sec, "found_exactly_planted", failures == 0);
+    bench_print(sec);
+    json_free(sec);
+    bench_cleanup(&o);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,367 @@
+/*
+ * failover.c: the `failover` fault on a replicated topology: the primary is
+ * SIGKILLed or SIGSTOPped and a replica promoted, by Sentinel (mode
+ * sentinel) or by the harness as operator (mode manual). With cut_before
+ * the primary's replication link is cut first, so grants made meanwhile are
+ * lost. Starts once the old primary is reaped / in state T; ends once the
+ * new one answers ROLE master and workers can find it. Not here: the set
+ * itself (harness/replicated.c).
+ */
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "faults/fault.h"
+#include "harness/proc.h"
+#include "harness/replicated.h"
+#include "harness/run.h"
+#include "harness/workload.h"
+#include "util/timeutil.h"
+
+#define REAP_TIMEOUT (5 * LS_NS_PER_S)
+#define CONFIRM_TIMEOUT LS_NS_PER_S
+#define RESTART_TIMEOUT (10 * LS_NS_PER_S)
+
+enum { MODE_SENTINEL, MODE_MANUAL };
+enum { HOW_KILL, HOW_PAUSE };
+
+struct failover_opts {
+    int mode;
+    int how;
+    int64_t cut_before;   /* ns; 0 = replication is not cut */
+    int64_t replica;      /* manual: the node to promote, -1 = the first replica up */
+    int64_t timeout;      /* sentinel: how long to wait for the promotion */
+};
+
+static const char *const mode_words[] = {"sentinel", "manual", NULL};
+static const char *const how_words[] = {"kill", "pause", NULL};
+
+static const struct opt_def failover_options[] = {
+    {"mode", OPT_ENUM, offsetof(struct failover_opts, mode), "sentinel", 0, 0, mode_words, NULL,
+     "sentinel: Sentinel notices and promotes a replica (needs cluster.sentinels > 0); manual: "
+     "the harness promotes one after `duration` (needs cluster.sentinels: 0)"},
+    {"how", OPT_ENUM, offsetof(struct failover_opts, how), "kill", 0, 0, how_words, NULL,
+     "kill: SIGKILL the primary (it restarts as a replica of the new one when the fault ends); "
+     "pause: SIGSTOP it, SIGCONT once the new primary is confirmed (the old one still believes "
+     "it is the primary: split brain until it is demoted)"},
+    {"cut_before", OPT_DURATION, offsetof(struct failover_opts, cut_before), "0", 0, 10e9, NULL,
+     NULL, "cut the primary's replication link this long before it goes away, kept cut until the "
+     "new primary is confirmed (grants made meanwhile are lost); 0 = no cut"},
+    {"replica", OPT_INT, offsetof(struct failover_opts, replica), "-1", -1, 15, NULL, NULL,
+     "manual: the node to promote; -1 = the lowest-numbered replica that is up"},
+    {"timeout", OPT_DURATION, offsetof(struct failover_opts, timeout), "10s", 1e9, 60e9, NULL,
+     NULL, "sentinel: how long to wait for Sentinel's promotion before the fault fails"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+/* One occurrence's state, made by start, freed by stop. */
+struct fo_state {
+    int old;            /* the primary that went away */
+    pid_t pid;          /* its process (paused) */
+    int cut;            /* its replication link is cut */
+    int paused, killed;
+};
+
+static const struct failover_opts *opts_of(const struct fault_inst *fi)
+{
+    return fi->spec->params;
+}
+
+/* Contract: undo what start did so far (cut, pause) without promoting
+ * anything; frees the state. */
+static void abandon(struct run *r, struct fault_inst *fi)
+{
+    struct fo_state *st = fi->state;
+    if (!st)
+        return;
+    struct ls_err e = {0};
+    if (st->cut)
+        replset_uncut(r, fi->id, &e);
+    if (st->paused)
+        kill(st->pid, SIGCONT);
+    free(st);
+    fi->state = NULL;
+    replset_set_busy(r, 0);
+}
+
+/* Contract: sleep ns, or less when the run is interrupted. */
+static void wait_ns(struct run *r, int64_t ns)
+{
+    int64_t until = ls_now_ns() + ns;
+    while (ls_now_ns() < until && !run_interrupted(r)) {
+        int64_t left = until - ls_now_ns();
+        ls_sleep_ns(left < 10 * LS_NS_PER_MS ? left : 10 * LS_NS_PER_MS);
+    }
+}
+
+static int fo_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    const struct failover_opts *o = opts_of(fi);
+    if (!r->repl)
+        return ls_err_set(err, LS_EUSAGE, "failover: needs cluster.topology replicated");
+    if (replset_busy(r))
+        return 1; /* one failover at a time */
+    int old = replset_primary(r);
+    if (o->mode == MODE_SENTINEL) {
+        int s = replset_sentinel_primary(r, NULL); /* Sentinel may have failed over on its own */
+        if (s >= 0 && s != old) {
+            replset_set_primary(r, s);
+            old = s;
+        }
+    }
+    struct node_proc *n = &r->cluster.nodes[old];
+    char role[16];
+    replset_role(n, role, sizeof(role));
+    if (n->pid <= 0 || strcmp(role, "master") != 0)
+        return 1; /* the primary is down or not answering: nothing to fail over from */
+    struct fo_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return ls_err_set(err, LS_ENOMEM, "failover: out of memory");
+    fi->state = st;
+    st->old = old;
+    st->pid = n->pid;
+    replset_set_busy(r, 1);
+    struct json *d = fi->detail;
+    json_obj_set_str(d, "mode", mode_words[o->mode]);
+    json_obj_set_str(d, "how", how_words[o->how]);
+    json_obj_set_int(d, "old_primary", old);
+    json_obj_set_int(d, "old_port", n->port);
+
+    if (o->cut_before > 0) {
+        int64_t t = run_now(r);
+        int rc = replset_cut(r, fi->id, old, d, err);
+        if (rc < 0) {
+            abandon(r, fi);
+            return rc;
+        }
+        st->cut = 1;
+        json_obj_set_num(d, "cut_ms", (double)t / 1e6);
+        wait_ns(r, o->cut_before);
+        if (run_interrupted(r)) {
+            abandon(r, fi);
+            return ls_err_set(err, LS_EINTR, "failover: interrupted during cut_before");
+        }
+    }
+    redisContext *c = NULL;
+    {
+        struct timeval tv = {0, 200000};
+        c = redisConnectWithTimeout(n->host, n->port, tv);
+        if (c && !c->err) {
+            redisSetTimeout(c, tv);
+            redisReply *k = redisCommand(c, "DBSIZE");
+            json_obj_set(d, "keys_before",
+                         k && k->type == REDIS_REPLY_INTEGER ? json_new_int(k->integer)
+                                                              : json_new_null());
+            if (k)
+                freeReplyObject(k);
+        }
+        if (c)
+            redisFree(c);
+    }
+    int64_t t = run_now(r);
+    if (o->how == HOW_KILL) {
+        int status = 0;
+        int rc = node_kill(n, SIGKILL, REAP_TIMEOUT, &status, err);
+        if (rc < 0) {
+            abandon(r, fi);
+            return rc;
+        }
+        st->killed = 1;
+        json_obj_set_str(d, "signal", "SIGKILL");
+        json_obj_set_str(d, "verified", "old primary reaped");
+    } else {
+        if (kill(st->pid, SIGSTOP) < 0) {
+            int e = errno;
+            abandon(r, fi);
+            return ls_err_errno(err, LS_EENV, e, "failover: SIGSTOP node %d (pid %d)", old,
+                                (int)st->pid);
+        }
+        st->paused = 1;
+        if (proc_wait_state(st->pid, 'T', 1, CONFIRM_TIMEOUT) < 0) {
+            abandon(r, fi);
+            return ls_err_set(err, LS_ETIMEOUT, "failover: node %d (pid %d) did not stop within 1s",
+                              old, (int)st->pid);
+        }
+        json_obj_set_str(d, "signal", "SIGSTOP");
+        json_obj_set_str(d, "verified", "old primary in state T");
+    }
+    fi->start_ns = t;
+    fi->node = old;
+    fi->pids[fi->npids++] = st->pid;
+    json_obj_set_num(d, "down_ms", (double)run_now(r) / 1e6);
+    return 0;
+}
+
+/* Contract: the node the harness promotes (manual): the option's, else
+ * the lowest-numbered node other than old that is up and a replica; -1. */
+static int pick_replica(struct run *r, const struct failover_opts *o, int old)
+{
+    if (o->replica >= 0)
+        return o->replica < r->cluster.nnodes && o->replica != old &&
+                       r->cluster.nodes[o->replica].pid > 0 ? (int)o->replica : -1;
+    for (int k = 0; k < r->cluster.nnodes; k++) {
+        char role[16];
+        if (k == old || r->cluster.nodes[k].pid <= 0)
+            continue;
+        replset_role(&r->cluster.nodes[k], role, sizeof(role));
+        if (strcmp(role, "slave") == 0)
+            return k;
+    }
+    return -1;
+}
+
+/* Contract: wait (bounded by the option's timeout) until a majority of the
+ * sentinels names a node other than old and that node answers ROLE
+ * master. The node, or -1 (timeout, interrupted). */
+static int await_sentinel(struct run *r, const struct failover_opts *o, int old, int *agree)
+{
+    int64_t deadline = ls_now_ns() + o->timeout;
+    while (ls_now_ns() < deadline && !run_interrupted(r)) {
+        int p = replset_sentinel_primary(r, agree);
+        if (p >= 0 && p != old) {
+            char role[16];
+            replset_role(&r->cluster.nodes[p], role, sizeof(role));
+            if (strcmp(role, "master") == 0)
+                return p;
+        }
+        ls_sleep_ns(20 * LS_NS_PER_MS);
+    }
+    return -1;
+}
+
+static int fo_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+{
+    struct fo_state *st = fi->state;
+    if (!st)
+        return 0;
+    const struct failover_opts *o = opts_of(fi);
+    if (!fi->end_detail)
+        fi->end_detail = json_new_obj();
+    struct json *d = fi->end_detail;
+    if (r->signal) {
+        json_obj_set_bool(d, "promoted", 0);
+        json_obj_set_str(d, "why", "the run was interrupted");
+        abandon(r, fi);
+        return 0;
+    }
+    int old = st->old, p = -1, agree = 0, rc = 0;
+    if (o->mode == MODE_SENTINEL) {
+        p = await_sentinel(r, o, old, &agree);
+        if (p < 0)
+            rc = ls_err_set(err, LS_ETIMEOUT,
+                            "failover: no new primary confirmed within %llds (sentinels agreeing: "
+                            "%d)", (long long)(o->timeout / LS_NS_PER_S), agree);
+    } else {
+        p = pick_replica(r, o, old);
+        if (p < 0)
+            rc = ls_err_set(err, LS_EENV, "failover: no replica up to promote");
+        if (rc == 0)
+            rc = replset_promote(r, p, err);
+        for (int k = 0; rc == 0 && k < r->cluster.nnodes; k++)
+            if (k != old && k != p && r->cluster.nodes[k].pid > 0)
+                rc = replset_follow(r, k, p, err);
+    }
+    if (rc < 0) {
+        /* nothing was promoted: give the set its primary back */
+        json_obj_set_bool(d, "promoted", 0);
+        if (st->killed && r->cluster.nodes[old].pid <= 0) {
+            struct ls_err e = {0};
+            if (node_restart(&r->cluster.nodes[old], RESTART_TIMEOUT, &e) == 0)
+                replset_configure(r, old, &e);
+        }
+        abandon(r, fi);
+        return rc;
+    }
+    replset_set_primary(r, p); /* workers without sentinels follow this */
+    int64_t promoted = run_now(r);
+    json_obj_set_bool(d, "promoted", 1);
+    json_obj_set_int(d, "new_primary", p);
+    json_obj_set_int(d, "new_port", r->cluster.nodes[p].port);
+    json_obj_set_num(d, "confirmed_ms", (double)promoted / 1e6);
+    json_obj_set_str(d, "verified",
+                     o->mode == MODE_SENTINEL
+                         ? "ROLE master on the new primary; a majority of sentinels names it"
+                         : "ROLE master on the new primary; the harness names it to the workers");
+    if (o->mode == MODE_SENTINEL)
+        json_obj_set_int(d, "sentinels_agreeing", agree);
+
+    struct ls_err e = {0};
+    if (st->cut && replset_uncut(r, fi->id, &e) < 0 && rc == 0)
+        rc = ls_err_set(err, e.code, "failover: heal the cut: %s", e.msg);
+    st->cut = 0;
+    struct node_proc *n = &r->cluster.nodes[old];
+    if (st->killed) {
+        /* the old primary comes back as a replica of the new one */
+        int64_t t = run_now(r);
+        int k = node_restart(n, RESTART_TIMEOUT, &e);
+        if (k == 0)
+            k = replset_configure(r, old, &e);
+        if (k == 0)
+            k = replset_follow(r, old, p, &e);
+        json_obj_set_bool(d, "old_rejoined", k == 0);
+        json_obj_set_num(d, "old_restart_ms", (double)t / 1e6);
+        if (k < 0 && rc == 0)
+            rc = ls_err_set(err, e.code, "failover: old primary node %d: %s", old, e.msg);
+    } else if (st->paused) {
+        kill(st->pid, SIGCONT);
+        st->paused = 0;
+        int64_t until = ls_now_ns() + CONFIRM_TIMEOUT;
+        while (proc_state(st->pid, 1) == 'T' && ls_now_ns() < until)
+            ls_sleep_ns(LS_NS_PER_MS);
+        json_obj_set_num(d, "old_continued_ms", (double)run_now(r) / 1e6);
+        if (o->mode == MODE_MANUAL) {
+            /* the operator demotes it at once; Sentinel does so only later */
+            int k = replset_follow(r, old, p, &e);
+            json_obj_set_bool(d, "old_demoted", k == 0);
+        } else {
+            json_obj_set_str(d, "old_demoted", "by Sentinel, once it sees the old primary again");
+        }
+    }
+    free(st);
+    fi->state = NULL;
+    replset_set_busy(r, 0);
+    return rc;
+}
+
+static int fo_validate(const struct workload *w, const struct fault_spec *fs, char *why, size_t n)
+{
+    const struct failover_opts *o = fs->params;
+    if (w->cluster.topology != TOPO_REPLICATED) {
+        snprintf(why, n, "kind failover needs cluster.topology: replicated");
+        return -1;
+    }
+    if (o->mode == MODE_SENTINEL && w->cluster.sentinels == 0) {
+        snprintf(why, n, "mode sentinel needs cluster.sentinels > 0; with no sentinels use "
+                         "mode: manual");
+        return -1;
+    }
+    if (o->mode == MODE_MANUAL && w->cluster.sentinels > 0) {
+        snprintf(why, n, "mode manual needs cluster.sentinels: 0 (the sentinels would fail over "
+                         "on their own); use mode: sentinel");
+        return -1;
+    }
+    if (o->replica >= 0 && (o->mode != MODE_MANUAL || o->replica >= w->cluster.nodes)) {
+        snprintf(why, n, "replica: %lld is only valid with mode manual and below cluster.nodes "
+                         "(%lld)", (long long)o->replica, (long long)w->cluster.nodes);
+        return -1;
+    }
+    return 0;
+}
+
+const struct fault_ops fault_failover = {
+    .version = FAULT_OPS_VERSION,
+    .name = "failover",
+    .help = "replicated topology: the primary is killed or paused and a replica promoted, by "
+            "Sentinel or by the harness; with cut_before, grants made while replication was cut "
+            "are lost",
+    .targets = 1u << TARGET_PRIMARY,
+    .options = failover_options,
+    .options_size = sizeof(struct failover_opts),
+    .start = fo_start,
+    .stop = fo_stop,
+    .validate = fo_validate,
+};

@@ -1,0 +1,509 @@
+/*
+ * adapter_test.c: `lockstorm adapter-test -- COMMAND [ARGS...]`, the
+ * conformance check of an adapter against shared/PROTOCOL.md on a scratch
+ * cluster: redis-server nodes in a temporary directory, reached through the
+ * fault proxy (so a slow or cut link can be made), the adapter started
+ * exactly as the external lock starts it (locks/adapter.c). One PASS/FAIL
+ * line per check, a closing "N passed, N failed" line; exit 0 when all
+ * pass, 1 when any fails, 2 for usage, 3 when the cluster cannot start.
+ * Not here: the lock that runs adapters in workloads (locks/external.c).
+ */
+#include "harness/adapter_test.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "faults/proxy.h"
+#include "harness/cluster.h"
+#include "harness/workload.h"
+#include "locks/adapter.h"
+#include "util/json.h"
+#include "util/timeutil.h"
+
+#define REQ_TIMEOUT (2 * LS_NS_PER_S)
+#define RES_LEN 64
+
+struct at {
+    struct adapter ad;
+    struct proxy *px;
+    int nnodes;
+    int passed, failed;
+    int verbose;
+    int64_t t0;
+    unsigned caps;
+    uint64_t proto_allowed; /* protocol errors caused on purpose (the garbage check) */
+};
+
+__attribute__((format(printf, 4, 5))) static int report(struct at *t, int ok, const char *name,
+                                                        const char *fmt, ...)
+{
+    char detail[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    printf("%s %-28s %s\n", ok ? "PASS" : "FAIL", name, detail);
+    fflush(stdout);
+    if (ok)
+        t->passed++;
+    else
+        t->failed++;
+    return ok;
+}
+
+static void skip(const char *name, const char *why)
+{
+    printf("SKIP %-28s %s\n", name, why);
+    fflush(stdout);
+}
+
+/* One request; returns the adapter_rc; *m filled on ADAPTER_REPLY. */
+static int req(struct at *t, int op, const char *res, const char *token, int64_t ttl_ms,
+               struct amsg *m, char *why, size_t n)
+{
+    return adapter_request(&t->ad, op, res, token, ttl_ms < 0 ? -1 : ttl_ms * LS_NS_PER_MS,
+                           REQ_TIMEOUT, m, NULL, why, n);
+}
+
+/* Text of a reply for messages. */
+static const char *reply_text(int rc, const struct amsg *m, const char *why, char *buf, size_t n)
+{
+    if (rc != ADAPTER_REPLY) {
+        snprintf(buf, n, "no usable reply: %s", why);
+        return buf;
+    }
+    snprintf(buf, n, "{ok:%s%s%s%s%s%s%s%s}", m->ok ? "true" : "false", m->busy ? ", busy" : "",
+             m->unknown ? ", unknown" : "", m->has_released ? (m->released ? ", released" : ", released:false") : "",
+             m->token ? ", token" : "", m->error ? ", error: " : "", m->error ? m->error : "",
+             m->has_validity ? "" : "");
+    return buf;
+}
+
+/* Acquire res; returns a malloc'd token or NULL (detail in buf). */
+static char *grant(struct at *t, const char *res, int64_t ttl_ms, int64_t *validity_ms, char *buf,
+                   size_t n)
+{
+    struct amsg m;
+    char why[300];
+    int rc = req(t, AOP_ACQUIRE, res, NULL, ttl_ms, &m, why, sizeof(why));
+    if (rc == ADAPTER_REPLY && m.ok) {
+        char *tok = strdup(m.token);
+        if (validity_ms)
+            *validity_ms = m.validity_ns / LS_NS_PER_MS;
+        amsg_free(&m);
+        return tok;
+    }
+    reply_text(rc, &m, why, buf, n);
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    return NULL;
+}
+
+/* Release; returns 1 released, 0 released:false, -1 anything else. */
+static int release(struct at *t, const char *res, const char *tok, char *buf, size_t n)
+{
+    struct amsg m;
+    char why[300];
+    int rc = req(t, AOP_RELEASE, res, tok, -1, &m, why, sizeof(why));
+    reply_text(rc, &m, why, buf, n);
+    int r = -1;
+    if (rc == ADAPTER_REPLY && m.ok)
+        r = m.released ? 1 : 0;
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    return r;
+}
+
+/* Acquire expecting busy; returns 1 when busy:true came back. */
+static int expect_busy(struct at *t, const char *res, char *buf, size_t n)
+{
+    struct amsg m;
+    char why[300];
+    int rc = req(t, AOP_ACQUIRE, res, NULL, 2000, &m, why, sizeof(why));
+    reply_text(rc, &m, why, buf, n);
+    int busy = rc == ADAPTER_REPLY && !m.ok && m.busy;
+    if (rc == ADAPTER_REPLY && m.ok) { /* granted twice: give it back */
+        char b2[200];
+        release(t, res, m.token, b2, sizeof(b2));
+    }
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    return busy;
+}
+
+/* Put (or clear, rule NULL) a rule on every link of the adapter. */
+static int link_rule(struct at *t, int id, unsigned what, const struct proxy_rule *rule)
+{
+    struct ls_err err = {0};
+    uint8_t dirs[PROXY_MAX_NODES];
+    for (int i = 0; i < t->nnodes; i++)
+        dirs[i] = PROXY_BOTH;
+    int rc = rule ? proxy_fault_set(t->px, id, what, rule, dirs, NULL, &err)
+                  : proxy_fault_clear(t->px, id, &err);
+    if (rc < 0)
+        fprintf(stderr, "lockstorm: adapter-test: proxy: %s\n", err.msg);
+    return rc;
+}
+
+/* ---- the checks ---- */
+
+static void check_grant_busy_release(struct at *t)
+{
+    char buf[400];
+    const char *res = "lockstorm:at:grant";
+    int64_t validity = 0;
+    char *tok = grant(t, res, 2000, &validity, buf, sizeof(buf));
+    if (!tok) {
+        report(t, 0, "grant", "acquire of a free resource: %s", buf);
+        skip("busy while held", "no grant");
+        skip("release", "no grant");
+        return;
+    }
+    report(t, validity > 0 && validity <= 2000, "grant", "token '%.24s', validity_ms %lld (ttl 2000)",
+           tok, (long long)validity);
+    report(t, expect_busy(t, res, buf, sizeof(buf)), "busy while held",
+           "second acquire answered %s", buf);
+    int r = release(t, res, tok, buf, sizeof(buf));
+    free(tok);
+    char buf2[400] = "";
+    char *again = r == 1 ? grant(t, res, 2000, NULL, buf2, sizeof(buf2)) : NULL;
+    report(t, r == 1 && again, "release", "released:true expected, got %s%s%s", buf,
+           r == 1 && !again ? "; but the resource is not free afterwards: " : "", buf2);
+    if (again)
+        release(t, res, again, buf, sizeof(buf));
+    free(again);
+}
+
+static void check_stale_release(struct at *t)
+{
+    if (t->caps & APROTO_CAP_AUTO_RENEW) {
+        skip("release by a stale token", "auto_renew: grants do not expire while held (turn "
+                                         "the adapter's auto-renewal off to run it)");
+        return;
+    }
+    char buf[400];
+    const char *res = "lockstorm:at:stale";
+    char *a = grant(t, res, 200, NULL, buf, sizeof(buf));
+    if (!a) {
+        report(t, 0, "release by a stale token", "first acquire: %s", buf);
+        return;
+    }
+    ls_sleep_ns(450 * LS_NS_PER_MS); /* past a's ttl */
+    char *b = grant(t, res, 5000, NULL, buf, sizeof(buf));
+    if (!b) {
+        report(t, 0, "release by a stale token", "acquire after the first grant expired: %s", buf);
+        release(t, res, a, buf, sizeof(buf));
+        free(a);
+        return;
+    }
+    int r = release(t, res, a, buf, sizeof(buf));
+    char busy[300];
+    int still = expect_busy(t, res, busy, sizeof(busy));
+    report(t, r == 0 && still, "release by a stale token",
+           "expired grant's release: %s (released:false expected)%s%s", buf,
+           still ? "" : "; the newer grant was freed by it: ", still ? "" : busy);
+    release(t, res, b, buf, sizeof(buf));
+    free(a);
+    free(b);
+}
+
+static void check_renew(struct at *t)
+{
+    if (!(t->caps & APROTO_CAP_RENEW)) {
+        skip("renew", "the adapter does not offer renew");
+        skip("renew after expiry", "the adapter does not offer renew");
+        return;
+    }
+    char buf[400];
+    const char *res = "lockstorm:at:renew";
+    char *tok = grant(t, res, 400, NULL, buf, sizeof(buf));
+    if (!tok) {
+        report(t, 0, "renew", "acquire: %s", buf);
+    } else {
+        struct amsg m;
+        char why[300];
+        int rc = req(t, AOP_RENEW, res, tok, 3000, &m, why, sizeof(why));
+        reply_text(rc, &m, why, buf, sizeof(buf));
+        int ok = rc == ADAPTER_REPLY && m.ok && m.validity_ns > 0;
+        if (rc == ADAPTER_REPLY)
+            amsg_free(&m);
+        ls_sleep_ns(700 * LS_NS_PER_MS); /* past the first ttl */
+        char busy[300];
+        int still = ok && expect_busy(t, res, busy, sizeof(busy));
+        report(t, ok && still, "renew", "renew to 3000ms answered %s%s%s", buf,
+               ok && !still ? "; but the lock expired at its first ttl: " : "", ok && !still ? busy : "");
+        release(t, res, tok, buf, sizeof(buf));
+        free(tok);
+    }
+    if (t->caps & APROTO_CAP_AUTO_RENEW) {
+        skip("renew after expiry", "auto_renew: grants do not expire while held");
+        return;
+    }
+    res = "lockstorm:at:renew-late";
+    tok = grant(t, res, 200, NULL, buf, sizeof(buf));
+    if (!tok) {
+        report(t, 0, "renew after expiry", "acquire: %s", buf);
+        return;
+    }
+    ls_sleep_ns(450 * LS_NS_PER_MS);
+    struct amsg m;
+    char why[300];
+    int rc = req(t, AOP_RENEW, res, tok, 2000, &m, why, sizeof(why));
+    reply_text(rc, &m, why, buf, sizeof(buf));
+    int refused = rc == ADAPTER_REPLY && !m.ok;
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    report(t, refused, "renew after expiry", "renew of an expired grant answered %s (ok:false expected)",
+           buf);
+    release(t, res, tok, buf, sizeof(buf));
+    free(tok);
+}
+
+static void check_unknown_op(struct at *t)
+{
+    struct amsg m;
+    char why[300], buf[400];
+    int rc = adapter_request_members(&t->ad, "\"op\":\"frobnicate\",\"res\":\"lockstorm:at:x\"", 0,
+                                     REQ_TIMEOUT, &m, NULL, why, sizeof(why));
+    reply_text(rc, &m, why, buf, sizeof(buf));
+    int ok = rc == ADAPTER_REPLY && !m.ok && m.error;
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    report(t, ok, "unknown op", "{\"op\":\"frobnicate\"} answered %s (ok:false with an error expected)",
+           buf);
+}
+
+static void check_garbage(struct at *t)
+{
+    struct adapter_stats before, after;
+    adapter_get_stats(&t->ad, &before);
+    const char junk[] = "this is not JSON {\"id\":\n";
+    int w = adapter_send_raw(&t->ad, junk, sizeof(junk) - 1);
+    char buf[400];
+    const char *res = "lockstorm:at:garbage";
+    char *tok = w == 0 ? grant(t, res, 2000, NULL, buf, sizeof(buf)) : NULL;
+    adapter_get_stats(&t->ad, &after);
+    t->proto_allowed += after.protocol_errors - before.protocol_errors;
+    report(t, tok && adapter_alive(&t->ad), "garbage line",
+           tok ? "ignored; the next request was answered" : "the next request after it: %s",
+           tok ? "" : (w ? "the adapter is gone" : buf));
+    if (tok)
+        release(t, res, tok, buf, sizeof(buf));
+    free(tok);
+}
+
+/* A reply slower than the harness's timeout: the harness gives up, the
+ * late reply must still come (the adapter's own command timeout) and is
+ * dropped, and the next request gets its own reply. */
+static void check_slow(struct at *t)
+{
+    struct proxy_rule slow = {.delay_ns = 1500 * LS_NS_PER_MS};
+    if (link_rule(t, 1, PROXY_SET_LATENCY, &slow) < 0) {
+        report(t, 0, "slow reply beyond timeout", "could not slow the link down");
+        return;
+    }
+    struct adapter_stats before, after;
+    adapter_get_stats(&t->ad, &before);
+    struct amsg m;
+    char why[300];
+    int rc = adapter_request(&t->ad, AOP_ACQUIRE, "lockstorm:at:slow", NULL, 5000 * LS_NS_PER_MS,
+                             300 * LS_NS_PER_MS, &m, NULL, why, sizeof(why));
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    link_rule(t, 1, 0, NULL);
+    /* the late reply: the adapter must answer at all (bounded wait) */
+    int64_t deadline = ls_now_ns() + 8 * LS_NS_PER_S;
+    do {
+        struct amsg ev;
+        if (adapter_wait_event(&t->ad, ls_now_ns() + 100 * LS_NS_PER_MS, &ev) == 1)
+            amsg_free(&ev);
+        adapter_get_stats(&t->ad, &after);
+    } while (after.late_replies == before.late_replies && ls_now_ns() < deadline);
+    /* the next request gets its own reply (bytes still queued on the slow
+     * link may hold a grant back a little: a few tries) */
+    char buf[400] = "";
+    char *tok = NULL;
+    int answered = 0;
+    for (int k = 0; k < 6 && !tok; k++) {
+        if (k)
+            ls_sleep_ns(500 * LS_NS_PER_MS);
+        struct amsg r;
+        char w2[300];
+        int rc2 = req(t, AOP_ACQUIRE, "lockstorm:at:after-slow", NULL, 2000, &r, w2, sizeof(w2));
+        reply_text(rc2, &r, w2, buf, sizeof(buf));
+        answered |= rc2 == ADAPTER_REPLY;
+        if (rc2 == ADAPTER_REPLY && r.ok)
+            tok = strdup(r.token);
+        if (rc2 == ADAPTER_REPLY)
+            amsg_free(&r);
+    }
+    int late = after.late_replies > before.late_replies;
+    report(t, rc == ADAPTER_TIMEOUT && late && answered, "slow reply beyond timeout",
+           "%s; late reply %s; next requests %s",
+           rc == ADAPTER_TIMEOUT ? "timed out at 300ms as it should"
+                                 : "answered within 300ms through a 1.5s link (?)",
+           late ? "read and dropped" : "never came within 8s (no command timeout?)",
+           tok ? "answered, granted" : answered ? "answered, not granted within 3s" : buf);
+    if (tok)
+        release(t, "lockstorm:at:after-slow", tok, buf, sizeof(buf));
+    free(tok);
+    /* the slow acquire may have been granted: let it expire unseen */
+}
+
+/* Under a blackhole partition the adapter must still answer (its library
+ * needs a command timeout), or a workload's partition hangs it forever. */
+static void check_blackhole(struct at *t)
+{
+    struct proxy_rule cut = {.partition = PROXY_PART_BLACKHOLE};
+    if (link_rule(t, 2, PROXY_SET_PARTITION, &cut) < 0) {
+        report(t, 0, "answers under a partition", "could not cut the link");
+        return;
+    }
+    struct amsg m;
+    char why[300], buf[400];
+    int64_t t0 = ls_now_ns();
+    int rc = adapter_request(&t->ad, AOP_ACQUIRE, "lockstorm:at:cut", NULL, 2000 * LS_NS_PER_MS,
+                             10 * LS_NS_PER_S, &m, NULL, why, sizeof(why));
+    double took = (double)(ls_now_ns() - t0) / 1e9;
+    reply_text(rc, &m, why, buf, sizeof(buf));
+    int ok = rc == ADAPTER_REPLY && !m.ok;
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    link_rule(t, 2, 0, NULL);
+    report(t, ok, "answers under a partition", "acquire through a blackholed link answered %s after %.1fs",
+           buf, took);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: lockstorm adapter-test [--nodes N] [--options JSON] [--keep] -- COMMAND "
+                    "[ARGS...]\n"
+                    "  checks an adapter against shared/PROTOCOL.md on a scratch cluster\n");
+    return 2;
+}
+
+int adapter_test_main(int argc, char **argv)
+{
+    int nnodes = 1, keep = 0, i;
+    const char *options = "{}";
+    for (i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > PROXY_MAX_NODES)
+                return usage();
+            nnodes = (int)v;
+        } else if (!strcmp(argv[i], "--options") && i + 1 < argc) {
+            options = argv[++i];
+        } else if (!strcmp(argv[i], "--keep")) {
+            keep = 1;
+        } else {
+            return usage();
+        }
+    }
+    if (i >= argc - 1)
+        return usage();
+    char *const *cmd = argv + i + 1;
+    struct json *oj = NULL;
+    char why[128];
+    if (json_parse(options, strlen(options), &oj, why, sizeof(why)) < 0 || oj->type != JSON_OBJ) {
+        json_free(oj);
+        fprintf(stderr, "lockstorm: adapter-test: --options must be a JSON object\n");
+        return 2;
+    }
+    json_free(oj);
+
+    char dir[] = "/tmp/lockstorm-adapter-test-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "lockstorm: adapter-test: mkdtemp: %s\n", strerror(errno));
+        return 3;
+    }
+    struct at t;
+    memset(&t, 0, sizeof(t));
+    t.nnodes = nnodes;
+    struct cluster cl;
+    memset(&cl, 0, sizeof(cl));
+    struct ls_err err = {0};
+    int code = 0;
+    if (cluster_start(&cl, dir, nnodes, PERSIST_NONE, 0, NULL, NULL, &err) < 0) {
+        fprintf(stderr, "lockstorm: adapter-test: %s\n", err.msg);
+        code = 3;
+        goto out;
+    }
+    struct lock_node nodes[PROXY_MAX_NODES];
+    for (int n = 0; n < nnodes; n++) {
+        snprintf(nodes[n].host, sizeof(nodes[n].host), "%s", cl.nodes[n].host);
+        nodes[n].port = cl.nodes[n].port;
+    }
+    char plog[600];
+    snprintf(plog, sizeof(plog), "%s/proxy.log", dir);
+    struct proxy_config pc = {.nworkers = 1, .nnodes = nnodes, .nodes = nodes, .log_path = plog,
+                              .seed = 1};
+    if (proxy_start(&pc, &t.px, &err) < 0) {
+        fprintf(stderr, "lockstorm: adapter-test: %s\n", err.msg);
+        code = 3;
+        goto out;
+    }
+    char errp[600], logp[600];
+    snprintf(errp, sizeof(errp), "%s/adapter.stderr", dir);
+    snprintf(logp, sizeof(logp), "%s/adapter.log", dir);
+    struct adapter_config ac = {.argv = cmd, .stderr_path = errp, .log_path = logp, .worker = 0,
+                                .nodes = proxy_worker_nodes(t.px, 0), .nnodes = nnodes,
+                                .options_json = options};
+    printf("adapter-test: %s on %d node%s (scratch directory %s)\n", cmd[0], nnodes,
+           nnodes == 1 ? "" : "s", dir);
+    int64_t t0 = ls_now_ns();
+    if (adapter_start(&t.ad, &ac, &err) < 0) {
+        report(&t, 0, "handshake", "%s", err.msg);
+        adapter_close(&t.ad);
+        goto summary;
+    }
+    t.caps = t.ad.caps;
+    char caps[64];
+    aproto_caps_text(t.caps, caps, sizeof(caps));
+    report(&t, 1, "handshake", "%s %s, caps %s, in %.2fs", t.ad.name, t.ad.version, caps,
+           (double)(ls_now_ns() - t0) / 1e9);
+    check_grant_busy_release(&t);
+    check_stale_release(&t);
+    check_renew(&t);
+    check_unknown_op(&t);
+    check_garbage(&t);
+    check_slow(&t);
+    check_blackhole(&t);
+    struct adapter_stats st;
+    adapter_get_stats(&t.ad, &st);
+    uint64_t extra = st.protocol_errors - t.proto_allowed;
+    report(&t, extra == 0, "no protocol errors", "%llu protocol errors%s%s",
+           (unsigned long long)extra, extra ? ", first: " : "", extra ? t.ad.samples[0] : "");
+    int64_t b0 = ls_now_ns();
+    adapter_close(&t.ad);
+    double took = (double)(ls_now_ns() - b0) / 1e9;
+    report(&t, strncmp(t.ad.exit_text, "exited", 6) == 0 && took < 1.5, "bye",
+           "%s %.2fs after bye", t.ad.exit_text, took);
+summary:
+    printf("adapter-test: %d passed, %d failed\n", t.passed, t.failed);
+    if (t.failed) {
+        printf("adapter-test: the adapter's stderr: %s, its session log: %s\n", errp, logp);
+        keep = 1;
+        code = 1;
+    }
+out:
+    proxy_stop(t.px);
+    cluster_stop(&cl);
+    if (!keep)
+        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    return code;
+}

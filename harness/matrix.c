@@ -1,0 +1,486 @@
+/*
+ * matrix.c: the `compare:` block of a workload and the runs it makes (see
+ * matrix.h). A variant becomes --set overrides applied on top of the
+ * workload file: its `lock:` mapping replaces the lock section
+ * (`lock={...}`, written back as YAML flow text), its `cluster:` keys and
+ * `set:` entries override single keys. Every variant is loaded before the
+ * first run starts. The runs are sequential, in-process (run_workload),
+ * with SIGINT/SIGTERM held between them so that an interrupt stops the
+ * matrix after the run it lands in.
+ */
+#include "harness/matrix.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "harness/options.h"
+#include "harness/yamltree.h"
+#include "reports/compare.h"
+#include "reports/result.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#define MAX_VARIANTS 32
+#define MAX_VARIANT_SETS 64
+
+/* ---- YAML flow text of a node (the values of the overrides) ---- */
+
+/* A plain scalar that reads back as itself inside flow YAML. */
+static int flow_safe(const struct ynode *n)
+{
+    if (!n->plain || n->len == 0)
+        return 0;
+    if (strchr("-?:", n->text[0]) && (n->len == 1 || n->text[1] == ' '))
+        return 0;
+    for (size_t i = 0; i < n->len; i++) {
+        char ch = n->text[i];
+        if (strchr(",[]{}#&*!|>'\"%@`\n\t", ch))
+            return 0;
+        if (ch == ':' && (i + 1 == n->len || n->text[i + 1] == ' '))
+            return 0;
+    }
+    return 1;
+}
+
+/* Contract: n as YAML flow text appended to sb (quoted scalars double-
+ * quoted, so a value keeps its plain/quoted reading). */
+static void flow(const struct ynode *n, struct strbuf *sb)
+{
+    if (!n) {
+        sb_puts(sb, "~");
+        return;
+    }
+    switch (n->kind) {
+    case YN_SCALAR:
+        if (flow_safe(n))
+            sb_append(sb, n->text, n->len);
+        else
+            sb_json_str(sb, n->text, n->len); /* a JSON string is a YAML double-quoted one */
+        return;
+    case YN_MAP:
+        sb_putc(sb, '{');
+        for (size_t i = 0; i < n->n; i++) {
+            if (i)
+                sb_puts(sb, ", ");
+            flow(n->keys[i], sb);
+            sb_puts(sb, ": ");
+            flow(n->vals[i], sb);
+        }
+        sb_putc(sb, '}');
+        return;
+    case YN_SEQ:
+        sb_putc(sb, '[');
+        for (size_t i = 0; i < n->n; i++) {
+            if (i)
+                sb_puts(sb, ", ");
+            flow(n->vals[i], sb);
+        }
+        sb_putc(sb, ']');
+        return;
+    }
+}
+
+/* "key=value" for --set: a plain scalar as it is, anything else as flow
+ * YAML (ytree_apply_set parses a value starting with { [ " as YAML). */
+static char *set_text(const char *key, const struct ynode *v)
+{
+    struct strbuf sb = STRBUF_INIT;
+    sb_printf(&sb, "%s=", key);
+    if (v && v->kind == YN_SCALAR && v->plain && v->len > 0 && !strchr("{[\"'", v->text[0]))
+        sb_append(&sb, v->text, v->len);
+    else
+        flow(v, &sb);
+    return sb_steal(&sb);
+}
+
+/* ---- loading ---- */
+
+/* A variant name is a directory name: 1-64 of A-Z a-z 0-9 . _ -, no
+ * leading dot. */
+static int valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 64 || s[0] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Append override s (taken over) to cv. */
+static void add_set(struct compare_variant *cv, char *s)
+{
+    cv->sets = xrealloc(cv->sets, (size_t)(cv->nsets + 1) * sizeof(*cv->sets));
+    cv->sets[cv->nsets++] = s;
+}
+
+static const char *const variant_keys[] = {"name", "lock", "cluster", "set"};
+
+/* Contract: one variant mapping into cv. Returns 0 or -1 (reported). */
+static int parse_variant(const struct compare_spec *c, const struct ynode *item,
+                         struct compare_variant *cv, const char *path, struct ydiag *dg)
+{
+    char q[64];
+    int bad = 0;
+    cv->line = item->line;
+    cv->col = item->col;
+    if (item->kind != YN_MAP) {
+        ydiag_at(dg, item, "%s: expected a mapping like {name: redlock-3, lock: {impl: redlock}, "
+                           "cluster: {nodes: 3}}, got %s", path, ynode_kind_text(item));
+        return -1;
+    }
+    for (size_t i = 0; i < item->n; i++) {
+        const char *k = item->keys[i]->text;
+        int known = 0;
+        for (size_t j = 0; j < sizeof(variant_keys) / sizeof(variant_keys[0]); j++)
+            known |= strcmp(k, variant_keys[j]) == 0;
+        if (!known) {
+            const char *near = opt_nearest(k, variant_keys, 4);
+            ydiag_at(dg, item->keys[i], "%s: unknown key '%s';%s%s%s valid: name, lock, cluster, set",
+                     path, opt_quote(k, q, sizeof(q)), near ? " did you mean '" : "",
+                     near ? near : "", near ? "'?" : "");
+            bad = 1;
+        }
+    }
+    const struct ynode *nm = ymap_get(item, "name");
+    if (!nm || nm->kind != YN_SCALAR || ynode_is_null(nm) || !valid_name(nm->text)) {
+        ydiag_at(dg, nm ? nm : item, "%s.name: %s; 1-64 of A-Z a-z 0-9 . _ - not starting with "
+                                     "'.' (it names the variant's run directory)",
+                 path, nm ? "not a valid name" : "missing");
+        return -1;
+    }
+    for (int i = 0; i < c->n; i++) {
+        if (strcmp(c->v[i].name, nm->text) == 0) {
+            ydiag_at(dg, nm, "%s.name: '%s' is already the name of compare[%d]", path, nm->text, i);
+            return -1;
+        }
+    }
+    cv->name = xstrdup(nm->text);
+    const struct ynode *lk = ymap_get(item, "lock");
+    if (lk) {
+        if (lk->kind != YN_MAP) {
+            ydiag_at(dg, lk, "%s.lock: expected a lock section mapping (it replaces the "
+                             "workload's lock:), got %s", path, ynode_kind_text(lk));
+            bad = 1;
+        } else {
+            add_set(cv, set_text("lock", lk));
+        }
+    }
+    const struct ynode *cl = ymap_get(item, "cluster");
+    if (cl) {
+        if (cl->kind != YN_MAP) {
+            ydiag_at(dg, cl, "%s.cluster: expected a mapping of cluster keys (each overrides "
+                             "that key), got %s", path, ynode_kind_text(cl));
+            bad = 1;
+        }
+        for (size_t i = 0; cl->kind == YN_MAP && i < cl->n; i++) {
+            char key[160];
+            snprintf(key, sizeof(key), "cluster.%s", cl->keys[i]->text);
+            add_set(cv, set_text(key, cl->vals[i]));
+        }
+    }
+    const struct ynode *st = ymap_get(item, "set");
+    if (st && st->kind == YN_MAP) {
+        for (size_t i = 0; i < st->n; i++)
+            add_set(cv, set_text(st->keys[i]->text, st->vals[i]));
+    } else if (st && st->kind == YN_SEQ) {
+        for (size_t i = 0; i < st->n; i++) {
+            const struct ynode *e = st->vals[i];
+            if (e->kind != YN_SCALAR || !strchr(e->text, '=')) {
+                ydiag_at(dg, e, "%s.set[%zu]: expected \"key.path=value\"", path, i);
+                bad = 1;
+                continue;
+            }
+            add_set(cv, xstrdup(e->text));
+        }
+    } else if (st && !ynode_is_null(st)) {
+        ydiag_at(dg, st, "%s.set: expected a mapping key.path -> value (or a list of "
+                         "\"key.path=value\"), got %s", path, ynode_kind_text(st));
+        bad = 1;
+    }
+    if (cv->nsets > MAX_VARIANT_SETS) {
+        ydiag_at(dg, item, "%s: more than %d overrides", path, MAX_VARIANT_SETS);
+        bad = 1;
+    }
+    return bad ? -1 : 0;
+}
+
+void compare_free(struct compare_spec *c)
+{
+    for (int i = 0; c && i < c->n; i++) {
+        for (int k = 0; k < c->v[i].nsets; k++)
+            free(c->v[i].sets[k]);
+        free(c->v[i].sets);
+        free(c->v[i].name);
+    }
+    if (c) {
+        free(c->v);
+        c->v = NULL;
+        c->n = 0;
+    }
+}
+
+int compare_parse(struct compare_spec *c, const struct ynode *v, const struct ynode *where,
+                  const char *path, struct ydiag *dg)
+{
+    compare_free(c);
+    if (!v || ynode_is_null(v))
+        return 0;
+    if (v->kind != YN_SEQ || v->n == 0) {
+        ydiag_at(dg, v, "%s: expected a list of variants like [{name: single, lock: {impl: "
+                        "redis-single}}, {name: redlock-3, lock: {impl: redlock}, cluster: "
+                        "{nodes: 3}}], got %s", path,
+                 v->kind == YN_SEQ ? "an empty list" : ynode_kind_text(v));
+        return -1;
+    }
+    if (v->n > MAX_VARIANTS) {
+        ydiag_at(dg, v, "%s: %zu variants; at most %d", path, v->n, MAX_VARIANTS);
+        return -1;
+    }
+    (void)where;
+    c->v = xcalloc(v->n, sizeof(*c->v));
+    int bad = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        char sub[64];
+        snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+        struct compare_variant cv;
+        memset(&cv, 0, sizeof(cv));
+        if (parse_variant(c, v->vals[i], &cv, sub, dg) != 0) {
+            for (int k = 0; k < cv.nsets; k++)
+                free(cv.sets[k]);
+            free(cv.sets);
+            free(cv.name);
+            bad = 1;
+            continue;
+        }
+        c->v[c->n++] = cv;
+    }
+    return bad ? -1 : 0;
+}
+
+void compare_echo_yaml(const struct compare_spec *c, int indent, struct strbuf *sb)
+{
+    if (!c || c->n == 0) {
+        sb_puts(sb, " ~\n");
+        return;
+    }
+    sb_putc(sb, '\n');
+    for (int i = 0; i < c->n; i++) {
+        sb_printf(sb, "%*s- name: %s\n", indent + 2, "", c->v[i].name);
+        sb_printf(sb, "%*sset: [", indent + 4, "");
+        for (int k = 0; k < c->v[i].nsets; k++) {
+            if (k)
+                sb_puts(sb, ", ");
+            sb_json_str(sb, c->v[i].sets[k], strlen(c->v[i].sets[k]));
+        }
+        sb_puts(sb, "]\n");
+    }
+}
+
+struct json *compare_echo_json(const struct compare_spec *c)
+{
+    if (!c || c->n == 0)
+        return json_new_null();
+    struct json *a = json_new_arr();
+    for (int i = 0; i < c->n; i++) {
+        struct json *o = json_arr_push(a, json_new_obj());
+        json_obj_set_str(o, "name", c->v[i].name);
+        struct json *s = json_obj_set(o, "set", json_new_arr());
+        for (int k = 0; k < c->v[i].nsets; k++)
+            json_arr_push(s, json_new_str(c->v[i].sets[k]));
+    }
+    return a;
+}
+
+/* ---- running ---- */
+
+/* Contract: load variant cv of the workload at path: its overrides, then
+ * the command line's, then compare=~ (a variant is a plain workload).
+ * Returns 0 with *out set or a loader error (reported on errlog). */
+static int load_variant(const char *path, const struct compare_variant *cv,
+                        const char *const *sets, int nsets, FILE *errlog, struct workload **out,
+                        struct ls_err *err)
+{
+    const char *all[MAX_VARIANT_SETS + 300];
+    int n = 0;
+    for (int i = 0; i < cv->nsets && n < MAX_VARIANT_SETS; i++)
+        all[n++] = cv->sets[i];
+    for (int i = 0; i < nsets && n < MAX_VARIANT_SETS + 290; i++)
+        all[n++] = sets[i];
+    all[n++] = "compare=~";
+    struct ls_err e = {0};
+    int rc = workload_load(path, all, n, out, errlog, &e);
+    if (rc < 0)
+        ls_err_set(err, rc, "compare variant '%s': %s", cv->name, e.msg);
+    return rc;
+}
+
+int matrix_validate(const char *path, const char *const *sets, int nsets, const struct workload *w,
+                    FILE *errlog, struct ls_err *err)
+{
+    int rc = 0;
+    for (int i = 0; i < w->compare.n; i++) {
+        struct workload *wv = NULL;
+        int r = load_variant(path, &w->compare.v[i], sets, nsets, errlog, &wv, err);
+        if (r < 0 && rc == 0)
+            rc = r;
+        workload_free(wv);
+    }
+    return rc;
+}
+
+void matrix_result_free(struct matrix_result *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->n; i++) {
+        free(m->dirs[i]);
+        json_free(m->results[i]);
+    }
+    free(m->dirs);
+    free(m->results);
+    free(m->parent);
+    json_free(m->table);
+    memset(m, 0, sizeof(*m));
+}
+
+/* Contract: create the parent directory (o->out, else runs/NAME-UTC,
+ * numbered when taken); *out owned by the caller. */
+static int make_parent(const struct workload *w, const struct run_opts *o, char **out,
+                       struct ls_err *err)
+{
+    char dir[2048];
+    if (o->out) {
+        snprintf(dir, sizeof(dir), "%s", o->out);
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+            return ls_err_errno(err, LS_EIO, errno, "create %s", dir);
+    } else {
+        if (mkdir("runs", 0755) < 0 && errno != EEXIST)
+            return ls_err_errno(err, LS_EIO, errno, "create runs/ in the current directory");
+        char ts[32];
+        ls_format_utc(ls_realtime_ns(), 1, ts, sizeof(ts));
+        int made = 0;
+        for (int k = 1; k < 1000 && !made; k++) {
+            if (k == 1)
+                snprintf(dir, sizeof(dir), "runs/%s-%s", w->name, ts);
+            else
+                snprintf(dir, sizeof(dir), "runs/%s-%s-%d", w->name, ts, k);
+            if (mkdir(dir, 0755) == 0)
+                made = 1;
+            else if (errno != EEXIST)
+                return ls_err_errno(err, LS_EIO, errno, "create %s", dir);
+        }
+    }
+    *out = xstrdup(dir);
+    return 0;
+}
+
+/* Write sb to dir/name. Returns 0 or LS_EIO with err set. */
+static int write_file(const char *dir, const char *name, struct strbuf *sb, struct ls_err *err)
+{
+    char path[2200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int rc = sb_write_file(sb, path);
+    return rc < 0 ? ls_err_errno(err, LS_EIO, -rc, "write %s", path) : 0;
+}
+
+int matrix_run(const char *path, const char *const *sets, int nsets, const struct workload *w,
+               const struct run_opts *o, FILE *errlog, struct matrix_result *out,
+               struct ls_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    int nv = w->compare.n;
+    struct workload **wv = xcalloc((size_t)nv, sizeof(*wv));
+    int rc = 0;
+    for (int i = 0; i < nv; i++) { /* every variant loads, or nothing runs */
+        int r = load_variant(path, &w->compare.v[i], sets, nsets, errlog, &wv[i], err);
+        if (r < 0 && rc == 0)
+            rc = r;
+    }
+    if (rc == 0)
+        rc = make_parent(w, o, &out->parent, err);
+    if (rc < 0)
+        goto done;
+    out->dirs = xcalloc((size_t)nv, sizeof(*out->dirs));
+    out->results = xcalloc((size_t)nv, sizeof(*out->results));
+
+    /* an interrupt between two runs stops the matrix (inside a run it
+     * winds that run down, and the matrix stops after it) */
+    sigset_t sigs, old;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, &old);
+    for (int i = 0; i < nv; i++) {
+        struct timespec zero = {0, 0};
+        if (sigtimedwait(&sigs, NULL, &zero) > 0) {
+            out->interrupted = 1;
+            break;
+        }
+        char dir[2200];
+        snprintf(dir, sizeof(dir), "%s/%s", out->parent, w->compare.v[i].name);
+        if (!o->quiet)
+            fprintf(stderr, "lockstorm: compare %d/%d: %s -> %s\n", i + 1, nv,
+                    w->compare.v[i].name, dir);
+        struct run_opts ro = *o;
+        ro.out = dir;
+        ro.replay = NULL;
+        char *rdir = NULL;
+        struct json *res = NULL;
+        int r = run_workload(wv[i], &ro, &res, &rdir, err);
+        out->dirs[out->n] = rdir ? rdir : xstrdup(dir);
+        out->results[out->n] = res;
+        out->n++;
+        if (r < 0) {
+            rc = r;
+            break;
+        }
+        const struct json *intr = json_obj_get(res, "interrupted");
+        if (intr && intr->type == JSON_BOOL && intr->i) {
+            out->interrupted = 1;
+            break;
+        }
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+
+    if (out->n > 0) {
+        struct ls_err e2 = {0};
+        const char *labels[MAX_VARIANTS], *dirs[MAX_VARIANTS];
+        int ran = 0;
+        for (int i = 0; i < out->n; i++)
+            if (out->results[i]) {
+                dirs[ran] = out->dirs[i];
+                labels[ran] = w->compare.v[i].name;
+                ran++;
+            }
+        if (ran > 0 && compare_build(dirs, ran, labels, &out->table, &e2) == 0) {
+            struct strbuf txt = STRBUF_INIT, js = STRBUF_INIT;
+            render_compare_text(out->table, &txt);
+            json_write(&js, out->table, 2);
+            sb_putc(&js, '\n');
+            if (write_file(out->parent, "compare.txt", &txt, &e2) < 0 ||
+                write_file(out->parent, "compare.json", &js, &e2) < 0)
+                fprintf(stderr, "lockstorm: warning: %s\n", e2.msg);
+            sb_free(&txt);
+            sb_free(&js);
+        } else if (ran > 0 && rc == 0) {
+            rc = ls_err_set(err, e2.code, "%s", e2.msg);
+        }
+    }
+done:
+    for (int i = 0; i < nv; i++)
+        workload_free(wv[i]);
+    free(wv);
+    return rc;
+}

@@ -1,0 +1,419 @@
+/*
+ * pgcluster.c: the PostgreSQL server of `cluster.topology: postgres` (see
+ * pgcluster.h). Both initdb and postgres refuse to run as root, so when the
+ * harness is root the child drops to the PostgreSQL OS user before exec
+ * (and only then sets PR_SET_PDEATHSIG, which a change of credentials
+ * clears). The run directory is 0700 and root's: it gets o+x (traverse,
+ * not read) so that user can reach its data directory inside; when the
+ * user cannot reach the run directory at all (it lies under a private
+ * directory such as /root or a 0700 temporary one), the data directory is
+ * a private one under /tmp instead, nodes/pg is a symlink to it, and it is
+ * removed once the server stopped (the server's log stays in nodes/).
+ */
+#include "harness/pgcluster.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/pgstore.h"
+#include "harness/proc.h"
+#include "harness/workload.h"
+#include "locks/pg_conn.h"
+#include "util/timeutil.h"
+
+#define INITDB_TIMEOUT (60 * LS_NS_PER_S)
+#define READY_TIMEOUT (20 * LS_NS_PER_S)
+#define START_ATTEMPTS 3
+
+struct pg_env {
+    char bindir[512];
+    int drop;          /* run the server as uid/gid (the harness is root) */
+    uid_t uid;
+    gid_t gid;
+    char user[64];
+};
+
+/* The directory of initdb and postgres: LS_PG_BINDIR, else the highest
+ * /usr/lib/postgresql/N/bin that has both. */
+static int find_bindir(struct pg_env *e, struct ls_err *err)
+{
+    const char *env = getenv("LS_PG_BINDIR");
+    char cand[600];
+    if (env && *env) {
+        snprintf(cand, sizeof(cand), "%s/postgres", env);
+        if (access(cand, X_OK) != 0)
+            return ls_err_set(err, LS_EENV, "postgres: LS_PG_BINDIR=%s has no postgres binary", env);
+        snprintf(e->bindir, sizeof(e->bindir), "%s", env);
+        return 0;
+    }
+    DIR *d = opendir("/usr/lib/postgresql");
+    long best = -1;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        char *end;
+        long v = strtol(de->d_name, &end, 10);
+        if (*end || v <= best)
+            continue;
+        snprintf(cand, sizeof(cand), "/usr/lib/postgresql/%s/bin/initdb", de->d_name);
+        if (access(cand, X_OK) != 0)
+            continue;
+        best = v;
+        snprintf(e->bindir, sizeof(e->bindir), "/usr/lib/postgresql/%s/bin", de->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (best < 0)
+        return ls_err_set(err, LS_EENV,
+                          "postgres: no PostgreSQL server found (/usr/lib/postgresql/N/bin); "
+                          "install it (scripts/install-deps.sh: postgresql-15) or set LS_PG_BINDIR");
+    return 0;
+}
+
+/* Whom the server runs as: the harness itself, or (as root) LS_PG_USER,
+ * else `postgres`, else `nobody`. */
+static int find_user(struct pg_env *e, struct ls_err *err)
+{
+    if (geteuid() != 0)
+        return 0;
+    const char *names[] = {getenv("LS_PG_USER"), "postgres", "nobody"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!names[i] || !*names[i])
+            continue;
+        struct passwd *pw = getpwnam(names[i]);
+        if (pw && pw->pw_uid != 0) {
+            e->drop = 1;
+            e->uid = pw->pw_uid;
+            e->gid = pw->pw_gid;
+            snprintf(e->user, sizeof(e->user), "%s", names[i]);
+            return 0;
+        }
+    }
+    return ls_err_set(err, LS_EENV, "postgres: running as root and no non-root user to run "
+                      "the server as (set LS_PG_USER, or create the user postgres)");
+}
+
+/* fork + exec argv (bindir/argv[0], at most 30 arguments) as e's user, output appended to log,
+ * in a process group of its own, dying with the harness. Returns the pid
+ * or a negative code (exec failures are reported through a CLOEXEC pipe). */
+static pid_t spawn_as(const struct pg_env *e, char *const argv[], const char *log,
+                      struct ls_err *err)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", e->bindir, argv[0]);
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        return ls_err_errno(err, LS_EENV, errno, "postgres: pipe");
+    int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (logfd < 0) {
+        int er = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return ls_err_errno(err, LS_EIO, er, "open %s", log);
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int er = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        close(logfd);
+        return ls_err_errno(err, LS_EENV, er, "postgres: fork");
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int s = 1; s < NSIG; s++)
+            signal(s, SIG_DFL);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        dup2(logfd, 1);
+        dup2(logfd, 2);
+        int bad = 0;
+        if (e->drop)
+            bad = setgroups(0, NULL) < 0 || setgid(e->gid) < 0 || setuid(e->uid) < 0;
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* after setuid, which clears it */
+        if (getppid() != parent)
+            _exit(127);
+        if (!bad) {
+            char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", "LANG=C", NULL};
+            char *args[32];
+            int k = 0;
+            args[k++] = path; /* initdb finds postgres next to its own argv[0] */
+            for (int i = 1; argv[i] && k < 31; i++)
+                args[k++] = argv[i];
+            args[k] = NULL;
+            execve(path, args, envp);
+        }
+        int er = errno;
+        ssize_t w = write(pfd[1], &er, sizeof(er));
+        (void)w;
+        _exit(127);
+    }
+    close(pfd[1]);
+    close(logfd);
+    int child_errno = 0;
+    ssize_t r;
+    do
+        r = read(pfd[0], &child_errno, sizeof(child_errno));
+    while (r < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (r == (ssize_t)sizeof(child_errno)) {
+        waitpid(pid, NULL, 0);
+        return ls_err_errno(err, LS_EENV, child_errno, "postgres: cannot run %s%s%s", path,
+                            e->drop ? " as " : "", e->drop ? e->user : "");
+    }
+    return pid;
+}
+
+static int free_port(struct ls_err *err)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return ls_err_errno(err, LS_EENV, errno, "free port: socket");
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+        int er = errno;
+        close(fd);
+        return ls_err_errno(err, LS_EENV, er, "free port on 127.0.0.1");
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* Can e's user pass through every directory down to dir (search
+ * permission)? Asked in a child that takes the user's identity. */
+static int user_can_reach(const struct pg_env *e, const char *dir)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0;
+    if (pid == 0) {
+        if (setgroups(0, NULL) < 0 || setgid(e->gid) < 0 || setuid(e->uid) < 0)
+            _exit(1);
+        _exit(access(dir, X_OK) == 0 ? 0 : 1);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path) < 0 ? -1 : 0;
+}
+
+/* o+x on dir (root's 0700 run directory), so the server's user can pass. */
+static void allow_traverse(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && !(st.st_mode & S_IXOTH))
+        chmod(dir, (st.st_mode & 07777) | S_IXOTH);
+}
+
+/* Run initdb into n->dir and wait for it (bounded). */
+static int run_initdb(const struct pg_env *e, const struct node_proc *n, const char *log,
+                      int (*interrupted)(void *), void *arg, struct ls_err *err)
+{
+    char *const argv[] = {"initdb", "-D", (char *)n->dir, "-U", PG_USER, "--auth=trust",
+                          "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions", NULL};
+    pid_t pid = spawn_as(e, argv, log, err);
+    if (pid < 0)
+        return pid;
+    int64_t deadline = ls_now_ns() + INITDB_TIMEOUT;
+    int status = 0;
+    for (;;) {
+        int w = proc_wait(pid, 50 * LS_NS_PER_MS, &status);
+        if (w == 1)
+            break;
+        if ((interrupted && interrupted(arg)) || ls_now_ns() >= deadline) {
+            proc_stop(pid, SIGKILL, LS_NS_PER_S);
+            return interrupted && interrupted(arg)
+                       ? ls_err_set(err, LS_EINTR, "interrupted while running initdb")
+                       : ls_err_set(err, LS_ETIMEOUT, "postgres: initdb did not finish in 60s "
+                                    "(see %s)", log);
+        }
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return ls_err_set(err, LS_EENV, "postgres: initdb failed (see %s)", log);
+    return 0;
+}
+
+/* Start postgres on a fresh port and wait until it takes connections.
+ * maxconn: its max_connections (each worker holds two: lock and storage). */
+static int start_server(const struct pg_env *e, struct node_proc *n, int maxconn,
+                        int (*interrupted)(void *), void *arg, struct ls_err *err)
+{
+    char maxc[48];
+    snprintf(maxc, sizeof(maxc), "max_connections=%d", maxconn);
+    struct ls_err last = {0};
+    for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+        int port = free_port(err);
+        if (port < 0)
+            return port;
+        n->port = port;
+        char ports[16];
+        snprintf(ports, sizeof(ports), "%d", port);
+        char *const argv[] = {"postgres", "-D", n->dir, "-p", ports,
+                              "-c", "listen_addresses=127.0.0.1",
+                              "-c", "unix_socket_directories=",
+                              "-c", "fsync=off", "-c", "synchronous_commit=off",
+                              "-c", "full_page_writes=off", "-c", maxc,
+                              "-c", "shared_buffers=16MB", "-c", "log_min_messages=warning",
+                              NULL};
+        pid_t pid = spawn_as(e, argv, n->log, err);
+        if (pid < 0)
+            return pid;
+        n->pid = pid;
+        int64_t deadline = ls_now_ns() + READY_TIMEOUT;
+        for (;;) {
+            char why[256];
+            if (proc_wait(pid, 0, NULL) == 1) {
+                n->pid = 0;
+                ls_err_set(&last, LS_EENV, "postgres exited at start-up (see %s)", n->log);
+                break;
+            }
+            PGconn *c = pgc_connect(n->host, port, ls_now_ns() + 500 * LS_NS_PER_MS, why,
+                                    sizeof(why));
+            if (c) {
+                PQfinish(c);
+                return 0;
+            }
+            if (interrupted && interrupted(arg)) {
+                pgcluster_stop(&(struct cluster){.nnodes = 1, .nodes = n});
+                return ls_err_set(err, LS_EINTR, "interrupted while starting postgres");
+            }
+            if (ls_now_ns() >= deadline) {
+                ls_err_set(&last, LS_ETIMEOUT, "postgres did not take connections within 20s "
+                           "(%s; see %s)", why, n->log);
+                proc_stop(pid, SIGKILL, LS_NS_PER_S);
+                n->pid = 0;
+                break;
+            }
+            ls_sleep_ns(20 * LS_NS_PER_MS);
+        }
+    }
+    return ls_err_set(err, last.code ? last.code : LS_EENV, "%s", last.msg);
+}
+
+int pgcluster_start(struct cluster *c, const struct workload *w, const char *basedir,
+                    int (*interrupted)(void *), void *arg, struct ls_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    struct pg_env e;
+    memset(&e, 0, sizeof(e));
+    int rc = find_bindir(&e, err);
+    if (rc == 0)
+        rc = find_user(&e, err);
+    if (rc < 0)
+        return rc;
+    c->nodes = calloc(1, sizeof(*c->nodes));
+    if (!c->nodes)
+        return ls_err_set(err, LS_ENOMEM, "postgres: out of memory");
+    c->nnodes = 1;
+    struct node_proc *n = &c->nodes[0];
+    n->index = 0;
+    snprintf(n->host, sizeof(n->host), "127.0.0.1");
+    char nodes[512], initlog[600];
+    snprintf(nodes, sizeof(nodes), "%s/nodes", basedir);
+    if (mkdir(nodes, 0700) < 0 && errno != EEXIST) {
+        rc = ls_err_errno(err, LS_EIO, errno, "create %s", nodes);
+        goto fail;
+    }
+    snprintf(n->dir, sizeof(n->dir), "%s/pg", nodes);
+    snprintf(n->log, sizeof(n->log), "%s/pg.log", nodes);
+    snprintf(initlog, sizeof(initlog), "%s/pg-initdb.log", nodes);
+    char parent[512];
+    snprintf(parent, sizeof(parent), "%s", basedir);
+    char *slash = strrchr(parent, '/');
+    if (slash)
+        *(slash == parent ? slash + 1 : slash) = '\0';
+    if (e.drop && !user_can_reach(&e, slash ? parent : ".")) {
+        /* the run directory is out of the user's reach: a private data
+         * directory under /tmp, linked from nodes/pg, removed at stop */
+        char tmpl[] = "/tmp/lockstorm-pg-XXXXXX";
+        if (!mkdtemp(tmpl)) {
+            rc = ls_err_errno(err, LS_EIO, errno, "create a data directory under /tmp");
+            goto fail;
+        }
+        if (symlink(tmpl, n->dir) < 0) {
+            rc = ls_err_errno(err, LS_EIO, errno, "link %s -> %s", n->dir, tmpl);
+            rmdir(tmpl);
+            goto fail;
+        }
+        snprintf(n->dir, sizeof(n->dir), "%s", tmpl);
+    } else if (mkdir(n->dir, 0700) < 0) {
+        rc = ls_err_errno(err, LS_EIO, errno, "create %s", n->dir);
+        goto fail;
+    }
+    if (e.drop) {
+        allow_traverse(basedir);
+        allow_traverse(nodes);
+        if (chown(n->dir, e.uid, e.gid) < 0) {
+            rc = ls_err_errno(err, LS_EIO, errno, "chown %s to %s", n->dir, e.user);
+            goto fail;
+        }
+    }
+    rc = run_initdb(&e, n, initlog, interrupted, arg, err);
+    if (rc == 0)
+        rc = start_server(&e, n, 2 * (int)w->workers.count + 20, interrupted, arg, err);
+    if (rc == 0)
+        rc = pgstore_setup(n->host, n->port, (int)w->workers.resources, err);
+    if (rc < 0)
+        goto fail;
+    c->has_storage = 1;
+    c->storage = *n;
+    c->storage.index = -1;
+    c->storage.pid = 0; /* the same server: stopped as node 0 */
+    return 0;
+fail:
+    pgcluster_stop(c);
+    free(c->nodes);
+    c->nodes = NULL;
+    c->nnodes = 0;
+    return rc;
+}
+
+void pgcluster_stop(struct cluster *c)
+{
+    if (!c || c->nnodes < 1 || !c->nodes)
+        return;
+    struct node_proc *n = &c->nodes[0];
+    if (n->pid > 0) {
+        kill(n->pid, SIGCONT); /* a paused server could not act on SIGINT */
+        kill(n->pid, SIGINT);  /* fast shutdown: sessions are ended, not waited for */
+        if (proc_wait(n->pid, 5 * LS_NS_PER_S, NULL) != 1) {
+            kill(-n->pid, SIGKILL);
+            proc_wait(n->pid, 2 * LS_NS_PER_S, NULL);
+        }
+        n->pid = 0;
+    }
+    if (strncmp(n->dir, "/tmp/lockstorm-pg-", 18) == 0) { /* the private data directory */
+        nftw(n->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        n->dir[0] = '\0';
+    }
+}

@@ -1,0 +1,136 @@
+/*
+ * adapter.h: one external adapter process and the protocol session with it
+ * (shared/PROTOCOL.md): spawn (argv, never a shell; stdin/stdout pipes;
+ * stderr to a file; in the caller's process group; dies with it), the hello
+ * handshake, one request at a time with ids and a timeout, late replies
+ * read and dropped, unsolicited events, protocol errors counted and quoted,
+ * and the bye -> 1 s -> SIGTERM -> SIGKILL shutdown. Used by the `external`
+ * lock (external.c) and by `lockstorm adapter-test` (harness/adapter_test.c).
+ * Not here: what a grant means, tokens, restart policy (the callers').
+ *
+ * Threads: every call takes the adapter's mutex, so a worker's main thread
+ * and its renewal thread may share one adapter; adapter_wait_event polls
+ * without holding it, so it never delays a request.
+ */
+#ifndef LS_ADAPTER_H
+#define LS_ADAPTER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "locks/adapter_proto.h"
+#include "locks/lock.h"
+#include "util/err.h"
+
+#define ADAPTER_HELLO_TIMEOUT_NS (10LL * 1000 * 1000 * 1000)
+#define ADAPTER_BYE_GRACE_NS (1000LL * 1000 * 1000)
+#define ADAPTER_MAX_ARGS 64
+#define ADAPTER_SAMPLES 3          /* protocol errors quoted in the stats */
+#define ADAPTER_LOST_QUEUE 32
+
+struct adapter_config {
+    char *const *argv;             /* NULL-terminated; borrowed for the adapter's life */
+    const char *stderr_path;       /* the adapter's stderr, appended (NULL: /dev/null) */
+    const char *log_path;          /* harness-side log: starts, exits, protocol errors,
+                                    * log events (appended; NULL: none) */
+    int worker;                    /* hello.worker */
+    const struct lock_node *nodes; /* hello.nodes; borrowed */
+    int nnodes;
+    const char *options_json;      /* hello.options (a JSON object text; NULL: {}) */
+    int64_t hello_timeout_ns;      /* 0: ADAPTER_HELLO_TIMEOUT_NS */
+};
+
+struct adapter_stats {
+    uint64_t starts;               /* processes started, the first included */
+    uint64_t exits;                /* unexpected exits noticed */
+    uint64_t requests;             /* requests sent */
+    uint64_t timeouts;             /* requests with no reply in time */
+    uint64_t late_replies;         /* replies to abandoned requests, dropped */
+    uint64_t protocol_errors;
+    uint64_t lost_events;
+    uint64_t log_events;
+};
+
+/* What adapter_request returns. */
+enum adapter_rc {
+    ADAPTER_REPLY = 0,     /* *reply filled and checked against the op */
+    ADAPTER_TIMEOUT = 1,   /* sent, no reply in time: outcome unknown */
+    ADAPTER_PROTO = 2,     /* a protocol error while waiting: outcome unknown */
+    ADAPTER_DEAD = 3,      /* the adapter is gone; sent says whether the request left */
+};
+
+struct adapter {
+    struct adapter_config cfg;
+    pthread_mutex_t mu;
+    int mu_init;
+    pid_t pid;                     /* 0: no process */
+    int to_fd, from_fd;            /* its stdin (we write), its stdout (we read); -1 closed */
+    int alive;                     /* handshake done and no exit noticed since */
+    int exit_pending;              /* an exit noticed, not yet reported by wait_event */
+    char exit_text[64];            /* "exited 1", "killed by signal 9 (Killed)" */
+    struct aproto_lines lines;
+    int64_t next_id;
+    int64_t pending_id;            /* request waiting for its reply, 0 none */
+    int64_t abandoned[64];         /* ids given up on (timeout, protocol error): ring */
+    int nabandoned;
+    /* the hello */
+    char name[APROTO_NAME_MAX];
+    char version[APROTO_NAME_MAX];
+    int protocol;
+    unsigned caps;
+    /* lost events not yet taken by wait_event: ring of (res, token) */
+    struct {
+        char *res, *token;
+    } lost[ADAPTER_LOST_QUEUE];
+    int lost_head, lost_n;
+    struct adapter_stats st;
+    char samples[ADAPTER_SAMPLES][256]; /* first protocol errors, quoted */
+    FILE *log;
+    int64_t t0;                    /* CLOCK_MONOTONIC at adapter_start, for log stamps */
+};
+
+/* Start the process and do the handshake (within cfg->hello_timeout_ns).
+ * a is zeroed first; cfg is copied (its pointers stay borrowed). On
+ * failure returns LS_EENV with err saying what went wrong and quoting the
+ * end of the adapter's stderr; a is still valid for adapter_close. */
+int adapter_start(struct adapter *a, const struct adapter_config *cfg, struct ls_err *err);
+/* Start a new process after the old one exited (or kill the old one
+ * first), same configuration. Counted in st.starts. Returns 0 or LS_EENV. */
+int adapter_restart(struct adapter *a, struct ls_err *err);
+/* Shut down: {"op":"bye"}, close its stdin, wait ADAPTER_BYE_GRACE_NS,
+ * SIGTERM, wait again, SIGKILL; reap; free everything. Accepts NULL and a
+ * zeroed or half-started adapter. */
+void adapter_close(struct adapter *a);
+
+/* One request: {"id":N,"op":...,"res":res[,"token"][,"ttl_ms"]}; waits at
+ * most timeout_ns for the reply with id N, handling whatever else arrives
+ * (events, late replies). ADAPTER_REPLY: *reply filled (amsg_free it).
+ * Otherwise *reply is empty, why says what happened, and *sent (may be
+ * NULL) whether the request was written. */
+int adapter_request(struct adapter *a, int op, const char *res, const char *token,
+                    int64_t ttl_ns, int64_t timeout_ns, struct amsg *reply, int *sent,
+                    char *why, size_t whylen);
+/* Same with the request's members given as JSON text after the id, e.g.
+ * "\"op\":\"frobnicate\"" (adapter-test); op (enum aproto_op, or 0) is what
+ * the reply is checked against. */
+int adapter_request_members(struct adapter *a, const char *members, int op, int64_t timeout_ns,
+                            struct amsg *reply, int *sent, char *why, size_t whylen);
+/* Write raw bytes to the adapter's stdin (adapter-test's garbage line).
+ * Returns 0 or -1 (the adapter is gone). */
+int adapter_send_raw(struct adapter *a, const char *bytes, size_t n);
+
+/* Wait until the absolute CLOCK_MONOTONIC time until_ns for an event:
+ * returns 1 with *ev a `lost` event (kind AMSG_LOST, res and token set;
+ * amsg_free it), 2 when the adapter's exit was noticed (once per exit),
+ * 0 at until_ns or when a signal interrupted the wait. Log events and late
+ * replies are handled on the way. */
+int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev);
+
+/* Is the process there and past its handshake? */
+int adapter_alive(struct adapter *a);
+/* A copy of the counters (under the mutex). */
+void adapter_get_stats(struct adapter *a, struct adapter_stats *out);
+
+#endif

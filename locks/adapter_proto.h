@@ -1,0 +1,124 @@
+/*
+ * adapter_proto.h: the wire format of the external adapter protocol
+ * (shared/PROTOCOL.md, version 1): splitting the adapter's stdout into
+ * lines, parsing one line into a message, checking that a reply carries
+ * what its request needs, and writing requests. Pure functions on memory:
+ * no processes, no I/O (that is adapter.c), so every rule here is unit
+ * tested (tests/unit/test_adapter_proto.c). Unknown fields are ignored
+ * (forward compatibility); a known field of the wrong type is an error.
+ */
+#ifndef LS_ADAPTER_PROTO_H
+#define LS_ADAPTER_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "locks/lock.h"
+#include "util/strbuf.h"
+
+#define APROTO_VERSION 1
+#define APROTO_MAX_LINE (64 * 1024)  /* longer lines are protocol errors, dropped */
+#define APROTO_NAME_MAX 64
+
+/* Adapter capabilities (hello.caps). */
+#define APROTO_CAP_TTL 0x1
+#define APROTO_CAP_RENEW 0x2
+#define APROTO_CAP_FENCING 0x4
+#define APROTO_CAP_AUTO_RENEW 0x8
+
+/* ---- line splitting ---- */
+
+/* Accumulates bytes and hands out complete '\n'-terminated lines. A line
+ * longer than max is dropped whole (through its '\n') and reported once,
+ * as soon as it is known to be too long. The caller drains next() after
+ * every feed, so the buffer never holds much more than max + one read. */
+struct aproto_lines {
+    char *buf;          /* owned */
+    size_t len, cap;
+    size_t max;         /* APROTO_MAX_LINE unless set */
+    size_t skipping;    /* > 0: inside an overlong line, bytes dropped so far */
+};
+
+void aproto_lines_init(struct aproto_lines *l, size_t max);
+void aproto_lines_free(struct aproto_lines *l);
+/* Append n bytes read from the adapter. Returns 0, or LS_ENOMEM. */
+int aproto_lines_feed(struct aproto_lines *l, const char *p, size_t n);
+/* Next complete line, without its '\n' (and a '\r' before it), copied into
+ * *line (caller frees with free()) with its length in *n. Returns 1 with a
+ * line, 0 when no complete line is buffered (or out of memory), -1 when an
+ * overlong line was dropped (*n = its length so far; *line NULL): a
+ * protocol error. */
+int aproto_lines_next(struct aproto_lines *l, char **line, size_t *n);
+
+/* ---- messages from the adapter ---- */
+
+enum amsg_kind {
+    AMSG_REPLY = 1,     /* has "id" */
+    AMSG_HELLO,         /* {"op":"hello",...} */
+    AMSG_LOST,          /* {"event":"lost",...} */
+    AMSG_LOG,           /* {"event":"log",...} */
+};
+
+struct amsg {
+    int kind;           /* enum amsg_kind */
+    int64_t id;         /* AMSG_REPLY */
+    /* reply fields; has_* say whether the field was present (and not null) */
+    int ok;
+    int busy, unknown;  /* absent = 0 */
+    int has_released, released;
+    char *token;        /* owned, NULL when absent */
+    int has_fence;
+    uint64_t fence;
+    int has_validity;
+    int64_t validity_ns; /* validity_ms converted; may be <= 0 */
+    char *error;        /* owned, NULL when absent */
+    /* hello */
+    int protocol;
+    char name[APROTO_NAME_MAX];
+    char version[APROTO_NAME_MAX];
+    unsigned caps;      /* APROTO_CAP_* */
+    char unknown_caps[128]; /* caps we do not know, for the log ("" none) */
+    /* events */
+    char *res;          /* AMSG_LOST: owned */
+    char *msg;          /* AMSG_LOG: owned */
+};
+
+/* Parse one line. Returns 0 with *m filled (free with amsg_free), or -1
+ * with a one-line reason in why ("not JSON: offset 3: ...", "reply: 'ok'
+ * must be true or false, got a string") and *m empty. */
+int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t whylen);
+void amsg_free(struct amsg *m);
+
+/* Requests. */
+enum aproto_op { AOP_ACQUIRE = 1, AOP_RENEW, AOP_RELEASE };
+
+/* Does reply m carry what a reply to op needs? ok:true acquire needs a
+ * non-empty token and validity_ms; ok:true renew needs validity_ms; ok:true
+ * release needs released. Returns 0 or -1 with the reason in why. */
+int aproto_check_reply(int op, const struct amsg *m, char *why, size_t whylen);
+
+/* Map a reply to the lock outcome vocabulary (lock.h) and an enum ev_err
+ * for the failures. Call after aproto_check_reply passed. */
+int aproto_outcome(int op, const struct amsg *m, int *err_kind);
+
+/* "ttl,renew" text of caps ("-" when none). */
+void aproto_caps_text(unsigned caps, char *buf, size_t n);
+
+/* ---- messages to the adapter (one line each, '\n' included) ---- */
+
+/* {"op":"hello","protocol":1,"worker":W,"nodes":["h:p",...],"options":OPTS}
+ * options_json is a JSON object text (NULL: {}), copied verbatim. */
+void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *nodes, int nnodes,
+                        const char *options_json);
+/* {"id":I,"op":"acquire"|"renew"|"release","res":R[,"token":T][,"ttl_ms":X]}
+ * token: NULL for acquire; ttl_ns < 0: no ttl_ms (release). */
+void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res,
+                          const char *token, int64_t ttl_ns);
+/* {"op":"bye"} */
+void aproto_write_bye(struct strbuf *sb);
+
+/* Quote a line for a message: at most max bytes, control bytes and
+ * non-ASCII shown as \xNN, "..." appended when cut. Returns buf. */
+const char *aproto_quote(const char *line, size_t n, size_t max, char *buf, size_t buflen);
+
+#endif

@@ -1,0 +1,683 @@
+/*
+ * external.c: the `external` lock implementation: each worker's lock calls
+ * go to an adapter process speaking shared/PROTOCOL.md (a lock library in
+ * any language; adapters/ has Node.js and Python ones). The worker still
+ * times the hold, writes the event log and touches the protected resource,
+ * so results compare with the built-in implementations. Tokens in the event
+ * log are the worker's; the adapter's own token for each grant is kept in a
+ * small map here and sent back on renew and release.
+ *
+ * Process model: the worker's first lock instance starts the adapter (a
+ * child of the worker, in its process group, so pause and kill faults reach
+ * it); a renewal thread's instance (lock_config.primary) shares it. An
+ * adapter that exits during the run is restarted by the next acquire or
+ * release (its grants are reported lost first). Counters and the adapter's
+ * hello go to adapters/worker-NNN[.eE].json for result.json.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness/options.h"
+#include "harness/yamltree.h"
+#include "locks/adapter.h"
+#include "locks/external.h"
+#include "locks/lock.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+#define RESTART_BACKOFF_NS (1000LL * 1000 * 1000)
+#define TOKEN_MAP 8
+
+/* ---- options ---- */
+
+#define OFF(m) offsetof(struct external_options, m)
+
+static const struct opt_def ext_tab[] = {
+    {"command", OPT_CUSTOM, OFF(command), NULL, 0, 0, NULL, NULL,
+     "the adapter's argv, a list run without a shell (PATH lookup for the first item), "
+     "e.g. [node, adapters/node/ioredis-handrolled.js]; relative paths are relative to the "
+     "directory lockstorm runs in"},
+    {"adapter", OPT_CUSTOM, OFF(adapter), "{}", 0, 0, NULL, NULL,
+     "mapping handed to the adapter untouched (hello.options): the library's own settings"},
+    {"request_timeout", OPT_DURATION, OFF(request_timeout), "2s", 1e6, 60e9, NULL, NULL,
+     "how long the worker waits for a reply; then the outcome is unknown and a later reply "
+     "is read and dropped"},
+    {"max_restarts", OPT_INT, OFF(max_restarts), "20", 0, 10000, NULL, NULL,
+     "restarts of an adapter that exited during the run (per worker); past it every request "
+     "fails"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+/* ynode -> JSON, scalars typed the way YAML reads them (plain true/false,
+ * numbers, null words; quoted scalars stay strings). Caller frees. */
+static struct json *ynode_json(const struct ynode *v)
+{
+    if (!v || ynode_is_null(v))
+        return json_new_null();
+    if (v->kind == YN_MAP) {
+        struct json *o = json_new_obj();
+        for (size_t i = 0; i < v->n; i++)
+            json_obj_set(o, v->keys[i]->text, ynode_json(v->vals[i]));
+        return o;
+    }
+    if (v->kind == YN_SEQ) {
+        struct json *a = json_new_arr();
+        for (size_t i = 0; i < v->n; i++)
+            json_arr_push(a, ynode_json(v->vals[i]));
+        return a;
+    }
+    if (v->plain) {
+        const char *t = v->text;
+        if (!strcmp(t, "true") || !strcmp(t, "True") || !strcmp(t, "TRUE"))
+            return json_new_bool(1);
+        if (!strcmp(t, "false") || !strcmp(t, "False") || !strcmp(t, "FALSE"))
+            return json_new_bool(0);
+        struct json *num = NULL;
+        char why[8];
+        if ((t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) &&
+            json_parse(t, strlen(t), &num, why, sizeof(why)) == 0 && num->type == JSON_NUM)
+            return num;
+        json_free(num);
+    }
+    return json_new_strn(v->text, v->len);
+}
+
+static int parse_command(struct external_options *o, const struct ynode *v,
+                         const struct ynode *where, const char *path, struct ydiag *dg)
+{
+    if (!v || ynode_is_null(v)) {
+        ydiag_at(dg, v ? v : where,
+                 "%s: required: the adapter's argv as a list, e.g. [node, "
+                 "adapters/node/ioredis-handrolled.js]", path);
+        return -1;
+    }
+    if (v->kind != YN_SEQ) {
+        ydiag_at(dg, v, "%s: expected a list of strings (an argv, run without a shell), got %s",
+                 path, ynode_kind_text(v));
+        return -1;
+    }
+    if (v->n == 0 || v->n > EXTERNAL_MAX_ARGS) {
+        ydiag_at(dg, v, "%s: needs 1 to %d items, got %zu", path, EXTERNAL_MAX_ARGS, v->n);
+        return -1;
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const struct ynode *it = v->vals[i];
+        if (it->kind != YN_SCALAR || (i == 0 && it->len == 0) || memchr(it->text, 0, it->len)) {
+            ydiag_at(dg, it, "%s[%zu]: expected a %sstring, got %s", path, i,
+                     i == 0 ? "non-empty " : "", it->kind == YN_SCALAR ? "an empty one"
+                                                                      : ynode_kind_text(it));
+            return -1;
+        }
+        if (len + it->len + 1 > sizeof(o->command)) {
+            ydiag_at(dg, it, "%s: longer than %zu bytes in all", path, sizeof(o->command));
+            return -1;
+        }
+        memcpy(o->command + len, it->text, it->len + 1);
+        len += it->len + 1;
+    }
+    o->argc = (int)v->n;
+    return 0;
+}
+
+static int parse_adapter(struct external_options *o, const struct ynode *v, const char *path,
+                         struct ydiag *dg)
+{
+    if (v && !ynode_is_null(v) && v->kind != YN_MAP) {
+        ydiag_at(dg, v, "%s: expected a mapping, got %s", path, ynode_kind_text(v));
+        return -1;
+    }
+    struct json *j = v && v->kind == YN_MAP ? ynode_json(v) : json_new_obj();
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, j, -1);
+    json_free(j);
+    int rc = 0;
+    if (sb.len + 1 > sizeof(o->adapter)) {
+        ydiag_at(dg, v, "%s: longer than %zu bytes as JSON", path, sizeof(o->adapter) - 1);
+        rc = -1;
+    } else {
+        memcpy(o->adapter, sb_cstr(&sb), sb.len + 1);
+    }
+    sb_free(&sb);
+    return rc;
+}
+
+static int hook_parse(void *ctx, const struct opt_def *d, void *base, const struct ynode *v,
+                      const struct ynode *where, const char *path, struct ydiag *dg)
+{
+    (void)ctx;
+    struct external_options *o = base;
+    if (strcmp(d->name, "command") == 0)
+        return parse_command(o, v, where, path, dg);
+    return parse_adapter(o, v, path, dg);
+}
+
+/* The command as a JSON array (caller frees). */
+static struct json *command_json(const struct external_options *o)
+{
+    struct json *a = json_new_arr();
+    const char *p = o->command;
+    for (int i = 0; i < o->argc; i++) {
+        json_arr_push(a, json_new_str(p));
+        p += strlen(p) + 1;
+    }
+    return a;
+}
+
+static struct json *hook_json(void *ctx, const struct opt_def *d, const void *base)
+{
+    (void)ctx;
+    const struct external_options *o = base;
+    if (strcmp(d->name, "command") == 0)
+        return command_json(o);
+    struct json *j = NULL;
+    char why[64];
+    if (json_parse(o->adapter, strlen(o->adapter), &j, why, sizeof(why)) < 0)
+        return json_new_obj();
+    return j;
+}
+
+static void hook_yaml(void *ctx, const struct opt_def *d, const void *base, int indent,
+                      struct strbuf *sb)
+{
+    (void)indent;
+    /* JSON flow text is YAML flow text: it loads back to the same values */
+    struct json *j = hook_json(ctx, d, base);
+    sb_putc(sb, ' ');
+    json_write(sb, j, -1);
+    sb_putc(sb, '\n');
+    json_free(j);
+}
+
+static const char *hook_type(void *ctx, const struct opt_def *d)
+{
+    (void)ctx;
+    return strcmp(d->name, "command") == 0 ? "list of strings (argv)" : "mapping";
+}
+
+static const struct opt_hooks ext_hooks = {NULL, hook_parse, NULL, hook_yaml, hook_json, hook_type};
+
+static int ext_validate(const struct lock_config *cfg, char *why, size_t n)
+{
+    const struct external_options *o = cfg->options;
+    if (!o || o->argc < 1) {
+        snprintf(why, n, "command: required (the adapter's argv)");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- state ---- */
+
+struct grant_map {
+    int used;
+    int res;
+    char htoken[EVLOG_TOKEN_LEN + 1];  /* the worker's token */
+    char *atoken;                      /* the adapter's token (owned) */
+};
+
+/* One per worker, owned by the first lock instance; the renewal thread's
+ * instance borrows it. */
+struct ext_shared {
+    struct adapter ad;
+    pthread_mutex_t mu;                /* the grant map, news and counters below */
+    const struct external_options *opt;
+    char *argv[EXTERNAL_MAX_ARGS + 1]; /* into opt->command */
+    char stderr_path[2100], log_path[2100], stats_path[2100];
+    int worker;
+    uint32_t epoch;
+    int64_t ttl_ns;
+    int started;                       /* the first handshake passed */
+    int64_t restarts, restart_failures, expired_grants;
+    int64_t next_restart;              /* CLOCK_MONOTONIC: no restart attempt before */
+    char last_error[512];              /* the last failed restart */
+    struct grant_map map[TOKEN_MAP];
+    int map_next;
+    struct lock_news news[TOKEN_MAP];  /* lost news made here (adapter exits) */
+    int nnews;
+    struct adapter_stats written;      /* counters as last written to stats_path */
+};
+
+struct ext {
+    struct ext_shared *sh;
+    int primary;
+};
+
+static void res_name(int res, char *buf, size_t n)
+{
+    snprintf(buf, n, "lockstorm:r%d", res);
+}
+
+/* Contract: write adapters/worker-NNN[.eE].json: the hello and every
+ * counter (reports/adapter_stats.c sums them into result.json). */
+static void write_stats(struct ext_shared *s)
+{
+    if (!s->stats_path[0])
+        return;
+    struct adapter_stats st;
+    adapter_get_stats(&s->ad, &st);
+    struct json *o = json_new_obj();
+    json_obj_set_int(o, "worker", s->worker);
+    json_obj_set_int(o, "epoch", s->epoch);
+    json_obj_set_str(o, "name", s->ad.name);
+    json_obj_set_str(o, "version", s->ad.version);
+    json_obj_set_int(o, "protocol", s->ad.protocol);
+    struct json *caps = json_obj_set(o, "caps", json_new_arr());
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } cn[] = {{APROTO_CAP_TTL, "ttl"},
+              {APROTO_CAP_RENEW, "renew"},
+              {APROTO_CAP_FENCING, "fencing"},
+              {APROTO_CAP_AUTO_RENEW, "auto_renew"}};
+    for (size_t i = 0; i < sizeof(cn) / sizeof(cn[0]); i++)
+        if (s->ad.caps & cn[i].bit)
+            json_arr_push(caps, json_new_str(cn[i].name));
+    json_obj_set(o, "command", command_json(s->opt));
+    json_obj_set_bool(o, "started", s->started);
+    json_obj_set_int(o, "starts", (int64_t)st.starts);
+    json_obj_set_int(o, "restarts", s->restarts);
+    json_obj_set_int(o, "restart_failures", s->restart_failures);
+    json_obj_set_int(o, "exits", (int64_t)st.exits);
+    json_obj_set_int(o, "requests", (int64_t)st.requests);
+    json_obj_set_int(o, "timeouts", (int64_t)st.timeouts);
+    json_obj_set_int(o, "late_replies", (int64_t)st.late_replies);
+    json_obj_set_int(o, "protocol_errors", (int64_t)st.protocol_errors);
+    struct json *sm = json_obj_set(o, "protocol_error_samples", json_new_arr());
+    for (uint64_t i = 0; i < st.protocol_errors && i < ADAPTER_SAMPLES; i++)
+        json_arr_push(sm, json_new_str(s->ad.samples[i]));
+    json_obj_set_int(o, "lost_events", (int64_t)st.lost_events);
+    json_obj_set_int(o, "log_events", (int64_t)st.log_events);
+    json_obj_set_int(o, "expired_grants", s->expired_grants);
+    /* relative to the run directory, which may be copied elsewhere */
+    const char *rel = strstr(s->stderr_path, "adapters/");
+    json_obj_set_str(o, "stderr", rel ? rel : s->stderr_path);
+    rel = strstr(s->log_path, "adapters/");
+    json_obj_set_str(o, "log", rel ? rel : s->log_path);
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, o, -1);
+    sb_putc(&sb, '\n');
+    json_free(o);
+    sb_write_file(&sb, s->stats_path); /* best effort: the run goes on without it */
+    sb_free(&sb);
+    s->written = st;
+}
+
+/* Contract: rewrite the stats file when a counter worth seeing changed
+ * since the last write (so a worker killed by a fault leaves them). */
+static void maybe_write_stats(struct ext_shared *s)
+{
+    struct adapter_stats st;
+    adapter_get_stats(&s->ad, &st);
+    if (st.exits != s->written.exits || st.protocol_errors != s->written.protocol_errors ||
+        st.timeouts != s->written.timeouts || st.lost_events != s->written.lost_events ||
+        st.late_replies != s->written.late_replies || st.starts != s->written.starts)
+        write_stats(s);
+}
+
+static void map_put(struct ext_shared *s, const struct grant *g, const char *atoken)
+{
+    pthread_mutex_lock(&s->mu);
+    struct grant_map *m = &s->map[s->map_next];
+    s->map_next = (s->map_next + 1) % TOKEN_MAP;
+    free(m->atoken);
+    m->used = 1;
+    m->res = g->res;
+    snprintf(m->htoken, sizeof(m->htoken), "%s", g->token);
+    m->atoken = strdup(atoken);
+    if (!m->atoken)
+        m->used = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The adapter's token of the worker's grant g (a copy the caller frees),
+ * NULL when unknown; with drop, the entry goes. */
+static char *map_get(struct ext_shared *s, const struct grant *g, int drop)
+{
+    char *t = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < TOKEN_MAP; i++) {
+        struct grant_map *m = &s->map[i];
+        if (m->used && m->res == g->res && strcmp(m->htoken, g->token) == 0) {
+            t = strdup(m->atoken);
+            if (drop) {
+                free(m->atoken);
+                memset(m, 0, sizeof(*m));
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return t;
+}
+
+/* Contract: the adapter is gone: every grant it handed out is lost news
+ * for the worker, and the map is emptied. Caller holds s->mu. */
+static void grants_lost_locked(struct ext_shared *s)
+{
+    for (int i = 0; i < TOKEN_MAP; i++) {
+        struct grant_map *m = &s->map[i];
+        if (!m->used)
+            continue;
+        if (s->nnews < TOKEN_MAP) {
+            struct lock_news *n = &s->news[s->nnews++];
+            n->kind = LOCK_NEWS_LOST;
+            n->res = m->res;
+            memcpy(n->token, m->htoken, sizeof(n->token));
+        }
+        free(m->atoken);
+        memset(m, 0, sizeof(*m));
+    }
+}
+
+/* Contract: make sure an adapter runs before a request (the primary
+ * instance only: a renewal thread never forks). Returns 0, or -1 when it
+ * is down and could not (or may not yet) be restarted. */
+static int ensure_running(struct ext *e)
+{
+    struct ext_shared *s = e->sh;
+    if (adapter_alive(&s->ad))
+        return 0;
+    if (!e->primary)
+        return -1;
+    if (s->restarts >= s->opt->max_restarts || ls_now_ns() < s->next_restart)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    grants_lost_locked(s); /* its grants died with it; the worker hears of them as news */
+    pthread_mutex_unlock(&s->mu);
+    s->restarts++;
+    struct ls_err err = {0};
+    if (adapter_restart(&s->ad, &err) < 0) {
+        s->restart_failures++;
+        s->next_restart = ls_now_ns() + RESTART_BACKOFF_NS;
+        snprintf(s->last_error, sizeof(s->last_error), "%s", err.msg);
+        write_stats(s);
+        return -1;
+    }
+    write_stats(s);
+    return 0;
+}
+
+/* Map an adapter_request result that is not a reply to an outcome. */
+static int no_reply_outcome(int rc, int sent, int *err_kind)
+{
+    switch (rc) {
+    case ADAPTER_TIMEOUT:
+        *err_kind = EVE_TIMEOUT;
+        return LOCK_UNKNOWN;
+    case ADAPTER_PROTO:
+        *err_kind = EVE_PROTO;
+        return LOCK_UNKNOWN;
+    default:
+        *err_kind = EVE_CONN;
+        return sent ? LOCK_UNKNOWN : LOCK_FAIL;
+    }
+}
+
+/* ---- ops ---- */
+
+static int ext_init(struct lock *lk, const struct lock_config *cfg, struct ls_err *err)
+{
+    struct ext *e = calloc(1, sizeof(*e));
+    if (!e)
+        return ls_err_set(err, LS_ENOMEM, "external: out of memory");
+    lk->ctx = e;
+    if (cfg->primary) {
+        struct ext *p = cfg->primary->ctx;
+        if (!p || !p->sh)
+            return ls_err_set(err, LS_EUSAGE, "external: no adapter to share");
+        e->sh = p->sh;
+        if (!(e->sh->ad.caps & APROTO_CAP_RENEW))
+            return ls_err_set(err, LS_EENV,
+                              "adapter %s %s does not offer renew (its caps lack 'renew'); use "
+                              "lock.renew: none", e->sh->ad.name, e->sh->ad.version);
+        return 0;
+    }
+    e->primary = 1;
+    const struct external_options *o = cfg->options;
+    char why[128];
+    if (!o || ext_validate(cfg, why, sizeof(why)) < 0)
+        return ls_err_set(err, LS_EUSAGE, "external: %s", o ? why : "no options");
+    struct ext_shared *s = calloc(1, sizeof(*s));
+    if (!s)
+        return ls_err_set(err, LS_ENOMEM, "external: out of memory");
+    e->sh = s;
+    pthread_mutex_init(&s->mu, NULL);
+    s->opt = o;
+    s->worker = cfg->worker;
+    s->epoch = cfg->epoch;
+    s->ttl_ns = cfg->ttl_ns;
+    const char *p = o->command;
+    for (int i = 0; i < o->argc; i++) {
+        s->argv[i] = (char *)p;
+        p += strlen(p) + 1;
+    }
+    s->argv[o->argc] = NULL;
+    if (cfg->rundir) {
+        char dir[2100];
+        snprintf(dir, sizeof(dir), "%s/adapters", cfg->rundir);
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+            return ls_err_errno(err, LS_EIO, errno, "external: create %s", dir);
+        char ep[16] = "";
+        if (cfg->epoch)
+            snprintf(ep, sizeof(ep), ".e%u", cfg->epoch);
+        snprintf(s->stderr_path, sizeof(s->stderr_path), "%s/worker-%03d.stderr", dir, cfg->worker);
+        snprintf(s->log_path, sizeof(s->log_path), "%s/worker-%03d.log", dir, cfg->worker);
+        snprintf(s->stats_path, sizeof(s->stats_path), "%s/worker-%03d%s.json", dir, cfg->worker,
+                 ep);
+    }
+    struct adapter_config ac = {
+        .argv = s->argv,
+        .stderr_path = s->stderr_path[0] ? s->stderr_path : NULL,
+        .log_path = s->log_path[0] ? s->log_path : NULL,
+        .worker = cfg->worker,
+        .nodes = cfg->nodes,
+        .nnodes = cfg->nnodes,
+        .options_json = o->adapter,
+        .hello_timeout_ns = ADAPTER_HELLO_TIMEOUT_NS,
+    };
+    int rc = adapter_start(&s->ad, &ac, err);
+    if (rc < 0) {
+        write_stats(s);
+        return rc;
+    }
+    s->started = 1;
+    write_stats(s);
+    return 0;
+}
+
+static void ext_destroy(struct lock *lk)
+{
+    struct ext *e = lk->ctx;
+    if (!e)
+        return;
+    struct ext_shared *s = e->sh;
+    if (e->primary && s) {
+        adapter_close(&s->ad);
+        if (s->started || s->stats_path[0])
+            write_stats(s);
+        for (int i = 0; i < TOKEN_MAP; i++)
+            free(s->map[i].atoken);
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+    }
+    free(e);
+    lk->ctx = NULL;
+}
+
+static int ext_acquire(struct lock *lk, struct grant *g, int *err_kind)
+{
+    struct ext *e = lk->ctx;
+    struct ext_shared *s = e->sh;
+    *err_kind = EVE_NONE;
+    if (ensure_running(e) < 0) {
+        *err_kind = EVE_CONN;
+        return LOCK_FAIL;
+    }
+    char res[RES_NAME_MAX];
+    res_name(g->res, res, sizeof(res));
+    struct amsg m;
+    int sent = 0;
+    char why[300];
+    int rc = adapter_request(&s->ad, AOP_ACQUIRE, res, NULL, s->ttl_ns, s->opt->request_timeout,
+                             &m, &sent, why, sizeof(why));
+    int out;
+    if (rc != ADAPTER_REPLY) {
+        out = no_reply_outcome(rc, sent, err_kind);
+    } else {
+        out = aproto_outcome(AOP_ACQUIRE, &m, err_kind);
+        if (out == LOCK_OK) {
+            g->no_lease = !(s->ad.caps & APROTO_CAP_TTL);
+            g->validity_ns = m.validity_ns;
+            g->has_fence = m.has_fence;
+            g->fence = m.fence;
+            if (!g->no_lease && m.validity_ns <= 0) {
+                pthread_mutex_lock(&s->mu);
+                s->expired_grants++;
+                pthread_mutex_unlock(&s->mu);
+            }
+            map_put(s, g, m.token);
+        }
+        amsg_free(&m);
+    }
+    maybe_write_stats(s);
+    return out;
+}
+
+static int ext_renew(struct lock *lk, struct grant *g, int *err_kind)
+{
+    struct ext *e = lk->ctx;
+    struct ext_shared *s = e->sh;
+    *err_kind = EVE_NONE;
+    if (ensure_running(e) < 0) {
+        *err_kind = EVE_CONN;
+        return LOCK_FAIL;
+    }
+    char *tok = map_get(s, g, 0);
+    if (!tok) { /* the adapter restarted since: the grant died with it */
+        *err_kind = EVE_CONN;
+        return LOCK_FAIL;
+    }
+    char res[RES_NAME_MAX];
+    res_name(g->res, res, sizeof(res));
+    struct amsg m;
+    int sent = 0;
+    char why[300];
+    int rc = adapter_request(&s->ad, AOP_RENEW, res, tok, s->ttl_ns, s->opt->request_timeout, &m,
+                             &sent, why, sizeof(why));
+    free(tok);
+    int out;
+    if (rc != ADAPTER_REPLY) {
+        out = no_reply_outcome(rc, sent, err_kind);
+    } else {
+        out = aproto_outcome(AOP_RENEW, &m, err_kind);
+        if (out == LOCK_OK)
+            g->validity_ns = m.validity_ns;
+        amsg_free(&m);
+    }
+    maybe_write_stats(s);
+    return out;
+}
+
+static int ext_release(struct lock *lk, const struct grant *g, int *err_kind)
+{
+    struct ext *e = lk->ctx;
+    struct ext_shared *s = e->sh;
+    *err_kind = EVE_NONE;
+    char *tok = map_get(s, g, 1);
+    if (!tok || !adapter_alive(&s->ad)) {
+        /* the adapter that granted it is gone (and the grant with it):
+         * nothing to send; a new adapter knows nothing of it */
+        free(tok);
+        *err_kind = EVE_CONN;
+        return LOCK_FAIL; /* the next acquire restarts the adapter */
+    }
+    char res[RES_NAME_MAX];
+    res_name(g->res, res, sizeof(res));
+    struct amsg m;
+    int sent = 0;
+    char why[300];
+    int rc = adapter_request(&s->ad, AOP_RELEASE, res, tok, -1, s->opt->request_timeout, &m,
+                             &sent, why, sizeof(why));
+    free(tok);
+    int out;
+    if (rc != ADAPTER_REPLY) {
+        out = no_reply_outcome(rc, sent, err_kind);
+    } else {
+        out = aproto_outcome(AOP_RELEASE, &m, err_kind);
+        amsg_free(&m);
+    }
+    maybe_write_stats(s);
+    return out;
+}
+
+static int ext_wait_news(struct lock *lk, int64_t until_ns, struct lock_news *news)
+{
+    struct ext *e = lk->ctx;
+    struct ext_shared *s = e->sh;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        if (s->nnews > 0) {
+            *news = s->news[0];
+            memmove(s->news, s->news + 1, (size_t)(s->nnews - 1) * sizeof(s->news[0]));
+            s->nnews--;
+            pthread_mutex_unlock(&s->mu);
+            return 1;
+        }
+        pthread_mutex_unlock(&s->mu);
+        struct amsg ev;
+        int r = adapter_wait_event(&s->ad, until_ns, &ev);
+        if (r == 0)
+            return 0;
+        if (r == 2) { /* the adapter exited: its grants are lost */
+            pthread_mutex_lock(&s->mu);
+            grants_lost_locked(s);
+            pthread_mutex_unlock(&s->mu);
+            maybe_write_stats(s);
+            continue;
+        }
+        /* a `lost` event: whose grant? (one already released: ignored) */
+        int found = 0;
+        pthread_mutex_lock(&s->mu);
+        for (int i = 0; i < TOKEN_MAP && !found; i++) {
+            struct grant_map *m = &s->map[i];
+            char res[RES_NAME_MAX];
+            res_name(m->res, res, sizeof(res));
+            if (m->used && strcmp(m->atoken, ev.token) == 0 && strcmp(res, ev.res) == 0) {
+                news->kind = LOCK_NEWS_LOST;
+                news->res = m->res;
+                memcpy(news->token, m->htoken, sizeof(news->token));
+                found = 1;
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+        amsg_free(&ev);
+        maybe_write_stats(s);
+        if (found)
+            return 1;
+    }
+}
+
+const struct lock_ops lock_external = {
+    .version = LOCK_OPS_VERSION,
+    .name = "external",
+    .model = "an adapter process per worker speaking shared/PROTOCOL.md: a lock library in "
+             "any language (adapters/: Node.js ioredis, redlock, redis-semaphore; redis-py)",
+    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEW | LOCK_CAP_FENCING,
+    .options = ext_tab,
+    .options_size = sizeof(struct external_options),
+    .init = ext_init,
+    .destroy = ext_destroy,
+    .acquire = ext_acquire,
+    .renew = ext_renew,
+    .release = ext_release,
+    .validate = ext_validate,
+    .option_hooks = &ext_hooks,
+    .wait_news = ext_wait_news,
+};

@@ -1,0 +1,29 @@
+/*
+ * external.h: the `external` lock implementation's options (external.c):
+ * an adapter process per worker speaking shared/PROTOCOL.md. The command
+ * and the adapter mapping are stored inline (fixed, documented sizes), so
+ * the options struct needs no destructor beyond the options machinery's.
+ */
+#ifndef LS_EXTERNAL_H
+#define LS_EXTERNAL_H
+
+#include <stdint.h>
+
+#include "locks/lock.h"
+
+#define EXTERNAL_MAX_ARGS 64
+#define EXTERNAL_COMMAND_MAX 4096   /* bytes of all argv strings, NULs included */
+#define EXTERNAL_ADAPTER_MAX 4096   /* bytes of the adapter mapping as compact JSON */
+#define RES_NAME_MAX 32             /* "lockstorm:r<N>" */
+
+struct external_options {
+    char command[EXTERNAL_COMMAND_MAX]; /* argc strings, each NUL-terminated, back to back */
+    int argc;
+    char adapter[EXTERNAL_ADAPTER_MAX]; /* hello.options: a JSON object text */
+    int64_t request_timeout;            /* ns */
+    int64_t max_restarts;
+};
+
+extern const struct lock_ops lock_external;
+
+#endif

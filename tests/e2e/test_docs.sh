@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The documentation holds together: every relative link in README.md and
+# docs/*.md points at a file that exists; every page of docs/ is linked from
+# the README; the README stays short and its two commands exist; every
+# `lockstorm COMMAND` the docs show (in code) is a command the binary has;
+# the workload reference is the generated one.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+cd "$SRC"
+pages=(README.md docs/*.md)
+
+# relative links [text](path#anchor) resolve from the page's directory
+for f in "${pages[@]}"; do
+    dir=$(dirname "$f")
+    bad=""
+    while IFS= read -r link; do
+        target=${link%%#*}
+        [ -z "$target" ] && continue
+        case $target in http://*|https://*|mailto:*) continue ;; esac
+        [ -e "$dir/$target" ] || bad="$bad $target"
+    done < <(grep -oE '\]\([^) ]+\)' "$f" | sed -E 's/^\]\(//; s/\)$//')
+    check "$f: every relative link resolves${bad:+ (missing:$bad)}" [ -z "$bad" ]
+done
+
+for f in docs/*.md; do
+    check "README.md links $f (add it to the Documentation list)" grep -qF "($f)" README.md
+done
+
+n=$(wc -l <README.md)
+check "README.md stays short ($n lines <= 80)" [ "$n" -le 80 ]
+for s in scripts/demo.sh scripts/test.sh; do
+    check "README's command $s exists" grep -qF "./$s" README.md
+    check "$s is there and parses" bash -n "$s"
+done
+check "README shows a verdict line" grep -qE '^lockstorm: (PASS|FAIL) workload=' README.md
+
+# `lockstorm X` in code blocks and inline code names a real command
+cmds=" $("$LS" help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}' | tr '\n' ' ') "
+for f in "${pages[@]}"; do
+    used=$(awk '/^```/ {inb = !inb; next}
+        inb && match($0, /^[ ]*(build\/)?lockstorm [a-z][a-z-]*/) {
+            s = substr($0, RSTART, RLENGTH); sub(/.*lockstorm /, "", s); print s }
+        !inb { while (match($0, /`lockstorm [a-z][a-z-]*/)) {
+            print substr($0, RSTART + 11, RLENGTH - 11); $0 = substr($0, RSTART + RLENGTH) } }' "$f" |
+        sort -u)
+    unknown=""
+    for c in $used; do
+        case $cmds in *" $c "*) ;; *) unknown="$unknown $c" ;; esac
+    done
+    check "$f: the lockstorm commands it shows exist${unknown:+ (unknown:$unknown)}" [ -z "$unknown" ]
+done
+
+check "docs/workload-reference.md is what 'lockstorm validate --reference' prints" \
+    diff -q docs/workload-reference.md <("$LS" validate --reference)
+
+t_finish

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The `external` lock against a misbehaving adapter (tests/fixtures/
+# bad_adapter.py): an adapter that fails its handshake (exits, says nothing,
+# says garbage, speaks another protocol) fails the run with exit 3 and its
+# stderr quoted; one that never answers, answers garbage, huge lines or
+# wrong ids costs unknown outcomes and counted protocol errors, and the run
+# still ends with a verdict; one that exits mid-hold is restarted and its
+# grant recorded lost. Never a hang (every run is bounded by `timeout`),
+# never a process left behind (each run in a session of its own).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+FIX=$SRC/tests/fixtures/bad_adapter.py
+command -v python3 >/dev/null || { fail "python3 is needed for the fixture adapter"; t_finish; }
+
+# bad_run MODE DIR [ARGS...]: run the fixture in MODE under setsid and a hard
+# time bound; sets RC, SECS and SID
+bad_run() {
+    local mode=$1 d=$2; shift 2
+    cat >"$T_TMP/$mode.yaml" <<YAML
+name: bad-$mode
+duration: 2s
+cluster: {nodes: 1}
+lock: {impl: external, ttl: 300ms, options: {command: ["$FIX", $mode], request_timeout: 300ms}}
+workers: {count: 1, resources: 1, hold: 100ms, think: 5ms}
+YAML
+    local t0 t1
+    t0=$(date +%s%N)
+    set +e
+    timeout 40 setsid bash -c 'echo $$ >"$0.sid"; exec "$@"' "$d" "$LS" run "$T_TMP/$mode.yaml" \
+        --out "$d" --quiet "$@" >"$d.stdout" 2>"$d.stderr"
+    RC=$?
+    set -e
+    t1=$(date +%s%N)
+    SECS=$(( (t1 - t0) / 1000000000 ))
+    SID=$(cat "$d.sid")
+}
+
+# handshake failures: exit 3, one clear message quoting the adapter
+for spec in "exit-early|exited 1 before its hello|refusing to start" \
+            "garbage-hello|instead of its hello|HELLO? is this thing on" \
+            "old-protocol|speaks protocol 2|lockstorm speaks 1" \
+            "silent|no hello within 10s|its stderr is empty"; do
+    IFS='|' read -r mode frag1 frag2 <<<"$spec"
+    d=$T_TMP/$mode
+    bad_run "$mode" "$d"
+    msg=$(cat "$d.stderr")
+    check "$mode: exit 3 ($RC)" [ "$RC" -eq 3 ]
+    check "$mode: says '$frag1'" grep -qF -- "$frag1" "$d.stderr"
+    check "$mode: quotes '$frag2'" grep -qF -- "$frag2" "$d.stderr"
+    check "$mode: names the worker and the adapter" grep -q "worker 0 could not start: adapter for worker 0" "$d.stderr"
+    t_no_session_leftovers "$SID" "$mode"
+done
+check "silent: gives up after the 10 s hello timeout, not later ($SECS s)" [ "$SECS" -le 16 ]
+
+# runtime misbehaviour: the run goes on and ends with a verdict (exit 0/1)
+d=$T_TMP/never-answers
+bad_run never-answers "$d"
+check "never-answers: ends with a verdict (exit $RC)" [ "$RC" -le 1 ]
+check "never-answers: bye ignored, SIGTERM ignored: SIGKILL, still within bounds ($SECS s)" [ "$SECS" -le 12 ]
+expect_val "$d" counts.unknown ">" 3
+expect_val "$d" counts.grants == 0
+expect_val "$d" adapter.timeouts ">" 3
+check "never-answers: the session log shows the escalation" grep -q "SIGKILL" "$d/adapters/worker-000.log"
+t_no_session_leftovers "$SID" never-answers
+
+for mode in garbage wrong-ids huge-lines; do
+    d=$T_TMP/$mode
+    bad_run "$mode" "$d"
+    check "$mode: ends with a verdict (exit $RC)" [ "$RC" -le 1 ]
+    check "$mode: within bounds ($SECS s)" [ "$SECS" -le 10 ]
+    expect_val "$d" adapter.protocol_errors ">" 3
+    expect_val "$d" counts.unknown ">" 3
+    check "$mode: a protocol error quoted in result.json" \
+        [ "$("$LS" get "$d" adapter.protocol_error_samples.0)" != null ]
+    check "$mode: quoted in the session log" grep -q "protocol error" "$d/adapters/worker-000.log"
+    t_no_session_leftovers "$SID" "$mode"
+done
+check "huge-lines: the real replies came late and were dropped" \
+    [ "$("$LS" get "$T_TMP/huge-lines" adapter.late_replies)" -gt 3 ]
+
+d=$T_TMP/exit-mid-hold
+bad_run exit-mid-hold "$d"
+check "exit-mid-hold: ends with a verdict (exit $RC)" [ "$RC" -le 1 ]
+expect_val "$d" adapter.restarts ">=" 1
+expect_val "$d" adapter.exits ">=" 1
+expect_val "$d" counts.lost ">=" 1
+expect_val "$d" counts.grants ">" 3
+check "exit-mid-hold: lost recorded inside the hold, which ended at once" \
+    bash -c "'$LS' log export '$d' | grep -A1 '\"type\":\"lost\"' | grep -q '\"type\":\"exit\"'"
+t_no_session_leftovers "$SID" exit-mid-hold
+
+t_finish

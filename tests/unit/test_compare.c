@@ -1,0 +1,171 @@
+/*
+ * test_compare.c: the comparison of runs (reports/compare.h) from
+ * result.json files written here: one row per run with the contract
+ * fields, per-fault-kind sums over fault windows (grants/s over the
+ * windows' length, the largest p99, unknown outcomes), violations counted
+ * once per kind of the faults active during them, "-" for fences a lock
+ * does not offer, the same-schedule check, and the text tables.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "reports/compare.h"
+#include "tests/unit/testing.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+
+static char *tmp;
+
+static const char RUN_A[] =
+    "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"fail\","
+    "\"interrupted\":false,\"duration_s\":10,"
+    "\"workload\":{\"name\":\"w\",\"duration\":\"10s\",\"faults\":[{\"kind\":\"pause\"}],"
+    "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"redis-single\"},"
+    "\"cluster\":{\"topology\":\"independent\",\"nodes\":1}},"
+    "\"throughput\":{\"grants_per_s\":20.5},\"latency\":{\"acquire\":{\"p99_ms\":3.25}},"
+    "\"counts\":{\"grants\":205,\"attempts\":400,\"unknown\":3},"
+    "\"checks\":{\"mutex\":{\"violations\":3,\"by_class\":{\"stale_holder\":2,\"lock_broken\":1}},"
+    "\"fencing\":{\"offered\":true,\"plain_lost_updates\":2,\"fenced_lost_updates\":0,"
+    "\"fence_regressions\":4}},"
+    "\"faults\":[{\"id\":0,\"kind\":\"pause\"},{\"id\":1,\"kind\":\"pause\"},{\"id\":2,\"kind\":\"clock\"}],"
+    "\"fault_windows\":["
+    "{\"id\":0,\"kind\":\"pause\",\"duration_ms\":1000,\"attempts\":10,\"grants\":4,\"unknown\":1,\"acquire_p99_ms\":2.5},"
+    "{\"id\":1,\"kind\":\"pause\",\"duration_ms\":1000,\"attempts\":10,\"grants\":6,\"unknown\":0,\"acquire_p99_ms\":9.5},"
+    "{\"id\":2,\"kind\":\"clock\",\"duration_ms\":500,\"attempts\":5,\"grants\":5,\"unknown\":0,\"acquire_p99_ms\":null}],"
+    "\"violations\":["
+    "{\"class\":\"stale-holder\",\"faults\":[0,1]},"
+    "{\"class\":\"stale-holder\",\"faults\":[1]},"
+    "{\"class\":\"lock-broken\",\"faults\":[1,2]}]}";
+
+static const char RUN_B[] =
+    "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"pass\","
+    "\"interrupted\":false,\"duration_s\":10,"
+    "\"workload\":{\"name\":\"w\",\"duration\":\"10s\",\"faults\":[{\"kind\":\"pause\"}],"
+    "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"redlock\"},"
+    "\"cluster\":{\"topology\":\"independent\",\"nodes\":3}},"
+    "\"throughput\":{\"grants_per_s\":30},\"latency\":{\"acquire\":{\"p99_ms\":1.5}},"
+    "\"counts\":{\"grants\":300,\"attempts\":500,\"unknown\":0},"
+    "\"checks\":{\"mutex\":{\"violations\":0,\"by_class\":{\"stale_holder\":0,\"lock_broken\":0}},"
+    "\"fencing\":{\"offered\":false,\"plain_lost_updates\":0}},"
+    "\"faults\":[{\"id\":0,\"kind\":\"latency\"}],"
+    "\"fault_windows\":[{\"id\":0,\"kind\":\"latency\",\"duration_ms\":2000,\"attempts\":8,"
+    "\"grants\":8,\"unknown\":2,\"acquire_p99_ms\":40}],"
+    "\"violations\":[]}";
+
+/* Contract: dir/result.json with text; returns the directory (static buffer per call site). */
+static void write_run(const char *name, const char *text, char *dir, size_t n)
+{
+    snprintf(dir, n, "%s/%s", tmp, name);
+    mkdir(dir, 0700);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/result.json", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_rows_and_kinds(void)
+{
+    char a[4096], b[4096];
+    write_run("single", RUN_A, a, sizeof(a));
+    write_run("redlock-3", RUN_B, b, sizeof(b));
+    const char *dirs[] = {a, b};
+    struct json *doc = NULL;
+    struct ls_err err = {0};
+    REQUIRE(compare_build(dirs, 2, NULL, &doc, &err) == 0);
+    CHECK_STR(json_get_str(doc, "format", ""), COMPARE_FORMAT);
+    const struct json *r0 = json_path(doc, "runs[0]");
+    const struct json *r1 = json_path(doc, "runs[1]");
+    REQUIRE(r0 && r1);
+    CHECK_STR(json_get_str(r0, "label", ""), "single");
+    CHECK_STR(json_get_str(r1, "lock", ""), "redlock");
+    CHECK_INT(json_get_int(r1, "nodes", 0), 3);
+    CHECK_INT(json_get_int(r0, "stale_holder", -1), 2);
+    CHECK_INT(json_get_int(r0, "lock_broken", -1), 1);
+    CHECK_INT(json_get_int(r0, "fence_regressions", -1), 4);
+    CHECK(json_obj_get(r1, "fenced_lost_updates")->type == JSON_NULL); /* not offered */
+    /* pause: 10 grants over 2 s; p99 the larger window's; violations once per kind */
+    const struct json *p = json_path(r0, "by_fault.pause");
+    REQUIRE(p != NULL);
+    CHECK_INT(json_get_int(p, "windows", 0), 2);
+    CHECK(json_get_num(p, "grants_per_s", 0) == 5.0);
+    CHECK(json_get_num(p, "acquire_p99_ms_max", 0) == 9.5);
+    CHECK_INT(json_get_int(p, "unknown", -1), 1);
+    CHECK_INT(json_get_int(p, "stale_holder", -1), 2);
+    CHECK_INT(json_get_int(p, "lock_broken", -1), 1);
+    const struct json *c = json_path(r0, "by_fault.clock");
+    REQUIRE(c != NULL);
+    CHECK_INT(json_get_int(c, "lock_broken", -1), 1);
+    CHECK_INT(json_get_int(c, "stale_holder", -1), 0);
+    CHECK(json_obj_get(c, "acquire_p99_ms_max")->type == JSON_NULL);
+    /* kinds in order of first appearance, over all runs */
+    const struct json *k = json_obj_get(doc, "fault_kinds");
+    REQUIRE(k && k->n == 3);
+    CHECK_STR(k->kids[0]->s, "pause");
+    CHECK_STR(k->kids[2]->s, "latency");
+    const struct json *same = json_obj_get(doc, "same_schedule");
+    CHECK(same && same->type == JSON_BOOL && same->i == 1);
+
+    struct strbuf sb = STRBUF_INIT;
+    render_compare_text(doc, &sb);
+    const char *t = sb_cstr(&sb);
+    CHECKF(strstr(t, "same seed, workers and fault schedule") != NULL, "%s", t);
+    CHECKF(strstr(t, "| pause") && strstr(t, "| clock") && strstr(t, "| latency"), "%s", t);
+    /* the single node's row: fenced lost 0; redlock's: fences not offered */
+    CHECKF(strstr(t, "\nsingle ") && strstr(t, "\nredlock-3 "), "%s", t);
+    CHECKF(strstr(t, "2/1") != NULL, "pause st/br 2/1 in\n%s", t);
+    sb_free(&sb);
+    json_free(doc);
+
+    /* labels given; a run with another seed makes the schedule differ */
+    char c2[4096], other[sizeof(RUN_B) + 8];
+    snprintf(other, sizeof(other), "%s", RUN_B);
+    char *s = strstr(other, "\"seed\":7");
+    REQUIRE(s != NULL);
+    s[7] = '8';
+    write_run("seed8", other, c2, sizeof(c2));
+    const char *d2[] = {a, c2};
+    const char *labels[] = {"A", NULL};
+    REQUIRE(compare_build(d2, 2, labels, &doc, &err) == 0);
+    CHECK_STR(json_get_str(json_path(doc, "runs[0]"), "label", ""), "A");
+    CHECK_STR(json_get_str(json_path(doc, "runs[1]"), "label", ""), "seed8");
+    same = json_obj_get(doc, "same_schedule");
+    CHECK(same && same->i == 0);
+    render_compare_text(doc, &sb);
+    CHECK(strstr(sb_cstr(&sb), "warning: the runs differ") != NULL);
+    sb_free(&sb);
+    json_free(doc);
+}
+
+static void test_errors(void)
+{
+    struct json *doc = NULL;
+    struct ls_err err = {0};
+    const char *missing[] = {"/nonexistent/run"};
+    CHECK(compare_build(missing, 1, NULL, &doc, &err) == LS_EINPUT);
+    CHECK(strstr(err.msg, "/nonexistent/run/result.json") != NULL);
+    CHECK(doc == NULL);
+    char d[4096];
+    write_run("notours", "{\"format\":\"something-else\"}", d, sizeof(d));
+    const char *dirs[] = {d};
+    ls_err_clear(&err);
+    CHECK(compare_build(dirs, 1, NULL, &doc, &err) == LS_EINPUT);
+    CHECK(strstr(err.msg, "not a lockstorm result.json") != NULL);
+    ls_err_clear(&err);
+    CHECK(compare_build(dirs, 0, NULL, &doc, &err) == LS_EUSAGE);
+}
+
+int main(void)
+{
+    tmp = t_tmpdir();
+    RUN(test_rows_and_kinds);
+    RUN(test_errors);
+    t_rmdir(tmp);
+    free(tmp);
+    return t_finish();
+}
