@@ -73,14 +73,27 @@ done
 # ---- a leftover of an earlier run is noticed, never killed ----
 rdir=$T_TMP/runs
 mkdir -p "$rdir/old-run/events" "$T_TMP/n"
-port=$(( 20000 + RANDOM % 30000 ))
-while ss -ltnH "sport = :$port" | grep -q .; do port=$(( 20000 + RANDOM % 30000 )); done
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$T_TMP/n" \
-    --daemonize no >/dev/null 2>&1 &
-rpid=$!
 redis_up() { redis-cli -p "$1" ping 2>/dev/null | grep -q PONG; }
-trap 'kill "$rpid" 2>/dev/null || true; t_cleanup' EXIT
-check "our stand-in leftover redis-server is up" wait_for 10 redis_up "$port"
+# up or dead: stop polling as soon as the stand-in exited (its port may have
+# been taken by a test running alongside between our probe and its bind)
+up_or_dead() { redis_up "$1" || ! kill -0 "$2" 2>/dev/null; }
+rpid=
+trap 'if [ -n "$rpid" ]; then kill "$rpid" 2>/dev/null || true; fi; t_cleanup' EXIT
+for attempt in 1 2 3 4 5; do
+    port=$(( 20000 + RANDOM % 30000 ))
+    while ss -ltnH "sport = :$port" | grep -q .; do port=$(( 20000 + RANDOM % 30000 )); done
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$T_TMP/n" \
+        --daemonize no >"$T_TMP/n/redis.log" 2>&1 &
+    rpid=$!
+    wait_for 10 up_or_dead "$port" "$rpid" || true
+    redis_up "$port" && break
+    echo "# stand-in redis-server on port $port (attempt $attempt) did not come up:"
+    sed 's/^/#   /' "$T_TMP/n/redis.log"
+    kill "$rpid" 2>/dev/null || true
+    wait "$rpid" 2>/dev/null || true
+    rpid=
+done
+check "our stand-in leftover redis-server is up" redis_up "$port"
 now=$(date +%s%N)
 cat >"$rdir/old-run/run.json" <<EOF
 {"format": "lockstorm-run", "version": 1, "state": "running", "start_real_ns": $now,
