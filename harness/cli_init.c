@@ -20,6 +20,7 @@
 #include "harness/workload.h"
 #include "util/err.h"
 #include "util/strbuf.h"
+#include "util/exedir.h"
 
 struct scenario {
     const char *name;
@@ -260,23 +261,9 @@ static const struct scenario *find_scenario(const char *name)
  * the source tree; "adapters" (relative) when none exists. */
 static void adapters_dir(char *buf, size_t n)
 {
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            static const char *const rel[] = {"/../share/lockstorm/adapters", "/../adapters"};
-            for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-                char cand[PATH_MAX + 64];
-                struct stat st;
-                snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
-                if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && realpath(cand, buf))
-                    return;
-            }
-        }
-    }
+    static const char *const rel[] = {"/../share/lockstorm/adapters", "/../adapters"};
+    if (exe_relative(rel, sizeof(rel) / sizeof(rel[0]), 1, buf))
+        return;
 #ifdef LS_SOURCE_DIR
     struct stat st;
     snprintf(buf, n, "%s/adapters", LS_SOURCE_DIR);

@@ -33,6 +33,7 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/exedir.h"
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
@@ -66,23 +67,10 @@ static int load_error(const struct ls_err *err)
 static int workload_dirs(char dirs[][PATH_MAX], int max)
 {
     int n = 0;
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            const char *rel[] = {"/../share/lockstorm/workloads", "/../workloads", "/workloads"};
-            for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]) && n < max; i++) {
-                char cand[PATH_MAX + 64];
-                snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
-                struct stat st;
-                if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && realpath(cand, dirs[n]))
-                    n++;
-            }
-        }
-    }
+    static const char *const rel[] = {"/../share/lockstorm/workloads", "/../workloads",
+                                      "/workloads"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]) && n < max; i++)
+        n += exe_relative(&rel[i], 1, 1, dirs[n]);
 #ifdef LS_SOURCE_DIR
     if (n < max) {
         snprintf(dirs[n], PATH_MAX, "%s/workloads", LS_SOURCE_DIR);
@@ -592,25 +580,13 @@ static int cmd_get(struct common_args *a, int argc, char **argv)
     else
         snprintf(path, sizeof(path), "%s", argv[0]);
     (void)a;
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        fprintf(stderr, "lockstorm: error: %s: %s\n", path, strerror(errno));
-        return 3;
-    }
-    struct strbuf sb = STRBUF_INIT;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sb_append(&sb, buf, n);
-    fclose(f);
     struct json *doc = NULL;
     char why[128];
-    if (json_parse(sb.buf ? sb.buf : "", sb.len, &doc, why, sizeof(why)) < 0) {
-        sb_free(&sb);
-        fprintf(stderr, "lockstorm: error: %s: not JSON (%s)\n", path, why);
+    int lrc = json_load_file(path, &doc, why, sizeof(why));
+    if (lrc < 0) {
+        fprintf(stderr, "lockstorm: error: %s: %s%s\n", path, lrc == -2 ? "not JSON: " : "", why);
         return 3;
     }
-    sb_free(&sb);
     int missing = 0;
     for (int i = 1; i < argc; i++) {
         const struct json *v = json_path(doc, argv[i]);

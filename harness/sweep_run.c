@@ -240,18 +240,9 @@ static void read_cell_result(const struct sweep_ctx *x, struct sweep_cell *c, in
     char path[PATH_MAX + 200];
     snprintf(path, sizeof(path), "%s/cells/%s/result.json", x->dir, c->name);
     *interrupted = 0;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    struct strbuf sb = STRBUF_INIT;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sb_append(&sb, buf, n);
-    fclose(f);
     struct json *doc = NULL;
     char why[128];
-    if (json_parse(sb.buf ? sb.buf : "", sb.len, &doc, why, sizeof(why)) == 0) {
+    if (json_load_file(path, &doc, why, sizeof(why)) == 0) {
         const struct json *bc = json_path(doc, "checks.mutex.by_class");
         c->stale_holder = json_get_int(bc, "stale_holder", 0);
         c->lock_broken = json_get_int(bc, "lock_broken", 0);
@@ -259,7 +250,6 @@ static void read_cell_result(const struct sweep_ctx *x, struct sweep_cell *c, in
         *interrupted = in && in->type == JSON_BOOL && in->i;
     }
     json_free(doc);
-    sb_free(&sb);
 }
 
 /* Contract: record the end of a reaped cell: done (exit 0, 1 or 4: a
@@ -561,20 +551,12 @@ static int parse(int argc, char **argv, struct sweep_args *a)
  * saying why on stderr (missing, not JSON, not a sweep.json). */
 static int read_json_file(const char *path, struct json **out)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        fprintf(stderr, "lockstorm: error: %s: %s\n", path, strerror(errno));
+    char why[128];
+    int rc = json_load_file(path, out, why, sizeof(why));
+    if (rc == -1) {
+        fprintf(stderr, "lockstorm: error: %s: %s\n", path, why);
         return 2;
     }
-    struct strbuf sb = STRBUF_INIT;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sb_append(&sb, buf, n);
-    fclose(f);
-    char why[128];
-    int rc = json_parse(sb.buf ? sb.buf : "", sb.len, out, why, sizeof(why));
-    sb_free(&sb);
     if (rc < 0 || strcmp(json_get_str(*out, "format", ""), SWEEP_FORMAT) != 0) {
         fprintf(stderr, "lockstorm: error: %s: not a sweep.json (%s)\n", path,
                 rc < 0 ? why : "wrong format");

@@ -4,8 +4,10 @@
  * issued with the grant); release is a plain DEL. A holder that pauses
  * blocks everyone for the whole pause, and one that dies blocks the
  * resource for the rest of the run: the checker must report it under
- * liveness (longest stall, stuck resource). Grants carry no lease.
+ * liveness (longest stall, stuck resource). Grants carry no lease. Release
+ * is naive-del's unconditional DEL (naive.h).
  */
+#include "locks/naive.h"
 #include "locks/redis_conn.h"
 
 enum { S_ACQUIRE };
@@ -35,22 +37,6 @@ static int nnt_acquire(struct lock *lk, struct grant *g, int *err_kind)
     return o;
 }
 
-static int nnt_release(struct lock *lk, const struct grant *g, int *err_kind)
-{
-    struct rsingle *s = lk->ctx;
-    char key[RCONN_KEY_MAX];
-    const char *argv[2] = {"DEL", key};
-    size_t lens[2] = {3, rsingle_key(g, key)};
-    redisReply *reply;
-    int o = rconn_command(&s->conn, 2, argv, lens, &reply, err_kind);
-    if (o != LOCK_OK)
-        return o;
-    if (reply->type != REDIS_REPLY_INTEGER)
-        return rconn_unexpected(&s->conn, reply, err_kind);
-    freeReplyObject(reply);
-    return LOCK_OK;
-}
-
 const struct lock_ops lock_naive_no_ttl = {
     .version = LOCK_OPS_VERSION,
     .name = "naive-no-ttl",
@@ -63,5 +49,5 @@ const struct lock_ops lock_naive_no_ttl = {
     .destroy = rsingle_destroy,
     .acquire = nnt_acquire,
     .renew = NULL,
-    .release = nnt_release,
+    .release = naive_release_del,
 };

@@ -27,22 +27,12 @@ static int cmp_name(const void *a, const void *b)
 
 static struct json *read_json(const char *path)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return NULL;
-    struct strbuf sb = STRBUF_INIT;
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sb_append(&sb, buf, n);
-    fclose(f);
     struct json *j = NULL;
-    char why[64];
-    if (json_parse(sb.buf ? sb.buf : "", sb.len, &j, why, sizeof(why)) < 0 || j->type != JSON_OBJ) {
+    char why[128];
+    if (json_load_file(path, &j, why, sizeof(why)) < 0 || j->type != JSON_OBJ) {
         json_free(j);
         j = NULL;
     }
-    sb_free(&sb);
     return j;
 }
 

@@ -103,8 +103,7 @@ static void put_table(struct strbuf *sb, const struct json *tab, const char *wha
     }
 }
 
-/* Text inside a gnuplot single-quoted string ('' is a quote). */
-static void put_gp_str(struct strbuf *sb, const char *s)
+void gnuplot_put_str(struct strbuf *sb, const char *s)
 {
     sb_putc(sb, '\'');
     for (; s && *s; s++) {
@@ -204,7 +203,7 @@ static void gp_xrange(struct strbuf *sb, double from, double to)
 static void gp_empty(struct strbuf *sb, const char *why)
 {
     sb_puts(sb, "unset key\nset yrange [0:1]\nunset ytics\nset label 1 ");
-    put_gp_str(sb, why);
+    gnuplot_put_str(sb, why);
     sb_puts(sb, " at graph 0.5, graph 0.5 center font ',14'\n"
                 "plot 2 with lines lc rgb '#ffffff' notitle\nunset output\n");
 }
@@ -361,7 +360,7 @@ static int chart_timeline(const char *dir, const struct json *r, int nf, struct 
     int64_t dropped = json_get_int(t, "lanes_dropped", 0);
     if (dropped > 0)
         sb_printf(&title, " (%lld lanes not shown)", (long long)dropped);
-    put_gp_str(&gp, sb_cstr(&title));
+    gnuplot_put_str(&gp, sb_cstr(&title));
     sb_free(&title);
     sb_puts(&gp, "\nunset ylabel\nset grid noytics\n");
     gp_xrange(&gp, from, to);
@@ -376,7 +375,7 @@ static int chart_timeline(const char *dir, const struct json *r, int nf, struct 
             struct strbuf lab = STRBUF_INIT;
             sb_printf(&lab, "%s w%lld", res, (long long)json_get_int(l, "worker", -1));
             sb_puts(&gp, i ? ", " : "");
-            put_gp_str(&gp, sb_cstr(&lab));
+            gnuplot_put_str(&gp, sb_cstr(&lab));
             sb_printf(&gp, " %d", i);
             sb_free(&lab);
         }
@@ -475,7 +474,7 @@ static int run_gnuplot(const char *gnuplot, const char *dir, const char *name,
 {
     struct strbuf cd = STRBUF_INIT;
     sb_puts(&cd, "cd ");
-    put_gp_str(&cd, dir);
+    gnuplot_put_str(&cd, dir);
     char script[256], log[4096], svg[4096];
     snprintf(script, sizeof(script), "%s.gp", name);
     snprintf(log, sizeof(log), "%s/gnuplot.log", dir);

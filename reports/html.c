@@ -57,7 +57,7 @@ static const char CSS[] =
 
 /* ---- escaping and small helpers ------------------------------------------ */
 
-static void esc(struct strbuf *sb, const char *s)
+void html_esc(struct strbuf *sb, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -93,11 +93,11 @@ static void val(struct strbuf *sb, const struct json *v)
             sb_puts(sb, buf);
         }
     } else if (v->type == JSON_STR) {
-        esc(sb, v->s);
+        html_esc(sb, v->s);
     } else if (v->type == JSON_OBJ) { /* {dist: uniform, min: 20ms} -> "dist uniform, min 20ms" */
         for (size_t i = 0; i < v->n; i++) {
             sb_puts(sb, i ? ", " : "");
-            esc(sb, v->keys[i]);
+            html_esc(sb, v->keys[i]);
             sb_putc(sb, ' ');
             val(sb, v->kids[i]);
         }
@@ -131,20 +131,20 @@ static int is_true(const struct json *v)
 static void badge(struct strbuf *sb, const char *cls, const char *text)
 {
     sb_puts(sb, "<span class=\"badge ");
-    esc(sb, cls);
+    html_esc(sb, cls);
     sb_puts(sb, "\">");
-    esc(sb, text);
+    html_esc(sb, text);
     sb_puts(sb, "</span>");
 }
 
 static void kv(struct strbuf *sb, const char *label, const struct json *v, const char *unit)
 {
     sb_puts(sb, "<div><b>");
-    esc(sb, label);
+    html_esc(sb, label);
     sb_puts(sb, "</b> ");
     val(sb, v);
     if (unit && v && v->type == JSON_NUM)
-        esc(sb, unit);
+        html_esc(sb, unit);
     sb_puts(sb, "</div>");
 }
 
@@ -187,7 +187,7 @@ static void banner(struct strbuf *sb, const struct json *r)
     render_verdict_line(r, &line);
     if (line.len && line.buf[line.len - 1] == '\n')
         line.buf[--line.len] = '\0';
-    esc(sb, sb_cstr(&line));
+    html_esc(sb, sb_cstr(&line));
     sb_free(&line);
     sb_puts(sb, "</code></header>\n");
 }
@@ -200,7 +200,7 @@ static void workload_section(struct strbuf *sb, const struct json *r)
         const char *desc = json_get_str(wl, "description", "");
         if (*desc) {
             sb_puts(sb, "<p>");
-            esc(sb, desc);
+            html_esc(sb, desc);
             sb_puts(sb, "</p>");
         }
     }
@@ -241,7 +241,7 @@ static void workload_section(struct strbuf *sb, const struct json *r)
             if (json_get_int(lat->kids[i], "count", 0) <= 0)
                 continue;
             sb_puts(sb, "<tr><td>");
-            esc(sb, lat->keys[i]);
+            html_esc(sb, lat->keys[i]);
             sb_puts(sb, "</td>");
             for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
                 sb_puts(sb, "<td class=\"num\">");
@@ -256,7 +256,7 @@ static void workload_section(struct strbuf *sb, const struct json *r)
         struct strbuf t = STRBUF_INIT;
         json_write(&t, wl, 2);
         sb_puts(sb, "<details><summary>resolved workload (JSON)</summary><pre>");
-        esc(sb, sb_cstr(&t));
+        html_esc(sb, sb_cstr(&t));
         sb_puts(sb, "</pre></details>");
         sb_free(&t);
     }
@@ -298,7 +298,7 @@ static void checks_section(struct strbuf *sb, const struct json *r)
         const struct json *c = checks->kids[i];
         const char *v = json_get_str(c, "verdict", "unknown");
         sb_puts(sb, "<tr><td><b>");
-        esc(sb, checks->keys[i]);
+        html_esc(sb, checks->keys[i]);
         sb_puts(sb, "</b></td><td>");
         badge(sb, strcmp(v, "valid") == 0 ? "valid" : strcmp(v, "invalid") == 0 ? "invalid"
                                                                                  : "unknown", v);
@@ -315,9 +315,9 @@ static void checks_section(struct strbuf *sb, const struct json *r)
                         continue;
                     sb_puts(sb, first ? "" : " &middot; ");
                     first = 0;
-                    esc(sb, key);
+                    html_esc(sb, key);
                     sb_putc(sb, '.');
-                    esc(sb, x->keys[j]);
+                    html_esc(sb, x->keys[j]);
                     sb_puts(sb, " <b>");
                     val(sb, x->kids[j]);
                     sb_puts(sb, "</b>");
@@ -328,7 +328,7 @@ static void checks_section(struct strbuf *sb, const struct json *r)
                 continue;
             sb_puts(sb, first ? "" : " &middot; ");
             first = 0;
-            esc(sb, key);
+            html_esc(sb, key);
             sb_puts(sb, " <b>");
             val(sb, x);
             sb_puts(sb, "</b>");
@@ -344,15 +344,11 @@ static int inline_svg(struct strbuf *sb, const char *dir, const char *name, cons
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s.svg", dir, name);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
     struct strbuf raw = STRBUF_INIT;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sb_append(&raw, buf, n);
-    fclose(f);
+    if (sb_read_file(&raw, path) < 0) {
+        sb_free(&raw);
+        return 0;
+    }
     const char *s = strstr(sb_cstr(&raw), "<svg");
     if (!s || !strstr(s, "</svg>")) {
         sb_free(&raw);
@@ -375,7 +371,7 @@ static int inline_svg(struct strbuf *sb, const char *dir, const char *name, cons
         }
         if (strncmp(s, "<title>Gnuplot</title>", 22) == 0) {
             sb_puts(sb, "<title>");
-            esc(sb, title);
+            html_esc(sb, title);
             sb_puts(sb, "</title>");
             s += 22;
             continue;
@@ -395,19 +391,19 @@ static void charts_section(struct strbuf *sb, const char *dir, const char *chart
     sb_puts(sb, "<section id=\"charts\"><h2>Charts</h2>");
     if (chart_note) {
         sb_puts(sb, "<p class=\"missing\" id=\"charts-note\">");
-        esc(sb, chart_note);
+        html_esc(sb, chart_note);
         sb_puts(sb, "</p>");
     }
     for (int i = 0; i < report_ncharts; i++) {
         const struct chart_info *c = &report_charts[i];
         sb_printf(sb, "<figure id=\"chart-%s\"><figcaption>", c->name);
-        esc(sb, c->title);
+        html_esc(sb, c->title);
         sb_puts(sb, "</figcaption>");
         if (!dir || !inline_svg(sb, dir, c->name, c->title)) {
             sb_puts(sb, "<p class=\"missing\">not drawn");
             if (chart_note) {
                 sb_puts(sb, ": ");
-                esc(sb, chart_note);
+                html_esc(sb, chart_note);
             }
             sb_printf(sb, " (data in %s.dat, script %s.gp)</p>", c->name, c->name);
         }
@@ -460,7 +456,7 @@ static void stories_section(struct strbuf *sb, const struct json *r)
             const struct json *it = story->kids[k];
             const char *kind = json_get_str(it, "kind", "");
             sb_puts(sb, "<li class=\"");
-            esc(sb, kind);
+            html_esc(sb, kind);
             sb_puts(sb, "\">");
             if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
                 sb_printf(sb, "<span class=\"t\">t=%.3fs</span>",
@@ -548,9 +544,9 @@ static void window_row(struct strbuf *sb, const struct json *o, const char *labe
                                        "busy", "unknown", "failed", "violations",
                                        "acquire_p50_ms", "acquire_p99_ms"};
     sb_puts(sb, "<tr><td>");
-    esc(sb, label);
+    html_esc(sb, label);
     sb_puts(sb, "</td><td>");
-    esc(sb, what);
+    html_esc(sb, what);
     sb_puts(sb, "</td>");
     for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
         sb_puts(sb, "<td class=\"num\">");

@@ -72,6 +72,10 @@ int gnuplot_run_script(const char *gnuplot, const char *dir, const char *name,
                        struct strbuf *note);
 void gnuplot_write_style(struct strbuf *sb);
 int html_inline_svg(struct strbuf *sb, const char *dir, const char *name, const char *title);
+/* s escaped for HTML text and attribute values (& < > " '); NULL is "". */
+void html_esc(struct strbuf *sb, const char *s);
+/* s as a gnuplot single-quoted string ('' for a quote, controls as spaces). */
+void gnuplot_put_str(struct strbuf *sb, const char *s);
 
 /* report.html (html.c): self-contained (inline CSS and SVG, no network).
  * The charts are read from dir/NAME.svg; a missing one is shown as

@@ -222,18 +222,6 @@ static void put_blocks(struct strbuf *sb, const struct json *series, const char 
     }
 }
 
-/* Text in a gnuplot single-quoted string. */
-static void gp_str(struct strbuf *sb, const char *s)
-{
-    sb_putc(sb, '\'');
-    for (; s && *s; s++) {
-        if (*s == '\'')
-            sb_putc(sb, '\'');
-        sb_putc(sb, (unsigned char)*s < ' ' ? ' ' : *s);
-    }
-    sb_putc(sb, '\'');
-}
-
 static void gp_head(struct strbuf *sb, const char *name, const char *title, const char *ylabel)
 {
     sb_printf(sb, "# %s.gp: %s\n# Data: %s.dat (an index block per series). Re-run with: "
@@ -243,9 +231,9 @@ static void gp_head(struct strbuf *sb, const char *name, const char *title, cons
     sb_printf(sb, "load 'style.gp'\neval ls_terminal(960, 420)\nset output '%s.svg'\n", name);
     sb_puts(sb, "sc(i) = word('#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 "
                 "#999999', i % 8 + 1)\nset xlabel 'lock TTL (ms)'\nset ylabel ");
-    gp_str(sb, ylabel);
+    gnuplot_put_str(sb, ylabel);
     sb_puts(sb, "\nset title ");
-    gp_str(sb, title);
+    gnuplot_put_str(sb, title);
     sb_puts(sb, "\nset xrange [0:*]\nset key outside top center horizontal maxrows 4\n");
 }
 
@@ -253,7 +241,7 @@ static void gp_none(struct strbuf *sb, const char *why)
 {
     sb_puts(sb, "unset key\nset yrange [0:1]\nset xrange [0:1]\nunset ytics\nunset xtics\n"
                 "set label 1 ");
-    gp_str(sb, why);
+    gnuplot_put_str(sb, why);
     sb_puts(sb, " at graph 0.5, graph 0.5 center font ',13'\n"
                 "plot 2 with lines lc rgb '#ffffff' notitle\nunset output\n");
 }
@@ -292,22 +280,22 @@ static int chart_overstay(const char *dir, const struct json *m, struct ls_err *
             sb_printf(&gp, "%s'ttl-overstay.dat' index %zu using 1:2 with linespoints lw 2 pt 7 "
                            "ps 0.9 lc rgb sc(%zu) title ", i ? ", \\\n     " : "", 2 * i, i);
             sb_printf(&t, "measured overstays: %s", lab);
-            gp_str(&gp, sb_cstr(&t));
+            gnuplot_put_str(&gp, sb_cstr(&t));
             sb_reset(&t);
             sb_printf(&gp, ", \\\n     '' index %zu using 1:3 with points pt 6 ps 1.1 lc rgb sc(%zu) "
                            "title ", 2 * i, i);
             sb_printf(&t, "with a stale-holder violation: %s", lab);
-            gp_str(&gp, sb_cstr(&t));
+            gnuplot_put_str(&gp, sb_cstr(&t));
             sb_reset(&t);
             sb_printf(&gp, ", \\\n     '' index %zu using 1:2 with lines lw 1.2 lc rgb sc(%zu) "
                            "title ", 2 * i + 1, i);
             sb_printf(&t, "P(hold + pause > TTL): %s", lab);
-            gp_str(&gp, sb_cstr(&t));
+            gnuplot_put_str(&gp, sb_cstr(&t));
             sb_reset(&t);
             sb_printf(&gp, ", \\\n     '' index %zu using 1:3 with lines lw 1.2 dt 2 lc rgb "
                            "sc(%zu) title ", 2 * i + 1, i);
             sb_printf(&t, "as the workers pause: %s", lab);
-            gp_str(&gp, sb_cstr(&t));
+            gnuplot_put_str(&gp, sb_cstr(&t));
             sb_free(&t);
         }
         sb_puts(&gp, "\nunset output\n");
@@ -341,7 +329,7 @@ static int chart_points(const char *dir, const struct json *m, int idx, const ch
                           i || l ? ", \\\n     " : "", charts[idx].name, i, lines[l][0],
                           lines[l][1], i);
                 sb_printf(&t, "%s: %s", lines[l][2], json_get_str(series->kids[i], "label", "?"));
-                gp_str(&gp, sb_cstr(&t));
+                gnuplot_put_str(&gp, sb_cstr(&t));
                 sb_free(&t);
             }
         }
@@ -431,24 +419,10 @@ static const char CSS[] =
     "ul.warn li{color:#8a6d00}footer{color:#777;font-size:12.5px;text-align:center;"
     "margin-top:20px}";
 
-static void esc(struct strbuf *sb, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': sb_puts(sb, "&amp;"); break;
-        case '<': sb_puts(sb, "&lt;"); break;
-        case '>': sb_puts(sb, "&gt;"); break;
-        case '"': sb_puts(sb, "&quot;"); break;
-        case '\'': sb_puts(sb, "&#39;"); break;
-        default: sb_putc(sb, *s);
-        }
-    }
-}
-
 static void td(struct strbuf *sb, const char *text, int numeric)
 {
     sb_puts(sb, numeric ? "<td class=\"num\">" : "<td>");
-    esc(sb, text);
+    html_esc(sb, text);
     sb_puts(sb, "</td>");
 }
 
@@ -480,9 +454,9 @@ static void html_banner(struct strbuf *sb, const struct json *m)
     else
         sb_puts(sb, "no swept TTL was safe");
     sb_puts(sb, "</div><div class=\"what\">sweep <b>");
-    esc(sb, json_get_str(m, "name", "?"));
+    html_esc(sb, json_get_str(m, "name", "?"));
     sb_puts(sb, "</b> of <b>");
-    esc(sb, json_get_str(m, "workload", "?"));
+    html_esc(sb, json_get_str(m, "workload", "?"));
     sb_printf(sb, "</b> &middot; cells %d/%zu done", count_state(m, "done"),
               alen(json_obj_get(m, "cells")));
     if (errors)
@@ -490,7 +464,7 @@ static void html_banner(struct strbuf *sb, const struct json *m)
     if (interrupted)
         sb_puts(sb, " &middot; <b>interrupted</b>");
     sb_puts(sb, "</div><code>");
-    esc(sb, json_get_str(r, "text", ""));
+    html_esc(sb, json_get_str(r, "text", ""));
     sb_puts(sb, "</code></header>\n");
 }
 
@@ -500,13 +474,13 @@ static void html_setup(struct strbuf *sb, const struct json *m)
     const char *d = json_get_str(m, "description", "");
     if (*d) {
         sb_puts(sb, "<p>");
-        esc(sb, d);
+        html_esc(sb, d);
         sb_puts(sb, "</p>");
     }
     sb_puts(sb, "<table><tr><th>base workload</th><td>");
-    esc(sb, json_get_str(m, "workload", "?"));
+    html_esc(sb, json_get_str(m, "workload", "?"));
     sb_puts(sb, " (");
-    esc(sb, json_get_str(m, "base", "?"));
+    html_esc(sb, json_get_str(m, "base", "?"));
     sb_printf(sb, ")</td></tr><tr><th>repeats / seed / at once</th><td>%lld / %lld / %lld"
                   "</td></tr><tr><th>took</th><td>%.1f s</td></tr>",
               (long long)json_get_int(m, "repeats", 1), (long long)json_get_int(m, "seed", 0),
@@ -514,19 +488,19 @@ static void html_setup(struct strbuf *sb, const struct json *m)
     const struct json *axes = json_obj_get(m, "axes");
     for (size_t a = 0; a < alen(axes); a++) {
         sb_puts(sb, "<tr><th>axis <code>");
-        esc(sb, json_get_str(axes->kids[a], "key", "?"));
+        html_esc(sb, json_get_str(axes->kids[a], "key", "?"));
         sb_puts(sb, "</code></th><td>");
         const struct json *v = json_obj_get(axes->kids[a], "values");
         for (size_t j = 0; j < alen(v); j++) {
             sb_puts(sb, j ? ", " : "");
-            esc(sb, v->kids[j]->type == JSON_STR ? v->kids[j]->s : "?");
+            html_esc(sb, v->kids[j]->type == JSON_STR ? v->kids[j]->s : "?");
         }
         sb_puts(sb, "</td></tr>");
     }
     const struct json *sets = json_obj_get(m, "sets");
     for (size_t i = 0; i < alen(sets); i++) {
         sb_puts(sb, "<tr><th>every cell</th><td><code>--set ");
-        esc(sb, sets->kids[i]->type == JSON_STR ? sets->kids[i]->s : "?");
+        html_esc(sb, sets->kids[i]->type == JSON_STR ? sets->kids[i]->s : "?");
         sb_puts(sb, "</code></td></tr>");
     }
     sb_puts(sb, "</table></section>\n");
@@ -556,7 +530,7 @@ static void html_series(struct strbuf *sb, const struct json *m)
         td(sb, json_get_str(s, "hold", "-"), 0);
         td(sb, json_get_str(s, "pause", "-"), 0);
         sb_printf(sb, "<td class=\"num %s\">", a[0] == '-' ? "bad" : "good");
-        esc(sb, a[0] == '-' ? "none swept" : a);
+        html_esc(sb, a[0] == '-' ? "none swept" : a);
         sb_puts(sb, "</td>");
         td(sb, b, 1);
         td(sb, c, 1);
@@ -572,12 +546,12 @@ static void html_charts(struct strbuf *sb, const char *dir, const char *note)
     sb_puts(sb, "<section id=\"charts\"><h2>Charts</h2>");
     if (note) {
         sb_puts(sb, "<p class=\"missing\" id=\"charts-note\">");
-        esc(sb, note);
+        html_esc(sb, note);
         sb_puts(sb, "</p>");
     }
     for (int i = 0; i < NCHARTS; i++) {
         sb_printf(sb, "<figure id=\"chart-%s\"><figcaption>", charts[i].name);
-        esc(sb, charts[i].title);
+        html_esc(sb, charts[i].title);
         sb_puts(sb, "</figcaption>");
         if (!html_inline_svg(sb, dir, charts[i].name, charts[i].title))
             sb_printf(sb, "<p class=\"missing\">not drawn (data in %s.dat, script %s.gp)</p>",
@@ -639,11 +613,11 @@ static void html_points(struct strbuf *sb, const struct json *m)
     const struct json *price = json_obj_get(m, "price");
     const struct json *pm = json_obj_get(price, "measured");
     sb_puts(sb, "<section id=\"price\"><h2>Price of a longer TTL</h2><p>");
-    esc(sb, json_get_str(price, "what", ""));
+    html_esc(sb, json_get_str(price, "what", ""));
     sb_puts(sb, "</p>");
     if (!(pm && pm->type == JSON_BOOL && pm->i)) {
         sb_puts(sb, "<p class=\"missing\" id=\"price-note\">");
-        esc(sb, json_get_str(price, "note", "not measured"));
+        html_esc(sb, json_get_str(price, "note", "not measured"));
         sb_puts(sb, "</p>");
     } else {
         sb_puts(sb, "<table><tr><th>TTL</th><th>crash &rarr; next grant (mean)</th>"
@@ -682,18 +656,18 @@ static void html_cells(struct strbuf *sb, const struct json *m, const char *dir)
         const struct json *ax = json_obj_get(c, "axes");
         for (size_t k = 0; ax && ax->type == JSON_OBJ && k < ax->n; k++) {
             sb_puts(sb, k ? ", " : "");
-            esc(sb, ax->keys[k]);
+            html_esc(sb, ax->keys[k]);
             sb_putc(sb, '=');
-            esc(sb, ax->kids[k]->type == JSON_STR ? ax->kids[k]->s : "?");
+            html_esc(sb, ax->kids[k]->type == JSON_STR ? ax->kids[k]->s : "?");
         }
         sb_puts(sb, "</td>");
         td_int(sb, c, "seed");
         const char *st = json_get_str(c, "state", "?");
         sb_printf(sb, "<td class=\"%s\">", strcmp(st, "done") ? "bad" : "");
-        esc(sb, st);
+        html_esc(sb, st);
         if (json_obj_get(c, "why")) {
             sb_puts(sb, ": ");
-            esc(sb, json_get_str(c, "why", ""));
+            html_esc(sb, json_get_str(c, "why", ""));
         }
         sb_puts(sb, "</td>");
         td_int(sb, c, "exit_code");
@@ -713,7 +687,7 @@ static void html_cells(struct strbuf *sb, const struct json *m, const char *dir)
             if (access(p, R_OK) != 0)
                 continue;
             sb_printf(sb, "%s<a href=\"", any++ ? " " : "");
-            esc(sb, cd);
+            html_esc(sb, cd);
             sb_printf(sb, "/%s\">%s</a>", files[f], files[f]);
         }
         sb_puts(sb, "</td></tr>");
@@ -729,7 +703,7 @@ static void render_sweep_html(const struct json *m, const char *dir, const char 
     sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                 "<title>lockstorm sweep ");
-    esc(sb, json_get_str(m, "name", "?"));
+    html_esc(sb, json_get_str(m, "name", "?"));
     sb_printf(sb, "</title><style>%s</style></head>\n<body>\n", CSS);
     html_banner(sb, m);
     sb_puts(sb, "<main>\n");
@@ -746,13 +720,13 @@ static void render_sweep_html(const struct json *m, const char *dir, const char 
         sb_puts(sb, "<ul class=\"warn\">");
         for (size_t i = 0; i < w->n; i++) {
             sb_puts(sb, "<li>");
-            esc(sb, w->kids[i]->type == JSON_STR ? w->kids[i]->s : "?");
+            html_esc(sb, w->kids[i]->type == JSON_STR ? w->kids[i]->s : "?");
             sb_puts(sb, "</li>");
         }
         sb_puts(sb, "</ul>");
     }
     sb_puts(sb, "</section>\n<footer>lockstorm ");
-    esc(sb, json_get_str(m, "tool_version", "?"));
+    html_esc(sb, json_get_str(m, "tool_version", "?"));
     sb_puts(sb, " &middot; rendered from sweep.json &middot; docs/sweep.md explains each part"
                 "</footer>\n</main>\n</body></html>\n");
 }

@@ -40,20 +40,10 @@ struct cell_info {
 
 static struct json *read_json(const char *path)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return NULL;
-    struct strbuf sb = STRBUF_INIT;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sb_append(&sb, buf, n);
-    fclose(f);
     struct json *doc = NULL;
     char why[128];
-    if (json_parse(sb.buf ? sb.buf : "", sb.len, &doc, why, sizeof(why)) < 0)
+    if (json_load_file(path, &doc, why, sizeof(why)) < 0)
         doc = NULL;
-    sb_free(&sb);
     return doc;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/exedir.h"
 
 int clockctl_create(const char *path, struct ls_err *err)
 {
@@ -137,23 +138,10 @@ int clockctl_shim_path(char *buf, size_t n, struct ls_err *err)
             return ls_err_errno(err, LS_EENV, errno, "clock shim %s", env);
         return 0;
     }
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            static const char *const rel[] = {"/" LS_CLOCKSHIM_NAME,
-                                              "/../lib/lockstorm/" LS_CLOCKSHIM_NAME};
-            for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-                char cand[PATH_MAX + 64];
-                snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
-                if (access(cand, R_OK) == 0 && realpath(cand, buf))
-                    return 0;
-            }
-        }
-    }
+    static const char *const rel[] = {"/" LS_CLOCKSHIM_NAME,
+                                      "/../lib/lockstorm/" LS_CLOCKSHIM_NAME};
+    if (exe_relative(rel, sizeof(rel) / sizeof(rel[0]), 0, buf))
+        return 0;
     return ls_err_set(err, LS_EENV,
                       "clock faults need the clock shim %s (built with lockstorm, next to the "
                       "binary); not found: build the lsclock target or set $%s",

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 static struct json *json_alloc(enum json_type t)
@@ -647,4 +648,20 @@ static void write_value(struct strbuf *sb, const struct json *v, int indent, int
 void json_write(struct strbuf *sb, const struct json *v, int indent)
 {
     write_value(sb, v, indent, 0);
+}
+
+int json_load_file(const char *path, struct json **out, char *errbuf, size_t errlen)
+{
+    struct strbuf sb = STRBUF_INIT;
+    *out = NULL;
+    int rc = sb_read_file(&sb, path);
+    if (rc < 0) {
+        sb_free(&sb);
+        snprintf(errbuf, errlen, "%s", strerror(-rc));
+        errno = -rc;
+        return -1;
+    }
+    rc = json_parse(sb.buf ? sb.buf : "", sb.len, out, errbuf, errlen);
+    sb_free(&sb);
+    return rc != 0 ? -2 : 0;
 }

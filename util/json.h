@@ -70,6 +70,11 @@ const char *json_get_str(const struct json *obj, const char *key, const char *df
  * 256 levels. */
 int json_parse(const char *s, size_t n, struct json **out, char *errbuf, size_t errlen);
 
+/* Contract: parse the whole file at path into *out (caller frees). Returns
+ * 0; -1 when it cannot be read (errno kept, errbuf = strerror); -2 when it
+ * is not one JSON value (errbuf = json_parse's "offset N: what"). */
+int json_load_file(const char *path, struct json **out, char *errbuf, size_t errlen);
+
 /* Serialize. indent < 0: compact, one line; otherwise pretty with that many
  * spaces per level. Integers print exactly; doubles with up to 17 digits. */
 void json_write(struct strbuf *sb, const struct json *v, int indent);

@@ -162,3 +162,23 @@ int sb_write_file(const struct strbuf *sb, const char *path)
     }
     return 0;
 }
+
+int sb_read_file(struct strbuf *sb, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    for (;;) {
+        sb_reserve(sb, 65536);
+        ssize_t r = read(fd, sb->buf + sb->len, sb->cap - sb->len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : 0;
+            close(fd);
+            return -e;
+        }
+        sb->len += (size_t)r;
+        sb->buf[sb->len] = '\0';
+    }
+}

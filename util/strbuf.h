@@ -34,5 +34,8 @@ char *sb_steal(struct strbuf *sb);
 /* Write the whole buffer to path (created 0644, replaced atomically via a
  * temporary file in the same directory). Returns 0 or -errno. */
 int sb_write_file(const struct strbuf *sb, const char *path);
+/* Append the whole file at path to sb. Returns 0 or -errno (sb then holds
+ * what was read before the error). */
+int sb_read_file(struct strbuf *sb, const char *path);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "harness/workload.h"
@@ -477,6 +478,44 @@ static void test_json_roundtrip(void)
     json_free(r);
 }
 
+/* json_load_file / sb_read_file: a file written by sb_write_file reads back
+ * whole (larger than one read block), a missing file is -1 with errno, bad
+ * JSON is -2 with the parser's reason. */
+static void test_json_load_file(void)
+{
+    char *dir = t_tmpdir();
+    REQUIRE(dir != NULL);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/r.json", dir);
+    struct json *r = fail_model();
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, r, 2);
+    while (sb.len < 200000) /* several read blocks */
+        sb_puts(&sb, "          ");
+    REQUIRE(sb_write_file(&sb, path) == 0);
+    struct json *back = NULL;
+    char why[128];
+    CHECK(json_load_file(path, &back, why, sizeof(why)) == 0);
+    CHECK_STR(json_get_str(back, "verdict", ""), "fail");
+    json_free(back);
+    struct strbuf raw = STRBUF_INIT;
+    CHECK(sb_read_file(&raw, path) == 0);
+    CHECK(raw.len == sb.len && memcmp(raw.buf, sb.buf, sb.len) == 0);
+    snprintf(path, sizeof(path), "%s/missing.json", dir);
+    CHECK(json_load_file(path, &back, why, sizeof(why)) == -1 && errno == ENOENT);
+    CHECK(back == NULL);
+    snprintf(path, sizeof(path), "%s/bad.json", dir);
+    struct strbuf bad = STRBUF_INIT;
+    sb_puts(&bad, "{\"a\": ");
+    REQUIRE(sb_write_file(&bad, path) == 0);
+    CHECK(json_load_file(path, &back, why, sizeof(why)) == -2 && back == NULL);
+    CHECKF(strstr(why, "offset") != NULL, "why: %s", why);
+    sb_free(&bad);
+    sb_free(&raw);
+    sb_free(&sb);
+    json_free(r);
+}
+
 /* ---- expectations, verdict, exit code ------------------------------------- */
 
 static const char EXPECT_MODEL[] =
@@ -798,6 +837,7 @@ int main(void)
     RUN(test_verdict_line);
     RUN(test_text_flags);
     RUN(test_json_roundtrip);
+    RUN(test_json_load_file);
     RUN(test_expectations);
     RUN(test_verdict_rules);
     RUN(test_path_valid);
