@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
+#include "faults/target.h"
 #include "faults/proxy.h"
 #include "harness/links.h"
 #include "harness/run.h"
@@ -97,11 +98,6 @@ static unsigned dir_bits(int direction)
     }
 }
 
-static int alive(const struct run *r, int i)
-{
-    return r->workers && r->workers[i].pid > 0 && !r->workers[i].exited;
-}
-
 static void mark_worker(uint8_t *sel, int nnodes, int w)
 {
     memset(sel + (size_t)w * (size_t)nnodes, 1, (size_t)nnodes);
@@ -112,33 +108,14 @@ static void mark_worker(uint8_t *sel, int nnodes, int w)
 static int busy_worker(struct run *r, const struct fault_spec *s, int acquiring,
                        struct json *detail)
 {
-    int64_t deadline = ls_now_ns() + BUSY_WAIT;
-    int cand[LINK_MAX_WORKERS];
-    while (ls_now_ns() < deadline && !run_interrupted(r)) {
-        int n = 0;
-        for (int i = 0; i < r->nworkers && n < LINK_MAX_WORKERS; i++) {
-            int h = acquiring ? atomic_load(&r->shm->w[i].acquiring)
-                              : atomic_load(&r->shm->w[i].holding);
-            if (alive(r, i) && h >= 0 && (s->resource < 0 || h == s->resource))
-                cand[n++] = i;
-        }
-        if (n == 0) {
-            ls_sleep_ns(100 * LS_NS_PER_US);
-            continue;
-        }
-        int i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
-        if (acquiring)
-            for (int k = 0; k < n; k++)
-                if (atomic_load(&r->shm->w[cand[k]].acquire_since) <
-                    atomic_load(&r->shm->w[i].acquire_since))
-                    i = cand[k];
-        int h = acquiring ? atomic_load(&r->shm->w[i].acquiring) : atomic_load(&r->shm->w[i].holding);
-        char name[16];
-        snprintf(name, sizeof(name), "r%d", h < 0 ? 0 : h);
-        json_obj_set_str(detail, acquiring ? "acquiring_resource" : "held_resource", name);
-        return i;
-    }
-    return -1;
+    int i = fault_wait_busy(r, acquiring, s->resource, ls_now_ns() + BUSY_WAIT);
+    if (i < 0)
+        return -1;
+    int h = fault_busy_with(r, i, acquiring, s->resource, NULL);
+    char name[16];
+    snprintf(name, sizeof(name), "r%d", h < 0 ? 0 : h);
+    json_obj_set_str(detail, acquiring ? "acquiring_resource" : "held_resource", name);
+    return i;
 }
 
 /* The links of fi's target into sel (nworkers * nnodes). Returns how many. */
@@ -176,7 +153,7 @@ static int resolve(struct run *r, struct fault_inst *fi, uint8_t *sel)
     case TARGET_RANDOM_WORKER: {
         int cand[LINK_MAX_WORKERS], n = 0;
         for (int i = 0; i < nw && n < LINK_MAX_WORKERS; i++)
-            if (alive(r, i))
+            if (fault_worker_alive(r, i))
                 cand[n++] = i;
         if (n)
             w = cand[rng_below(&r->fault_rng, (uint64_t)n)];

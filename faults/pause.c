@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "faults/fault.h"
+#include "faults/target.h"
 #include "harness/proc.h"
 #include "harness/run.h"
 #include "util/timeutil.h"
@@ -21,19 +22,6 @@
 
 #define CONFIRM_TIMEOUT LS_NS_PER_S
 #define HOLDER_WAIT (LS_NS_PER_S)
-
-static int alive(const struct run *r, int i)
-{
-    return r->workers[i].pid > 0 && !r->workers[i].exited;
-}
-
-/* The resource worker i holds (acquiring = 0) or is acquiring (1) right
- * now, or -1; only resource res unless res < 0. */
-static int busy_with(const struct run *r, int i, int acquiring, int res)
-{
-    int h = acquiring ? atomic_load(&r->shm->w[i].acquiring) : atomic_load(&r->shm->w[i].holding);
-    return h >= 0 && (res < 0 || h == res) ? h : -1;
-}
 
 static int stop_confirmed(pid_t pid, int group, struct ls_err *err)
 {
@@ -95,29 +83,15 @@ static int pause_busy_worker(struct run *r, struct fault_inst *fi, int acquiring
 {
     int res = fi->spec->resource;
     int64_t deadline = ls_now_ns() + HOLDER_WAIT;
-    int cand[1024];
-    while (ls_now_ns() < deadline && !run_interrupted(r)) {
-        int n = 0;
-        for (int i = 0; i < r->nworkers && n < 1024; i++)
-            if (alive(r, i) && busy_with(r, i, acquiring, res) >= 0)
-                cand[n++] = i;
-        if (n == 0) {
-            ls_sleep_ns(100 * LS_NS_PER_US);
-            continue;
-        }
-        /* holder: any of them; acquirer: the one inside its acquire call the
-         * longest (the slow acquire, e.g. between two non-atomic commands) */
-        int i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
-        if (acquiring)
-            for (int k = 0; k < n; k++)
-                if (atomic_load(&r->shm->w[cand[k]].acquire_since) <
-                    atomic_load(&r->shm->w[i].acquire_since))
-                    i = cand[k];
+    for (;;) {
+        int i = fault_wait_busy(r, acquiring, res, deadline);
+        if (i < 0)
+            return 1;
         int64_t sent = run_now(r);
         int rc = stop_confirmed(r->workers[i].pid, 1, err);
         if (rc < 0)
             return rc;
-        int what = busy_with(r, i, acquiring, res);
+        int what = fault_busy_with(r, i, acquiring, res, NULL);
         if (what < 0) {
             kill(-r->workers[i].pid, SIGCONT);
             continue;
@@ -133,7 +107,6 @@ static int pause_busy_worker(struct run *r, struct fault_inst *fi, int acquiring
                              (double)atomic_load(&r->shm->w[i].hold_since) / 1e6);
         return 0;
     }
-    return 1;
 }
 
 static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
@@ -151,13 +124,13 @@ static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
         if (s->target == TARGET_RANDOM_WORKER) {
             int cand[1024], n = 0;
             for (int k = 0; k < r->nworkers && n < 1024; k++)
-                if (alive(r, k))
+                if (fault_worker_alive(r, k))
                     cand[n++] = k;
             if (n == 0)
                 return 1;
             i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
         }
-        if (i < 0 || i >= r->nworkers || !alive(r, i))
+        if (i < 0 || i >= r->nworkers || !fault_worker_alive(r, i))
             return 1;
         fi->start_ns = run_now(r);
         int rc = stop_confirmed(r->workers[i].pid, 1, err);
@@ -170,7 +143,7 @@ static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     case TARGET_ALL_WORKERS: {
         fi->start_ns = run_now(r);
         for (int i = 0; i < r->nworkers; i++) {
-            if (!alive(r, i))
+            if (!fault_worker_alive(r, i))
                 continue;
             int rc = stop_confirmed(r->workers[i].pid, 1, err);
             if (rc < 0)

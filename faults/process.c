@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "faults/fault.h"
+#include "faults/target.h"
 #include "harness/evlog.h"
 #include "harness/proc.h"
 #include "harness/run.h"
@@ -69,12 +70,6 @@ static int64_t restart_delay(const struct fault_inst *fi)
 {
     int64_t d = opts_of(fi)->restart;
     return d == RESTART_DURATION ? fi->spec->duration : d;
-}
-
-/* Worker i's current process runs (not reaped, not down). */
-static int alive(const struct run *r, int i)
-{
-    return r->workers[i].pid > 0 && !r->workers[i].exited;
 }
 
 /* o.key = "rN", or null when res < 0. */
@@ -226,16 +221,6 @@ static int end_workers(struct run *r, struct fault_inst *fi, const int *idx, int
     return rc;
 }
 
-/* The resource worker i holds (acquiring = 0) or is acquiring (1), or -1;
- * only resource res unless res < 0. *since: when that grant / call began. */
-static int busy_with(const struct run *r, int i, int acquiring, int res, int64_t *since)
-{
-    const struct shm_worker *sw = &r->shm->w[i];
-    int h = acquiring ? atomic_load(&sw->acquiring) : atomic_load(&sw->holding);
-    *since = acquiring ? atomic_load(&sw->acquire_since) : atomic_load(&sw->hold_since);
-    return h >= 0 && (res < 0 || h == res) ? h : -1;
-}
-
 /* Contract: target holder / acquirer. Pick a worker that holds a lock (is
  * inside an acquire call: the one in it longest, e.g. between the two
  * commands of naive-setnx-expire) at this instant, SIGSTOP it, and check
@@ -247,30 +232,12 @@ static int stop_busy_worker(struct run *r, const struct fault_inst *fi, int acqu
 {
     int res = fi->spec->resource;
     int64_t deadline = ls_now_ns() + BUSY_WAIT;
-    int cand[1024];
-    while (ls_now_ns() < deadline && !run_interrupted(r)) {
-        int n = 0;
-        int64_t since;
-        for (int i = 0; i < r->nworkers && n < 1024; i++)
-            if (alive(r, i) && busy_with(r, i, acquiring, res, &since) >= 0)
-                cand[n++] = i;
-        if (n == 0) {
-            ls_sleep_ns(100 * LS_NS_PER_US);
-            continue;
-        }
-        int i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
-        if (acquiring) {
-            int64_t best = INT64_MAX;
-            for (int k = 0; k < n; k++) {
-                int64_t s;
-                if (busy_with(r, cand[k], 1, res, &s) >= 0 && s < best) {
-                    best = s;
-                    i = cand[k];
-                }
-            }
-        }
+    for (;;) {
+        int i = fault_wait_busy(r, acquiring, res, deadline);
+        if (i < 0)
+            return -1;
         int64_t before;
-        if (busy_with(r, i, acquiring, res, &before) < 0)
+        if (fault_busy_with(r, i, acquiring, res, &before) < 0)
             continue;
         pid_t pid = r->workers[i].pid;
         if (kill(-pid, SIGSTOP) < 0)
@@ -281,11 +248,10 @@ static int stop_busy_worker(struct run *r, const struct fault_inst *fi, int acqu
                               (int)pid);
         }
         int64_t after;
-        if (busy_with(r, i, acquiring, res, &after) >= 0 && after == before)
+        if (fault_busy_with(r, i, acquiring, res, &after) >= 0 && after == before)
             return i;
         kill(-pid, SIGCONT);
     }
-    return -1;
 }
 
 /* ---- nodes ---- */
@@ -416,11 +382,11 @@ static int pf_start(struct run *r, struct fault_inst *fi, int sig, struct ls_err
             if (s->target == TARGET_RANDOM_WORKER) {
                 int cand[1024], n = 0;
                 for (int k = 0; k < r->nworkers && n < 1024; k++)
-                    if (alive(r, k))
+                    if (fault_worker_alive(r, k))
                         cand[n++] = k;
                 i = n ? cand[rng_below(&r->fault_rng, (uint64_t)n)] : -1;
             }
-            if (i < 0 || i >= r->nworkers || !alive(r, i))
+            if (i < 0 || i >= r->nworkers || !fault_worker_alive(r, i))
                 break;
             fi->worker = i;
             rc = end_workers(r, fi, &i, 1, sig, arr, err);
@@ -429,7 +395,7 @@ static int pf_start(struct run *r, struct fault_inst *fi, int sig, struct ls_err
         case TARGET_ALL_WORKERS: {
             int idx[1024], n = 0;
             for (int i = 0; i < r->nworkers && n < 1024; i++)
-                if (alive(r, i))
+                if (fault_worker_alive(r, i))
                     idx[n++] = i;
             /* on an error stop() still restarts the ones that were ended */
             rc = n ? end_workers(r, fi, idx, n, sig, arr, err) : 1;
