@@ -57,7 +57,7 @@ check "no enter without a grant" no_enter_without_grant "$d"
 dr=$(sed -n 's/.*"event":"end".*"dropped_to_node":\([0-9]*\).*/\1/p' "$d/faults.jsonl")
 check "the blackhole dropped requests (${dr:-none} bytes)" [ "${dr:-0}" -gt 0 ]
 check "faults.jsonl names every worker's link to node 0" \
-    grep -q '"target":"isolate:node:0".*"links":\[\[0,0\],\[1,0\],\[2,0\],\[3,0\]\]' "$d/faults.jsonl"
+    grep -q '"target":"isolate:node:0".*"links":\[\[0,0\],\[1,0\],\[2,0\],\[3,0\],\[4,0\],\[5,0\]\]' "$d/faults.jsonl"
 t_no_leftovers "$d"
 
 # --- hold: requests delivered late, late grants expire by TTL ---
