@@ -106,7 +106,9 @@ static struct json *run_lockstorm(struct bench_opts *o, const struct config *cfg
     snprintf(log, sizeof(log), "%s.log", dir);
     snprintf(yaml, sizeof(yaml),
              "name: hammer\nseed: 1\nduration: %dms\n"
-             "cluster: {nodes: 1, proxy: %s}\n"
+             /* no password: INFO is read here without AUTH, and the reference
+              * redis-benchmark node has none either */
+             "cluster: {nodes: 1, proxy: %s, password: none}\n"
              "lock: {impl: redis-single, ttl: " TTL_MS "ms, fencing: true,\n"
              "       retry: {attempts: 1, delay: 0, jitter: 0}}\n"
              "workers: {count: %d, resources: %d, hold: 0, think: 0, store: %s}\n",

@@ -4,7 +4,10 @@
  * plain and fenced counters in the worker logs, compares them with the
  * final values in storage.jsonl, counts stale ops the storage rejected, and
  * looks for fence regressions among the grants. It never reads the storage
- * itself: storage.jsonl is the harness's dump of it.
+ * itself: storage.jsonl is the harness's dump of it. A consumer of the
+ * merged pass (pass.h): counters per resource, and for the regressions the
+ * highest fence granted so far per resource, as it stood just before each
+ * worker's latest acquire invoke.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,13 +17,7 @@
 #include "checkers/check.h"
 #include "util/xalloc.h"
 #include "checkers/checkutil.h"
-
-struct fgrant {
-    int64_t invoke, acquired;
-    uint64_t fence;
-    int res;
-    int worker;
-};
+#include "checkers/pass.h"
 
 struct fres {
     int64_t plain_acc, fenced_acc;       /* accepted writes */
@@ -29,183 +26,186 @@ struct fres {
     int used;                            /* any store op or grant */
 };
 
-static int64_t key_of(const struct fgrant *g, int by_invoke)
+/* The fenced grant with the highest fence so far (the earliest of equals). */
+struct best {
+    int has;
+    int worker;
+    uint64_t fence;
+    int64_t acquired;
+};
+
+/* Per resource: the best now, and as it was before the grants at stamp. */
+struct rbest {
+    struct best cur, prev;
+    int64_t stamp;
+};
+
+struct fworker {
+    int64_t last_invoke;        /* INT64_MIN: unknown invoke, never a regression */
+    int invoke_res;
+    struct best at_invoke;      /* invoke_res's best just before last_invoke */
+    uint32_t grants;            /* fenced grants so far (their order in the log) */
+};
+
+/* A regression as listed: ordered by (invoke, worker index, grant number). */
+struct reg {
+    int64_t invoke, acquired;
+    int wi;
+    uint32_t seq;
+    int res, worker;
+    uint64_t fence;
+    struct best e;
+};
+
+struct fencing_st {
+    const struct history *h;
+    const struct check_params *p;
+    struct fres *fr;            /* indexed by the 16-bit resource field */
+    struct rbest *rb;
+    struct fworker *fw;
+    int nres;
+    int64_t ng, rejected, nreg;
+    struct reg *regs;           /* the first max_violations in invoke order */
+    int nregs;
+};
+
+static int reg_before(const struct reg *a, const struct reg *b)
 {
-    return by_invoke ? g->invoke : g->acquired;
+    if (a->invoke != b->invoke)
+        return a->invoke < b->invoke;
+    if (a->wi != b->wi)
+        return a->wi < b->wi;
+    return a->seq < b->seq;
 }
 
-static int cmp_idx_acquired(const void *a, const void *b, void *ctx)
+static int cmp_reg(const void *a, const void *b)
 {
-    const struct fgrant *g = ctx;
-    int64_t x = g[*(const uint32_t *)a].acquired, y = g[*(const uint32_t *)b].acquired;
-    return (x > y) - (x < y);
+    return reg_before(a, b) ? -1 : reg_before(b, a);
 }
 
-static int cmp_idx_invoke(const void *a, const void *b, void *ctx)
+/* Contract: resource res's best among the grants acquired strictly before t
+ * (t at or after its latest stamp, or the stamp before it). */
+static struct best best_before(const struct rbest *b, int64_t t)
 {
-    const struct fgrant *g = ctx;
-    int64_t x = g[*(const uint32_t *)a].invoke, y = g[*(const uint32_t *)b].invoke;
-    return (x > y) - (x < y);
+    return b->stamp == t ? b->prev : b->cur;
 }
 
-/* Contract: a new array (caller frees) of the indices of g[0..n) ordered by
- * acquired (by_invoke 0) or invoke time, stable. g is the concatenation of
- * per-worker runs (run k = g[runs[k] .. runs[k+1])), which a worker's log
- * already orders by both times; a run that is not (a grant with no invoke
- * record) is sorted on its own. Runs merge pairwise: O(n log workers). */
-static uint32_t *order_by(const struct fgrant *g, size_t n, const size_t *runs0, size_t nruns,
-                          int by_invoke)
+/* Contract: keep x among the max earliest regressions (a regression is
+ * judged at its grant, i.e. in acquired order; they are listed in invoke
+ * order). */
+static void keep_reg(struct fencing_st *f, const struct reg *x)
 {
-    uint32_t *src = malloc((n ? n : 1) * sizeof(*src));
-    uint32_t *dst = malloc((n ? n : 1) * sizeof(*dst));
-    size_t *runs = malloc((nruns + 1) * sizeof(*runs));
-    if (!src || !dst || !runs) 
-        xalloc_die();
-    memcpy(runs, runs0, (nruns + 1) * sizeof(*runs));
-    for (size_t i = 0; i < n; i++)
-        src[i] = (uint32_t)i;
-    for (size_t k = 0; k < nruns; k++)
-        for (size_t i = runs[k] + 1; i < runs[k + 1]; i++)
-            if (key_of(&g[i - 1], by_invoke) > key_of(&g[i], by_invoke)) {
-                qsort_r(src + runs[k], runs[k + 1] - runs[k], sizeof(*src),
-                        by_invoke ? cmp_idx_invoke : cmp_idx_acquired, (void *)g);
-                break;
+    int max = f->p->max_violations;
+    if (max <= 0)
+        return;
+    if (f->nregs < max) {
+        f->regs[f->nregs++] = *x;
+        return;
+    }
+    int worst = 0;
+    for (int i = 1; i < f->nregs; i++)
+        if (reg_before(&f->regs[worst], &f->regs[i]))
+            worst = i;
+    if (reg_before(x, &f->regs[worst]))
+        f->regs[worst] = *x;
+}
+
+static void fencing_event(void *st, int wi, const struct ev_rec *r)
+{
+    struct fencing_st *f = st;
+    struct fres *x = &f->fr[r->res];
+    struct fworker *w = &f->fw[wi];
+    if (r->type != EV_CRASH && r->res >= f->nres)
+        f->nres = r->res + 1;
+    switch (r->type) {
+    case EV_ACQUIRE_INVOKE:
+        w->last_invoke = r->t;
+        w->invoke_res = r->res;
+        w->at_invoke = best_before(&f->rb[r->res], r->t);
+        break;
+    case EV_ACQUIRE_OK: {
+        x->used = 1;
+        if (!(r->flags & EVF_FENCE))
+            break;
+        f->ng++;
+        uint32_t seq = w->grants++;
+        if (w->last_invoke != INT64_MIN) {
+            /* A grant of another resource than its invoke's (lockstorm's
+             * workers never make one): that resource's best now is its
+             * best at the invoke unless it changed since; only then (a
+             * hand-made history) does a grant after the invoke count too. */
+            struct best e = w->invoke_res == r->res
+                                ? w->at_invoke
+                                : best_before(&f->rb[r->res], w->last_invoke);
+            if (e.has && e.fence >= r->fence) {
+                f->nreg++;
+                struct reg g = {w->last_invoke, r->t, wi, seq, r->res, f->h->w[wi].id,
+                                r->fence, e};
+                keep_reg(f, &g);
             }
-    while (nruns > 1) {
-        size_t out = 0;
-        for (size_t k = 0; k < nruns; k += 2) {
-            size_t lo = runs[k], mid = runs[k + 1];
-            size_t hi = k + 2 <= nruns ? runs[k + 2] : mid;
-            size_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi)
-                dst[o++] = key_of(&g[src[j]], by_invoke) < key_of(&g[src[i]], by_invoke)
-                               ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < hi)
-                dst[o++] = src[j++];
-            runs[out++] = lo;
         }
-        runs[out] = n;
-        nruns = out;
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
+        w->last_invoke = INT64_MIN;
+        struct rbest *b = &f->rb[r->res];
+        if (b->stamp != r->t) {
+            b->prev = b->cur;
+            b->stamp = r->t;
+        }
+        if (!b->cur.has || r->fence > b->cur.fence)
+            b->cur = (struct best){1, f->h->w[wi].id, r->fence, r->t};
+        break;
     }
-    free(dst);
-    free(runs);
-    return src;
+    case EV_STORE_READ:
+    case EV_STORE_WRITE: {
+        x->used = 1;
+        int fenced = (r->flags & EVF_FENCED) != 0;
+        if (r->flags & EVF_FAILED) {
+            if (r->type == EV_STORE_WRITE)
+                *(fenced ? &x->fenced_failed : &x->plain_failed) += 1;
+            break;
+        }
+        if (!(r->flags & EVF_ACCEPTED)) {
+            if (fenced) {
+                x->rejected++;
+                f->rejected++;
+            }
+            break;
+        }
+        if (r->type == EV_STORE_WRITE)
+            *(fenced ? &x->fenced_acc : &x->plain_acc) += 1;
+        break;
+    }
+    default:
+        break;
+    }
 }
 
-/* Contract: count fence regressions among the n fenced grants g (per-worker
- * runs, see order_by): grant B regresses when some grant A of the same
- * resource whose reply arrived before B was invoked (A.acquired < B.invoke)
- * has A.fence >= B.fence. Walks B in invoke order while a second cursor
- * folds grants in acquired order into a per-resource running maximum.
- * Lists the first max regressions in out. */
-static int64_t fence_regressions(const struct history *h, const struct fgrant *g, size_t n,
-                                 const size_t *runs, size_t nruns, int max, struct json *out)
+static void *fencing_init(const struct history *h, const struct check_params *p, struct json *res)
 {
-    uint32_t *byacq = order_by(g, n, runs, nruns, 0);
-    uint32_t *byinv = order_by(g, n, runs, nruns, 1);
-    int64_t *best = malloc(65536 * sizeof(*best)); /* per resource: grant with max fence */
-    if (!best) 
-        xalloc_die();
-    for (size_t i = 0; i < n; i++)
-        best[g[i].res] = -1;
-    int64_t count = 0;
-    size_t a = 0;
-    for (size_t b = 0; b < n; b++) {
-        const struct fgrant *B = &g[byinv[b]];
-        for (; a < n && g[byacq[a]].acquired < B->invoke; a++) {
-            const struct fgrant *A = &g[byacq[a]];
-            if (best[A->res] < 0 || A->fence > g[best[A->res]].fence)
-                best[A->res] = byacq[a];
-        }
-        if (best[B->res] < 0 || g[best[B->res]].fence < B->fence)
-            continue;
-        const struct fgrant *E = &g[best[B->res]];
-        count++;
-        if (count <= max) {
-            struct json *o = json_arr_push(out, json_new_obj());
-            json_obj_set_str(o, "resource", check_res_name(h, B->res));
-            json_obj_set_int(o, "worker", B->worker);
-            json_obj_set_int(o, "fence", (int64_t)B->fence);
-            json_obj_set_num(o, "invoke_ms", ns_ms(B->invoke));
-            json_obj_set_num(o, "acquired_ms", ns_ms(B->acquired));
-            json_obj_set_int(o, "earlier_worker", E->worker);
-            json_obj_set_int(o, "earlier_fence", (int64_t)E->fence);
-            json_obj_set_num(o, "earlier_acquired_ms", ns_ms(E->acquired));
-        }
-    }
-    free(best);
-    free(byacq);
-    free(byinv);
-    return count;
-}
-
-int check_fencing(const struct history *h, const struct check_params *p, struct json *res)
-{
+    (void)res;
+    struct fencing_st *f = xcalloc(1, sizeof(*f));
+    f->h = h;
+    f->p = p;
+    f->nres = h->nres;
     /* Indexed by the 16-bit resource field: untouched pages cost nothing. */
-    struct fres *fr = calloc(65536, sizeof(*fr));
-    size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
-    int nres = h->nres;
-    if (!fr || !runs) 
-        xalloc_die();
-    struct fgrant *g = NULL;
-    size_t ng = 0, gcap = 0;
-    int64_t rejected = 0;
+    f->fr = xcalloc(65536, sizeof(*f->fr));
+    /* stamp 0 with prev empty is right even for grants at t = 0: before
+     * the first grant of a resource there is no best at any time */
+    f->rb = xcalloc(65536, sizeof(*f->rb));
+    f->fw = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*f->fw));
+    for (int i = 0; i < h->nworkers; i++)
+        f->fw[i].last_invoke = INT64_MIN;
+    f->regs = xcalloc((size_t)(p->max_violations > 0 ? p->max_violations : 1), sizeof(*f->regs));
+    return f;
+}
 
-    for (int i = 0; i < h->nworkers; i++) {
-        const struct hist_worker *w = &h->w[i];
-        int64_t last_invoke = INT64_MIN; /* unknown invoke: never a regression */
-        runs[i] = ng;
-        for (size_t k = 0; k < w->n; k++) {
-            const struct ev_rec *r = &w->ev[k];
-            struct fres *x = &fr[r->res];
-            if (r->type != EV_CRASH && r->res >= nres)
-                nres = r->res + 1;
-            switch (r->type) {
-            case EV_ACQUIRE_INVOKE:
-                last_invoke = r->t;
-                break;
-            case EV_ACQUIRE_OK:
-                x->used = 1;
-                if (!(r->flags & EVF_FENCE))
-                    break;
-                if (ng == gcap) {
-                    gcap = gcap ? gcap * 2 : 256;
-                    g = xrealloc(g, gcap * sizeof(*g));
-                }
-                g[ng++] = (struct fgrant){last_invoke, r->t, r->fence, r->res, w->id};
-                last_invoke = INT64_MIN;
-                break;
-            case EV_STORE_READ:
-            case EV_STORE_WRITE: {
-                x->used = 1;
-                int fenced = (r->flags & EVF_FENCED) != 0;
-                if (r->flags & EVF_FAILED) {
-                    if (r->type == EV_STORE_WRITE)
-                        *(fenced ? &x->fenced_failed : &x->plain_failed) += 1;
-                    break;
-                }
-                if (!(r->flags & EVF_ACCEPTED)) {
-                    if (fenced) {
-                        x->rejected++;
-                        rejected++;
-                    }
-                    break;
-                }
-                if (r->type == EV_STORE_WRITE)
-                    *(fenced ? &x->fenced_acc : &x->plain_acc) += 1;
-                break;
-            }
-            default:
-                break;
-            }
-        }
-    }
-
+static int fencing_finish(void *st, struct json *res)
+{
+    struct fencing_st *fs = st;
+    const struct history *h = fs->h;
+    const struct check_params *p = fs->p;
+    const struct fres *fr = fs->fr;
+    int nres = fs->nres;
+    int64_t ng = fs->ng, rejected = fs->rejected;
     struct json *f = json_obj_child(json_obj_child(res, "checks"), "fencing");
     int available = h->have_storage;
     /* A JSONL history has no storage to show what fencing would have saved. */
@@ -277,8 +277,21 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
     }
 
     struct json *regs = json_new_arr();
-    runs[h->nworkers] = ng;
-    int64_t nreg = fence_regressions(h, g, ng, runs, (size_t)h->nworkers, p->max_violations, regs);
+    int64_t nreg = fs->nreg;
+    if (fs->nregs > 1)
+        qsort(fs->regs, (size_t)fs->nregs, sizeof(*fs->regs), cmp_reg);
+    for (int i = 0; i < fs->nregs; i++) {
+        const struct reg *B = &fs->regs[i];
+        struct json *o = json_arr_push(regs, json_new_obj());
+        json_obj_set_str(o, "resource", check_res_name(h, B->res));
+        json_obj_set_int(o, "worker", B->worker);
+        json_obj_set_int(o, "fence", (int64_t)B->fence);
+        json_obj_set_num(o, "invoke_ms", ns_ms(B->invoke));
+        json_obj_set_num(o, "acquired_ms", ns_ms(B->acquired));
+        json_obj_set_int(o, "earlier_worker", B->e.worker);
+        json_obj_set_int(o, "earlier_fence", (int64_t)B->e.fence);
+        json_obj_set_num(o, "earlier_acquired_ms", ns_ms(B->e.acquired));
+    }
 
     int verdict;
     if (!available) {
@@ -316,8 +329,22 @@ int check_fencing(const struct history *h, const struct check_params *p, struct 
     if (nreg > p->max_violations)
         check_warn(res, "fencing: %lld fence regressions, the first %d listed", (long long)nreg,
                     p->max_violations);
-    free(runs);
-    free(g);
-    free(fr);
+    free(fs->fr);
+    free(fs->rb);
+    free(fs->fw);
+    free(fs->regs);
+    free(fs);
     return verdict;
+}
+
+const struct checker_def fencing_checker = {
+    {"fencing",
+     PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_STORE_READ) |
+         PASS_TYPE(EV_STORE_WRITE),
+     fencing_event, NULL, NULL},
+    fencing_init, fencing_finish};
+
+int check_fencing(const struct history *h, const struct check_params *p, struct json *res)
+{
+    return checker_run_one(&fencing_checker, h, p, res);
 }

@@ -1,10 +1,11 @@
 /*
  * history.c: loading what the checkers read (see history.h): a run
  * directory (binary event logs, faults.jsonl, storage.jsonl, run.json,
- * workload.yaml) or a JSONL event file made elsewhere, and the JSONL export
- * of a loaded history. Optional parts that are missing become warnings;
- * only an unreadable core (no run.json / events, a corrupt log header, a
- * bad JSONL line) is an error. This file judges nothing.
+ * workload.yaml) or a JSONL event file made elsewhere. Logs are mapped,
+ * never copied; a cleanly closed one is left for the checkers' pass to
+ * verify (history.h "unverified"). Optional parts that are missing become
+ * warnings; only an unreadable core (no run.json / events, a corrupt log
+ * header, a bad JSONL line) is an error. This file judges nothing.
  */
 #include "checkers/history.h"
 
@@ -14,10 +15,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/jobs.h"
+#include "checkers/series.h"
 #include "harness/workload.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -367,6 +369,142 @@ static void load_leftovers(struct history *h)
 
 /* ---- event logs ---- */
 
+/* What scanning one log found besides its records. */
+struct scan_info {
+    int defer;          /* in: a closed log may be left for the pass to check */
+    int deferred;       /* out: it was (n from the header; the rest unknown) */
+    int ordered;        /* record times never go down */
+    int max_res;        /* largest resource named (crash records aside), -1 none */
+};
+
+/* Pages of a read-only log mapping are dropped behind the reader in steps
+ * of this many bytes: the resident part of a log stays this small whatever
+ * its length (10^8 events are 6.4 GB of logs; mapping them whole made the
+ * checker's RSS grow by 64 bytes per event). The pages stay in the page
+ * cache, so touching them again (a story, the timeline) costs a minor fault. */
+#define DROP_STEP (256 * 1024)
+
+/* Contract: drop the resident pages of map's bytes [from, to) from this
+ * process; the mapping stays valid. The page holding `from` goes too (the
+ * caller is done with what precedes it), the one holding `to` stays: so
+ * consecutive ranges leave no page behind (rounding `from` up kept one
+ * page per range, and RSS grew by 100 MB over 10^8 events). */
+static void drop_range(const void *map, size_t from, size_t to)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    from = from / pg * pg;
+    to = to / pg * pg;
+    if (map && to > from)
+        madvise((char *)(uintptr_t)map + from, to - from, MADV_DONTNEED);
+}
+
+void history_after_pass(const struct history *h)
+{
+    for (int i = 0; i < h->nworkers; i++) {
+        const struct hist_worker *w = &h->w[i];
+        if (!w->file.map || w->ev != w->file.recs)
+            continue;
+        /* Later readers (stories, the timeline) binary-search: without
+         * this, each probe maps 16 pages around it (fault-around), and the
+         * stories' searches of 64 workers made RSS grow with the log. */
+        madvise(w->file.map, w->file.map_len, MADV_RANDOM);
+        drop_range(w->file.map, 0, w->file.map_len);
+    }
+}
+
+void history_willneed(const struct hist_worker *w, size_t from, size_t to)
+{
+    if (!w->file.map || w->ev != w->file.recs || from >= to)
+        return;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t a = (EVLOG_HEADER_SIZE + from * EVLOG_REC_SIZE) / pg * pg;
+    size_t b = EVLOG_HEADER_SIZE + (to < w->n ? to : w->n) * EVLOG_REC_SIZE;
+    if (b > a)
+        madvise((char *)w->file.map + a, b - a, MADV_WILLNEED);
+}
+
+void history_drop(const struct hist_worker *w, size_t from, size_t to)
+{
+    if (!w->file.map || w->ev != w->file.recs)
+        return; /* owned (JSONL, restarted worker) or borrowed memory */
+    drop_range(w->file.map, EVLOG_HEADER_SIZE + from * EVLOG_REC_SIZE,
+               EVLOG_HEADER_SIZE + to * EVLOG_REC_SIZE);
+}
+
+/* Contract: map the log at path when its writer closed it cleanly, its size
+ * matches its count and its last record is valid: its records are then left
+ * for the checkers' pass to check (history.h "unverified"), so loading
+ * reads none of them. Returns 1 with f set, 0 (f untouched) otherwise. */
+static int map_closed(const char *path, struct evlog_file *f)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    struct evlog_header hdr;
+    struct ev_rec last;
+    size_t n = 0, size = 0;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             pread(fd, &hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr);
+    if (ok) {
+        size = (size_t)st.st_size;
+        n = (size_t)hdr.count;
+        ok = memcmp(hdr.magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC)) == 0 &&
+             hdr.version == EVLOG_VERSION && hdr.header_size == EVLOG_HEADER_SIZE &&
+             hdr.rec_size == EVLOG_REC_SIZE && (hdr.flags & EVLOG_F_CLOSED) && n > 0 &&
+             hdr.count == (uint64_t)n && size == EVLOG_HEADER_SIZE + n * EVLOG_REC_SIZE &&
+             pread(fd, &last, sizeof(last), (off_t)(size - EVLOG_REC_SIZE)) ==
+                 (ssize_t)sizeof(last) &&
+             last.seq == (uint32_t)(n - 1) && last.type >= 1 && last.type < EV__MAX &&
+             last.crc == ev_rec_crc(&last);
+    }
+    void *map = ok ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    memset(f, 0, sizeof(*f));
+    f->hdr = hdr;
+    f->map = map;
+    f->map_len = size;
+    f->recs = (const struct ev_rec *)(const void *)((const char *)map + EVLOG_HEADER_SIZE);
+    f->n = n;
+    f->closed = 1;
+    return 1;
+}
+
+/* Contract: evlog_read (harness/evlog.h), its verdicts and messages, except
+ * that a closed log may be left for the pass to check (si->defer: see
+ * map_closed); notes (si) whether the records are in time order and the
+ * largest resource they name, and drops the pages it read. Caller unmaps f
+ * with evlog_unmap. */
+static int scan_log(const char *path, struct evlog_file *f, struct scan_info *si,
+                    struct ls_err *err)
+{
+    si->deferred = 0;
+    si->ordered = 1;
+    si->max_res = -1;
+    if (si->defer && map_closed(path, f)) {
+        si->deferred = 1;
+        return 0;
+    }
+    int rc = evlog_read(path, f, err);
+    if (rc || !f->map)
+        return rc;
+    int64_t prev = INT64_MIN;
+    size_t step = DROP_STEP / EVLOG_REC_SIZE;
+    for (size_t i = 0; i < f->n; i++) {
+        const struct ev_rec *r = &f->recs[i];
+        si->ordered &= r->t >= prev;
+        prev = r->t;
+        if (r->type != EV_CRASH && (int)r->res > si->max_res)
+            si->max_res = r->res;
+        if ((i + 1) % step == 0)
+            drop_range(f->map, 0, EVLOG_HEADER_SIZE + (i + 1) * EVLOG_REC_SIZE);
+    }
+    drop_range(f->map, 0, f->map_len);
+    return 0;
+}
+
 struct sort_ev {
     const struct ev_rec *r;
     size_t idx;
@@ -423,11 +561,11 @@ static int cmp_log_name(const void *a, const void *b)
  * unmaps) and warn about what it lacks; last: it is the worker's latest
  * epoch. Returns 0 or a negative code with err set. */
 static int read_epoch(struct history *h, const char *dir, const struct log_name *ln,
-                      int last, struct evlog_file *f, struct ls_err *err)
+                      int last, struct evlog_file *f, struct scan_info *si, struct ls_err *err)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/events/%s", dir, ln->name);
-    int rc = evlog_read(path, f, err);
+    int rc = scan_log(path, f, si, err);
     if (rc)
         return rc;
     char who[48];
@@ -459,8 +597,12 @@ static int read_epoch(struct history *h, const char *dir, const struct log_name 
  * epochs follow each other (each after the previous one's crash record).
  * Returns 0 or a negative code with err set. */
 static int load_worker(struct history *h, const char *dir, const struct log_name *names, size_t n,
-                       struct hist_worker *w, struct ls_err *err)
+                       struct hist_worker *w, struct scan_info *si, struct ls_err *err)
 {
+    int defer = si->defer;
+    si->ordered = 1;
+    si->max_res = -1;
+    si->deferred = 0;
     w->id = names[0].id;
     for (size_t k = 0; k < n; k++)
         if (names[k].epoch != (uint32_t)k) {
@@ -469,9 +611,11 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
             break;
         }
     if (n == 1) {
-        int rc = read_epoch(h, dir, &names[0], 1, &w->file, err);
+        si->defer = defer;
+        int rc = read_epoch(h, dir, &names[0], 1, &w->file, si, err);
         if (rc)
             return rc;
+        w->unverified = si->deferred;
         w->ev = w->file.recs;
         w->n = w->file.n;
         w->complete = w->file.closed;
@@ -483,9 +627,14 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
     for (size_t k = 0; k < n; k++) {
         struct evlog_file f;
         memset(&f, 0, sizeof(f));
-        int rc = read_epoch(h, dir, &names[k], k + 1 == n, &f, err);
+        struct scan_info ei;
+        ei.defer = 0; /* copied into memory anyway */
+        int rc = read_epoch(h, dir, &names[k], k + 1 == n, &f, &ei, err);
         if (rc)
             return rc;
+        if (ei.max_res > si->max_res)
+            si->max_res = ei.max_res;
+        si->ordered = 0; /* concatenated in memory: order_worker checks it there */
         int crashed = f.n > 0 && f.recs[f.n - 1].type == EV_CRASH;
         int cut = k + 1 < n && !f.closed && !crashed;
         if (k + 1 == n ? !f.closed : cut)
@@ -517,7 +666,9 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
     return 0;
 }
 
-static int load_events(struct history *h, const char *dir, struct ls_err *err)
+/* Contract: load every worker log of dir/events into h; *max_res: the
+ * largest resource their records name (-1 none). */
+static int load_events(struct history *h, const char *dir, int *max_res, struct ls_err *err)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/events", dir);
@@ -563,10 +714,14 @@ static int load_events(struct history *h, const char *dir, struct ls_err *err)
         if (rc)
             break;
         struct hist_worker *w = &h->w[h->nworkers++];
-        rc = load_worker(h, dir, names + i, j - i, w, err);
+        struct scan_info si;
+        si.defer = !h->memo->verify_all;
+        rc = load_worker(h, dir, names + i, j - i, w, &si, err);
         if (rc)
             break;
-        if (order_worker(w))
+        if (si.max_res > *max_res)
+            *max_res = si.max_res;
+        if (!si.ordered && order_worker(w))
             history_warn(h, "worker %d: events out of time order, sorted", w->id);
         i = j;
     }
@@ -578,11 +733,15 @@ static int load_events(struct history *h, const char *dir, struct ls_err *err)
 
 /* ---- run directory ---- */
 
-int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
+/* Contract: history_load_rundir; verify_all: check every record now. */
+static int load_rundir(const char *dir, struct history *h, int verify_all, struct ls_err *err)
 {
     memset(h, 0, sizeof(*h));
     h->source = xstrdup(dir);
     h->from_rundir = 1;
+    h->memo = xcalloc(1, sizeof(*h->memo));
+    h->memo->self = h;
+    h->memo->verify_all = verify_all;
     char path[4096];
     struct stat st;
     snprintf(path, sizeof(path), "%s/events", dir);
@@ -641,18 +800,15 @@ int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
         ensure_res(h, (int)(h->workload->workers.resources < MAX_RES
                                 ? h->workload->workers.resources - 1 : MAX_RES - 1));
 
-    rc = load_events(h, dir, err);
+    int max_res = -1;
+    rc = load_events(h, dir, &max_res, err);
     if (rc)
         return rc;
     int64_t max_t = 0;
-    int max_res = -1;
     for (int i = 0; i < h->nworkers; i++) {
         const struct hist_worker *w = &h->w[i];
         if (w->n && w->ev[w->n - 1].t > max_t)
             max_t = w->ev[w->n - 1].t;
-        for (size_t k = 0; k < w->n; k++)
-            if (w->ev[k].type != EV_CRASH && (int)w->ev[k].res > max_res)
-                max_res = w->ev[k].res;
     }
     if (max_res >= h->nres) {
         if (h->workload)
@@ -666,6 +822,56 @@ int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
     load_storage(h, dir);
     load_faults(h, dir);
     return 0;
+}
+
+int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
+{
+    return load_rundir(dir, h, 0, err);
+}
+
+int history_reload(const struct history *ch)
+{
+    struct history *h = ch->memo ? ch->memo->self : NULL;
+    if (!h || !h->from_rundir || !h->source)
+        return 0;
+    struct history fresh;
+    struct ls_err err = {0, ""};
+    int rc = load_rundir(h->source, &fresh, 1, &err);
+    if (rc) { /* the directory changed under us: go on with what was read */
+        history_free(&fresh);
+        history_mark_verified(h);
+        history_warn(h, "event logs: reading them again failed (%s); checked as first read",
+                     err.msg);
+        return rc;
+    }
+    /* Keep the workload and run.json objects (read from the same files):
+     * callers may hold pointers to them across a check. */
+    struct workload *wl = fresh.workload;
+    struct json *run = fresh.run;
+    fresh.workload = h->workload;
+    fresh.run = h->run;
+    h->workload = wl;
+    h->run = run;
+    history_free(h);
+    *h = fresh;
+    h->memo->self = h;
+    return 0;
+}
+
+void history_verify(const struct history *h)
+{
+    for (int i = 0; i < h->nworkers; i++)
+        if (h->w[i].unverified) {
+            history_reload(h);
+            return;
+        }
+}
+
+void history_mark_verified(const struct history *ch)
+{
+    struct history *h = ch->memo ? ch->memo->self : NULL;
+    for (int i = 0; h && i < h->nworkers; i++)
+        h->w[i].unverified = 0;
 }
 
 /* ---- JSONL ---- */
@@ -876,6 +1082,8 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
 {
     memset(h, 0, sizeof(*h));
     h->source = xstrdup(path);
+    h->memo = xcalloc(1, sizeof(*h->memo));
+    h->memo->self = h;
     char *buf;
     size_t len;
     int rc = read_all(path, &buf, &len);
@@ -952,127 +1160,8 @@ void history_free(struct history *h)
     for (int i = 0; i < h->nwarnings; i++)
         free(h->warnings[i]);
     free(h->warnings);
+    if (h->memo)
+        series_acc_free(h->memo->series);
+    free(h->memo);
     memset(h, 0, sizeof(*h));
-}
-
-/* ---- export ---- */
-
-static void export_rec(struct strbuf *sb, const struct history *h, int worker,
-                       const struct ev_rec *r)
-{
-    sb_printf(sb, "{\"t\":%lld,\"w\":%d,\"type\":\"%s\"", (long long)r->t, worker,
-              ev_type_name(r->type));
-    if (r->type != EV_CRASH) {
-        sb_puts(sb, ",\"res\":");
-        const char *name = r->res < h->nres ? h->res_names[r->res] : "?";
-        sb_json_str(sb, name, strlen(name));
-    }
-    switch (r->type) {
-    case EV_ACQUIRE_INVOKE:
-        sb_printf(sb, ",\"attempt\":%u", r->aux);
-        break;
-    case EV_ACQUIRE_OK:
-    case EV_RENEW_OK:
-        if (r->type == EV_ACQUIRE_OK) {
-            sb_puts(sb, ",\"token\":");
-            sb_json_str(sb, r->token, strnlen(r->token, EVLOG_TOKEN_LEN));
-            if (r->flags & EVF_FENCE)
-                sb_printf(sb, ",\"fence\":%llu", (unsigned long long)r->fence);
-            else
-                sb_puts(sb, ",\"fence\":null");
-        }
-        if (r->flags & EVF_NO_LEASE)
-            sb_puts(sb, ",\"valid_until\":null");
-        else
-            sb_printf(sb, ",\"valid_until\":%lld", (long long)r->valid_until);
-        break;
-    case EV_ACQUIRE_FAIL:
-    case EV_ACQUIRE_UNKNOWN:
-    case EV_RENEW_FAIL:
-    case EV_RELEASE_FAIL:
-        sb_printf(sb, ",\"err\":\"%s\"", ev_err_name((int)r->aux));
-        break;
-    case EV_STORE_READ:
-    case EV_STORE_WRITE:
-        if (r->flags & EVF_FENCE)
-            sb_printf(sb, ",\"fence\":%llu", (unsigned long long)r->fence);
-        sb_printf(sb, ",\"fenced\":%s,\"counter\":%lld,\"accepted\":%s,\"failed\":%s",
-                  (r->flags & EVF_FENCED) ? "true" : "false", (long long)r->value,
-                  (r->flags & EVF_ACCEPTED) ? "true" : "false",
-                  (r->flags & EVF_FAILED) ? "true" : "false");
-        break;
-    case EV_JOB:
-        sb_printf(sb, ",\"job\":%lld,\"step\":\"%s\"", (long long)r->value,
-                  job_step_name((int)r->aux));
-        break;
-    default:
-        break;
-    }
-    sb_puts(sb, "}\n");
-}
-
-/* Heap of worker indices ordered by (next event time, worker id). */
-struct xheap {
-    int *a;
-    int n;
-    const struct history *h;
-    const size_t *pos;
-};
-
-static int xless(const struct xheap *x, int i, int j)
-{
-    const struct hist_worker *a = &x->h->w[i], *b = &x->h->w[j];
-    int64_t ta = a->ev[x->pos[i]].t, tb = b->ev[x->pos[j]].t;
-    if (ta != tb)
-        return ta < tb;
-    return a->id < b->id;
-}
-
-static void xsift_down(struct xheap *x, int k)
-{
-    for (;;) {
-        int l = 2 * k + 1, m = k;
-        if (l < x->n && xless(x, x->a[l], x->a[m]))
-            m = l;
-        if (l + 1 < x->n && xless(x, x->a[l + 1], x->a[m]))
-            m = l + 1;
-        if (m == k)
-            return;
-        int t = x->a[k];
-        x->a[k] = x->a[m];
-        x->a[m] = t;
-        k = m;
-    }
-}
-
-void history_export_jsonl(const struct history *h, FILE *out)
-{
-    size_t *pos = calloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*pos));
-    int *a = malloc((size_t)(h->nworkers ? h->nworkers : 1) * sizeof(*a));
-    if (!pos || !a) 
-        xalloc_die();
-    struct xheap x = {a, 0, h, pos};
-    for (int i = 0; i < h->nworkers; i++)
-        if (h->w[i].n)
-            x.a[x.n++] = i;
-    for (int k = x.n / 2 - 1; k >= 0; k--)
-        xsift_down(&x, k);
-    struct strbuf sb = STRBUF_INIT;
-    while (x.n > 0) {
-        int wi = x.a[0];
-        const struct hist_worker *w = &h->w[wi];
-        export_rec(&sb, h, w->id, &w->ev[pos[wi]]);
-        if (++pos[wi] == w->n)
-            x.a[0] = x.a[--x.n];
-        xsift_down(&x, 0);
-        if (sb.len > 60000) {
-            fwrite(sb.buf, 1, sb.len, out);
-            sb_reset(&sb);
-        }
-    }
-    if (sb.len)
-        fwrite(sb.buf, 1, sb.len, out);
-    sb_free(&sb);
-    free(pos);
-    free(a);
 }

@@ -21,11 +21,26 @@
 #include "harness/evlog.h"
 
 struct workload;
+struct series_acc;
+
+/* What one pass over the history leaves for a later reader: check_run's
+ * pass also accumulates the charts' series, which series_build takes. */
+struct hist_memo {
+    struct series_acc *series;  /* owned until taken; NULL none */
+    struct history *self;       /* the history this belongs to (for history_reload) */
+    int verify_all;             /* load: check every record at once, defer nothing */
+};
 
 struct hist_worker {
     int id;                     /* worker id (file name / "w" field) */
-    const struct ev_rec *ev;    /* time-ordered events (borrowed from file or owned) */
+    const struct ev_rec *ev;    /* time-ordered events: the log's read-only mapping (its
+                                 * pages are read on demand and dropped behind the
+                                 * checkers' pass), or owned (JSONL, restarted worker) */
     size_t n;
+    int unverified;             /* a closed log whose records are checked (checksum,
+                                 * sequence, time order, resource) by the checkers'
+                                 * pass as it reads them, not at load: see
+                                 * history_reload */
     int complete;               /* last epoch's log closed cleanly by its worker, every
                                  * earlier one closed or ended by a crash record */
     size_t torn_bytes;          /* bytes skipped after the last valid record */
@@ -81,6 +96,8 @@ struct history {
     int nleftover;
     struct leftover_key *leftover;
 
+    struct hist_memo *memo;     /* made by the loaders (owned); NULL in a hand-made history */
+
     /* Diagnostics met while loading (torn tails, unknown lines ...). One line
      * each; they make the verdict unknown where completeness matters. */
     int nwarnings;
@@ -91,6 +108,36 @@ int history_load_rundir(const char *dir, struct history *h, struct ls_err *err);
 int history_load_jsonl(const char *path, struct history *h, struct ls_err *err);
 void history_free(struct history *h);
 void history_warn(struct history *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A log closed cleanly whose size matches its count and whose last record
+ * is valid is not read at load: the checkers' pass checks each record as it
+ * reads it (one read of the logs instead of two). When that finds a bad
+ * record (corruption, never a crash: a crash leaves the log unclosed), a
+ * record out of time order or naming an unknown resource, the history is
+ * loaded again with every record checked first, exactly as if nothing had
+ * been deferred, and the pass starts over. history_reload does that
+ * reload (0, or the load's error code with the old history kept and
+ * marked verified); history_verify makes sure no worker is unverified (a
+ * reload when one is) for readers other than the pass. */
+int history_reload(const struct history *h);
+void history_verify(const struct history *h);
+/* After a pass that checked every record: nothing is unverified any more. */
+void history_mark_verified(const struct history *h);
+
+/* Drop the resident pages of w's records [from, to) from this process (a
+ * mapped log only; the records stay readable, the page cache keeps them).
+ * The checkers' pass calls it behind its cursors so that RSS stays flat
+ * whatever the history's length. */
+void history_drop(const struct hist_worker *w, size_t from, size_t to);
+
+/* Start reading w's records [from, to) into the page cache in the
+ * background (a mapped log only), so that the pass does not wait for the
+ * disk when a log is not cached. */
+void history_willneed(const struct hist_worker *w, size_t from, size_t to);
+
+/* After the pass: the logs will be read at random places only (stories,
+ * the timeline): map single pages on demand, none resident now. */
+void history_after_pass(const struct history *h);
 
 /* `lockstorm log export`: every event as one JSONL line (DESIGN.md form),
  * merged across workers in time order. */

@@ -118,7 +118,8 @@ int check_jobs(const struct history *h, const struct check_params *p, struct jso
     json_obj_set_str(o, "layers", jobs_layers_text(wl->workers.jobs.layers, lt, sizeof(lt)));
     json_obj_set_int(o, "announced", jobs_total(wl));
 
-    /* steps the workers logged */
+    /* steps the workers logged (read directly: every record checked first) */
+    history_verify(h);
     int64_t steps[8] = {0};
     for (int i = 0; i < h->nworkers; i++)
         for (size_t k = 0; k < h->w[i].n; k++)

@@ -4,7 +4,8 @@
  * resources (a key left with no expiry, or an open stall at the end of at
  * least stuck_after), time from a holder's crash to the next grant, the
  * busy/failed/unknown share of attempts and per-worker fairness. Only stuck
- * resources make the verdict invalid; the rest is measurement.
+ * resources make the verdict invalid; the rest is measurement. A consumer of
+ * the merged pass (pass.h): per-resource sweep state, per-worker counts.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "checkers/check.h"
 #include "util/xalloc.h"
 #include "checkers/checkutil.h"
+#include "checkers/pass.h"
 
 #define KIND_INVOKE 0
 #define KIND_GRANT 1
@@ -37,171 +39,49 @@ struct rlive {
     int seen;               /* the resource has events (the fields above are set) */
 };
 
-/* (t, kind) order: an invoke at a grant's instant waited for that grant,
- * and a crash at a grant's instant is not followed by it. */
-static int lev_before(const struct lev *a, const struct lev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->kind < b->kind);
-}
-
-static int cmp_lev(const void *a, const void *b)
-{
-    const struct lev *x = a, *y = b;
-    return lev_before(x, y) ? -1 : lev_before(y, x);
-}
-
-/* Contract: sort ev[0..n), the concatenation of per-worker runs (run k =
- * ev[runs[k] .. runs[k+1]), each in log order), into (t, kind) order,
- * stable, by merging runs pairwise: O(n log workers). A run out of order
- * (equal stamps logged in another kind order) is sorted first. May replace
- * *ev with a new buffer; runs is scratch. */
-static void merge_runs(struct lev **ev, size_t n, size_t *runs, size_t nruns)
-{
-    struct lev *src = *ev;
-    for (size_t k = 0; k < nruns; k++)
-        for (size_t i = runs[k] + 1; i < runs[k + 1]; i++)
-            if (lev_before(&src[i], &src[i - 1])) {
-                qsort(src + runs[k], runs[k + 1] - runs[k], sizeof(*src), cmp_lev);
-                break;
-            }
-    if (nruns <= 1)
-        return;
-    struct lev *dst = xrealloc(NULL, (n ? n : 1) * sizeof(*dst));
-    while (nruns > 1) {
-        size_t out = 0;
-        for (size_t k = 0; k < nruns; k += 2) {
-            size_t lo = runs[k], mid = runs[k + 1];
-            size_t hi = k + 2 <= nruns ? runs[k + 2] : mid;
-            size_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi)
-                dst[o++] = lev_before(&src[j], &src[i]) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < hi)
-                dst[o++] = src[j++];
-            runs[out++] = lo;
-        }
-        runs[out] = n;
-        nruns = out;
-        struct lev *t = src;
-        src = dst;
-        dst = t;
-    }
-    free(dst);
-    *ev = src;
-}
-
 struct wcount {
     int64_t attempts, grants;
+    int *held;              /* resources it has a grant of (no release outcome yet) */
+    int nheld, held_cap;
 };
 
-static void push_lev(struct lev **ev, size_t *n, size_t *cap, int64_t t, int res, int kind)
+struct liveness_st {
+    const struct history *h;
+    const struct check_params *p;
+    struct rlive *rl;       /* indexed by the 16-bit resource field */
+    struct wcount *wc;
+    int nres;
+    int64_t attempts, busy, failed, unknown, ncrash;
+    struct lev *batch;      /* the events at batch_t, swept once time moves on */
+    size_t nbatch, batch_cap;
+    int64_t batch_t;
+    int64_t longest, crash_max;
+    int longest_res;
+};
+
+/* Contract: sweep the batch (one instant) in (kind, arrival) order: an
+ * invoke at a grant's instant waited for that grant, and a crash at a
+ * grant's instant is not followed by it. Arrival order is worker order,
+ * then log order. */
+static void flush(struct liveness_st *l)
 {
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 1024;
-        *ev = xrealloc(*ev, *cap * sizeof(**ev));
+    struct lev *b = l->batch;
+    for (size_t i = 1; i < l->nbatch; i++) { /* stable insertion sort: batches are tiny */
+        struct lev x = b[i];
+        size_t j = i;
+        for (; j > 0 && x.kind < b[j - 1].kind; j--)
+            b[j] = b[j - 1];
+        b[j] = x;
     }
-    (*ev)[(*n)++] = (struct lev){t, (uint16_t)res, (uint8_t)kind};
-}
-
-int check_liveness(const struct history *h, const struct check_params *p, struct json *res)
-{
-    struct lev *ev = NULL;
-    size_t n = 0, cap = 0;
-    int *held = NULL;
-    size_t held_cap = 0;
-    int64_t attempts = 0, busy = 0, failed = 0, unknown = 0, ncrash = 0;
-    struct wcount *wc = calloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*wc));
-    size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
-    /* Indexed by the 16-bit resource field: untouched pages cost nothing. */
-    struct rlive *rl = calloc(65536, sizeof(*rl));
-    if (!wc || !runs || !rl) 
-        xalloc_die();
-    int nres = h->nres;
-
-    /* Per worker, in log order: invokes, grants, and the resources it had
-     * a grant of when it crashed (granted, no release outcome or lost). */
-    for (int i = 0; i < h->nworkers; i++) {
-        const struct hist_worker *w = &h->w[i];
-        size_t nheld = 0;
-        runs[i] = n;
-        for (size_t k = 0; k < w->n; k++) {
-            const struct ev_rec *r = &w->ev[k];
-            switch (r->type) {
-            case EV_ACQUIRE_INVOKE:
-                attempts++;
-                wc[i].attempts++;
-                push_lev(&ev, &n, &cap, r->t, r->res, KIND_INVOKE);
-                break;
-            case EV_ACQUIRE_OK:
-                wc[i].grants++;
-                push_lev(&ev, &n, &cap, r->t, r->res, KIND_GRANT);
-                if (nheld == held_cap) {
-                    held_cap = held_cap ? held_cap * 2 : 8;
-                    held = xrealloc(held, held_cap * sizeof(*held));
-                }
-                held[nheld++] = r->res;
-                break;
-            case EV_ACQUIRE_BUSY:
-                busy++;
-                break;
-            case EV_ACQUIRE_FAIL:
-                failed++;
-                break;
-            case EV_ACQUIRE_UNKNOWN:
-                unknown++;
-                break;
-            case EV_RELEASE_OK:
-            case EV_RELEASE_NOT_OWNER:
-            case EV_RELEASE_FAIL:
-            case EV_LOST:
-                for (size_t j = 0; j < nheld; j++)
-                    if (held[j] == r->res) {
-                        held[j] = held[--nheld];
-                        break;
-                    }
-                break;
-            case EV_CRASH:
-                for (size_t j = 0; j < nheld; j++) {
-                    push_lev(&ev, &n, &cap, r->t, held[j], KIND_CRASH);
-                    ncrash++;
-                }
-                nheld = 0;
-                break;
-            default:
-                break;
-            }
-        }
-    }
-    runs[h->nworkers] = n;
-    free(held);
-    merge_runs(&ev, n, runs, (size_t)h->nworkers);
-    free(runs);
-
-    for (size_t i = 0; i < n; i++) {
-        struct rlive *x = &rl[ev[i].res];
+    for (size_t i = 0; i < l->nbatch; i++) {
+        const struct lev *e = &b[i];
+        struct rlive *x = &l->rl[e->res];
         if (!x->seen) {
             x->seen = 1;
             x->first_wait = x->first_crash = NONE;
-            if (ev[i].res >= nres)
-                nres = ev[i].res + 1;
+            if (e->res >= l->nres)
+                l->nres = e->res + 1;
         }
-    }
-    for (int k = 0; k < h->nleftover; k++) {
-        int r = h->leftover[k].res;
-        if (h->leftover[k].pttl_ms == -1 && r >= 0 && r < 65536 && !rl[r].stuck_why) {
-            rl[r].stuck_why = "lock key left with no expiry";
-            if (r >= nres)
-                nres = r + 1;
-        }
-    }
-
-    /* One sweep in time order with per-resource state. */
-    int64_t longest = 0, crash_max = -1;
-    int longest_res = -1;
-    for (size_t i = 0; i < n; i++) {
-        const struct lev *e = &ev[i];
-        struct rlive *x = &rl[e->res];
         if (e->kind == KIND_INVOKE) {
             if (x->first_wait == NONE)
                 x->first_wait = e->t;
@@ -211,15 +91,122 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
             x->pending_crashes++;
         } else {
             int64_t stall = x->first_wait == NONE ? 0 : e->t - x->first_wait;
-            if (stall > longest || longest_res < 0) {
-                longest = stall;
-                longest_res = e->res;
+            if (stall > l->longest || l->longest_res < 0) {
+                l->longest = stall;
+                l->longest_res = e->res;
             }
             x->first_wait = NONE;
-            if (x->first_crash != NONE && e->t - x->first_crash > crash_max)
-                crash_max = e->t - x->first_crash;
+            if (x->first_crash != NONE && e->t - x->first_crash > l->crash_max)
+                l->crash_max = e->t - x->first_crash;
             x->first_crash = NONE;
             x->pending_crashes = 0;
+        }
+    }
+    l->nbatch = 0;
+}
+
+static void push_lev(struct liveness_st *l, int64_t t, int res, int kind)
+{
+    if (l->nbatch && t != l->batch_t)
+        flush(l);
+    if (l->nbatch == l->batch_cap) {
+        l->batch_cap = l->batch_cap ? l->batch_cap * 2 : 64;
+        l->batch = xrealloc(l->batch, l->batch_cap * sizeof(*l->batch));
+    }
+    l->batch_t = t;
+    l->batch[l->nbatch++] = (struct lev){t, (uint16_t)res, (uint8_t)kind};
+}
+
+static void liveness_event(void *st, int wi, const struct ev_rec *r)
+{
+    struct liveness_st *l = st;
+    struct wcount *w = &l->wc[wi];
+    switch (r->type) {
+    case EV_ACQUIRE_INVOKE:
+        l->attempts++;
+        w->attempts++;
+        push_lev(l, r->t, r->res, KIND_INVOKE);
+        break;
+    case EV_ACQUIRE_OK:
+        w->grants++;
+        push_lev(l, r->t, r->res, KIND_GRANT);
+        if (w->nheld == w->held_cap) {
+            w->held_cap = w->held_cap ? w->held_cap * 2 : 8;
+            w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
+        }
+        w->held[w->nheld++] = r->res;
+        break;
+    case EV_ACQUIRE_BUSY:
+        l->busy++;
+        break;
+    case EV_ACQUIRE_FAIL:
+        l->failed++;
+        break;
+    case EV_ACQUIRE_UNKNOWN:
+        l->unknown++;
+        break;
+    case EV_RELEASE_OK:
+    case EV_RELEASE_NOT_OWNER:
+    case EV_RELEASE_FAIL:
+    case EV_LOST:
+        for (int j = 0; j < w->nheld; j++)
+            if (w->held[j] == r->res) {
+                w->held[j] = w->held[--w->nheld];
+                break;
+            }
+        break;
+    case EV_CRASH: /* the resources it had a grant of when it crashed */
+        for (int j = 0; j < w->nheld; j++) {
+            push_lev(l, r->t, w->held[j], KIND_CRASH);
+            l->ncrash++;
+        }
+        w->nheld = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+static void liveness_end(void *st)
+{
+    struct liveness_st *l = st;
+    if (l->nbatch)
+        flush(l);
+}
+
+static void *liveness_init(const struct history *h, const struct check_params *p,
+                           struct json *res)
+{
+    (void)res;
+    struct liveness_st *l = xcalloc(1, sizeof(*l));
+    l->h = h;
+    l->p = p;
+    l->nres = h->nres;
+    l->rl = xcalloc(65536, sizeof(*l->rl)); /* untouched pages cost nothing */
+    l->wc = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*l->wc));
+    l->crash_max = -1;
+    l->longest_res = -1;
+    return l;
+}
+
+static int liveness_finish(void *st, struct json *res)
+{
+    struct liveness_st *ls = st;
+    const struct history *h = ls->h;
+    const struct check_params *p = ls->p;
+    struct rlive *rl = ls->rl;
+    struct wcount *wc = ls->wc;
+    int nres = ls->nres;
+    int64_t attempts = ls->attempts, busy = ls->busy, failed = ls->failed,
+            unknown = ls->unknown, ncrash = ls->ncrash;
+    int64_t longest = ls->longest, crash_max = ls->crash_max;
+    int longest_res = ls->longest_res;
+    for (int k = 0; k < h->nleftover; k++) {
+        int r = h->leftover[k].res;
+        if (h->leftover[k].pttl_ms == -1 && r >= 0 && r < 65536 && !rl[r].stuck_why) {
+            rl[r].stuck_why = "lock key left with no expiry";
+            if (r >= nres)
+                nres = r + 1;
         }
     }
     int64_t crash_no_grant = 0;
@@ -289,8 +276,25 @@ int check_liveness(const struct history *h, const struct check_params *p, struct
     json_obj_set(fa, "ratio", gmin > 0 ? json_new_num((double)gmax / (double)gmin)
                                        : json_new_null());
 
+    for (int i = 0; i < h->nworkers; i++)
+        free(wc[i].held);
     free(rl);
-    free(ev);
     free(wc);
+    free(ls->batch);
+    free(ls);
     return verdict;
+}
+
+const struct checker_def liveness_checker = {
+    {"liveness",
+     PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ACQUIRE_BUSY) |
+         PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_RELEASE_OK) |
+         PASS_TYPE(EV_RELEASE_NOT_OWNER) | PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_LOST) |
+         PASS_TYPE(EV_CRASH),
+     liveness_event, NULL, liveness_end},
+    liveness_init, liveness_finish};
+
+int check_liveness(const struct history *h, const struct check_params *p, struct json *res)
+{
+    return checker_run_one(&liveness_checker, h, p, res);
 }

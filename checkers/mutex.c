@@ -1,10 +1,15 @@
 /*
  * mutex.c: the mutual-exclusion checker (DESIGN.md "Checkers", semantics
- * in docs/checkers.md). It rebuilds every hold from the worker logs, sweeps
- * them per resource in enter order and reports each entry that finds
- * `capacity` holds already active, classified stale-holder or lock-broken
- * by the leases the earlier holders had at the later grant. It never asks
- * the lock and never invents an overlap from a missing record.
+ * in docs/checkers.md), a consumer of the merged pass (pass.h). Each
+ * worker's grant -> enter -> exit/crash records rebuild its holds; at every
+ * enter the resource's holds still active are counted, and an entry that
+ * finds `capacity` of them is a violation, classified stale-holder or
+ * lock-broken by the leases the earlier holders had at the later grant.
+ * A violation stays pending until all its holds have ended (their final
+ * leases, renewals included, and exits decide its class and overlap), so
+ * the state is the open holds plus the pending violations, never the
+ * history. It never asks the lock and never invents an overlap from a
+ * missing record.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,8 +17,9 @@
 #include <string.h>
 
 #include "checkers/check.h"
-#include "util/xalloc.h"
 #include "checkers/checkutil.h"
+#include "checkers/pass.h"
+#include "util/xalloc.h"
 
 #define LEASE_NEVER INT64_MAX
 
@@ -23,219 +29,105 @@
 #define HF_OPEN 0x04     /* no exit and no crash: ended at the log's last record */
 #define HF_NO_GRANT 0x08 /* enter without a preceding acquire_ok */
 
-/* One hold; 48 bytes, since a long run has millions of them. */
+/* One hold, from its grant until nothing refers to it any more (its
+ * worker's slot, the enter batch, its resource's active list, pending
+ * violations). Pooled: no allocation per hold. */
 struct hold {
     int64_t enter, exit;
     int64_t acquired;           /* grant time (= enter without a grant) */
     int64_t lease;              /* L: lease end incl. renewals; LEASE_NEVER = no expiry */
-    const struct ev_rec *grant; /* its acquire_ok (token, fence), NULL without */
+    uint64_t fence;
+    char token[EVLOG_TOKEN_LEN];
     int32_t worker;             /* worker id */
     uint16_t res;
     uint16_t flags;
+    uint8_t entered, done;      /* entered; ended (exit, crash or end of log) */
+    uint8_t batched;            /* in the enter batch, not yet in the active list */
+    int refs;
+    int pending;                /* pending violations naming it */
+    struct hold *next_free;
 };
 
-struct hold_vec {
-    struct hold *a;
-    size_t n, cap;
+struct slots {                  /* the grants one worker has and may be holding */
+    struct hold **a;
+    int n, cap;
 };
 
-/* A grant a worker has and may be holding. */
-struct slot {
-    struct hold h;
-    int entered;
+struct rstate {
+    struct hold **active;       /* holds entered and not ended, in entry order */
+    int n, cap;
+    int64_t last_exit;          /* latest exit of an ended hold */
+    int has_exit;
 };
 
-static void push_hold(struct hold_vec *v, const struct hold *h)
+struct pviol {                  /* a violation whose holds have not all ended */
+    struct json *obj;           /* its listed entry to fill, or NULL past the listed ones */
+    int undone;                 /* holds not ended yet */
+    int n;                      /* holders: the active ones, then the entering one */
+    struct hold *hs[];
+};
+
+struct mutex_st {
+    const struct history *h;
+    const struct check_params *p;
+    int cap;
+    struct slots *ws;
+    struct rstate *rs;          /* indexed by the 16-bit resource field */
+    struct hold *free_list;
+    struct hold **chunks;
+    size_t nchunks;
+    struct hold **batch;        /* entries at batch_t, judged once time moves on */
+    int nbatch, batch_cap;
+    int64_t batch_t;
+    struct pviol **pend;
+    int npend, pend_cap;
+    struct json *viol;          /* the listed violations (owned until finish) */
+    int64_t nviol, near, stale, broken, holds;
+    size_t no_grant, stray_exit, open;
+    int64_t *exits;
+    size_t exits_cap;
+};
+
+#define POOL_CHUNK 1024
+
+static struct hold *hold_new(struct mutex_st *m)
 {
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 256;
-        v->a = xrealloc(v->a, v->cap * sizeof(*v->a));
+    if (!m->free_list) {
+        struct hold *c = xmalloc(POOL_CHUNK * sizeof(*c));
+        m->chunks = xrealloc(m->chunks, (m->nchunks + 1) * sizeof(*m->chunks));
+        m->chunks[m->nchunks++] = c;
+        for (int i = POOL_CHUNK - 1; i >= 0; i--) {
+            c[i].next_free = m->free_list;
+            m->free_list = &c[i];
+        }
     }
-    v->a[v->n++] = *h;
+    struct hold *x = m->free_list;
+    m->free_list = x->next_free;
+    memset(x, 0, sizeof(*x));
+    x->refs = 1;
+    return x;
+}
+
+static void hold_unref(struct mutex_st *m, struct hold *x)
+{
+    if (--x->refs == 0) {
+        x->next_free = m->free_list;
+        m->free_list = x;
+    }
+}
+
+static void push_ptr(struct hold ***a, int *n, int *cap, struct hold *x)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 4;
+        *a = xrealloc(*a, (size_t)*cap * sizeof(**a));
+    }
+    (*a)[(*n)++] = x;
 }
 
 static int64_t lease_of(const struct ev_rec *r)
 {
     return (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until;
-}
-
-struct extract_stats {
-    size_t no_grant;    /* enters without acquire_ok */
-    size_t stray_exit;  /* exits without enter */
-    size_t open;        /* holds without exit or crash */
-};
-
-/* Contract: append worker w's holds to v (time ordered within w). slots is
- * scratch the caller owns and frees (*slots, *cap). */
-static void extract_worker(const struct hist_worker *w, struct hold_vec *v, struct slot **slots,
-                           size_t *cap, struct extract_stats *st)
-{
-    size_t ns = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        const struct ev_rec *r = &w->ev[i];
-        int res = r->res;
-        size_t k;
-        switch (r->type) {
-        case EV_ACQUIRE_OK:
-            for (k = 0; k < ns; k++)
-                if ((*slots)[k].h.res == res && !(*slots)[k].entered)
-                    break;
-            if (k == ns) {
-                if (ns == *cap) {
-                    *cap = *cap ? *cap * 2 : 4;
-                    *slots = xrealloc(*slots, *cap * sizeof(**slots));
-                }
-                ns++;
-            }
-            {
-                struct slot *s = &(*slots)[k];
-                memset(s, 0, sizeof(*s));
-                s->h.acquired = r->t;
-                s->h.lease = lease_of(r);
-                s->h.grant = r;
-                s->h.worker = w->id;
-                s->h.res = (uint16_t)res;
-                s->h.flags = (r->flags & EVF_FENCE) ? HF_FENCE : 0;
-            }
-            break;
-        case EV_ENTER:
-            for (k = ns; k-- > 0;)
-                if ((*slots)[k].h.res == res && !(*slots)[k].entered)
-                    break;
-            if (k == (size_t)-1) {
-                if (ns == *cap) {
-                    *cap = *cap ? *cap * 2 : 4;
-                    *slots = xrealloc(*slots, *cap * sizeof(**slots));
-                }
-                k = ns++;
-                struct slot *s = &(*slots)[k];
-                memset(s, 0, sizeof(*s));
-                s->h.acquired = r->t;
-                s->h.lease = LEASE_NEVER;
-                s->h.worker = w->id;
-                s->h.res = (uint16_t)res;
-                s->h.flags = HF_NO_GRANT;
-                st->no_grant++;
-            }
-            (*slots)[k].entered = 1;
-            (*slots)[k].h.enter = r->t;
-            break;
-        case EV_RENEW_OK:
-            for (k = 0; k < ns; k++) {
-                struct hold *hh = &(*slots)[k].h;
-                if (hh->res == res && hh->lease != LEASE_NEVER) {
-                    int64_t l = lease_of(r);
-                    if (l > hh->lease)
-                        hh->lease = l;
-                }
-            }
-            break;
-        case EV_EXIT:
-            for (k = 0; k < ns; k++)
-                if ((*slots)[k].h.res == res && (*slots)[k].entered)
-                    break;
-            if (k == ns) {
-                st->stray_exit++;
-                break;
-            }
-            (*slots)[k].h.exit = r->t;
-            push_hold(v, &(*slots)[k].h);
-            (*slots)[k] = (*slots)[--ns];
-            break;
-        case EV_RELEASE_OK:
-        case EV_RELEASE_NOT_OWNER:
-        case EV_RELEASE_FAIL:
-        case EV_LOST:
-            /* A grant that ends before anyone entered it is no hold. */
-            for (k = 0; k < ns; k++)
-                if ((*slots)[k].h.res == res && !(*slots)[k].entered) {
-                    (*slots)[k] = (*slots)[--ns];
-                    break;
-                }
-            break;
-        case EV_CRASH:
-            for (k = 0; k < ns; k++) {
-                if (!(*slots)[k].entered)
-                    continue;
-                (*slots)[k].h.exit = r->t;
-                (*slots)[k].h.flags |= HF_CRASH;
-                push_hold(v, &(*slots)[k].h);
-            }
-            ns = 0;
-            break;
-        default:
-            break;
-        }
-    }
-    /* Never invent overlap: an unterminated hold ends at the last record. */
-    int64_t last = w->n ? w->ev[w->n - 1].t : 0;
-    for (size_t k = 0; k < ns; k++) {
-        if (!(*slots)[k].entered)
-            continue;
-        (*slots)[k].h.exit = last;
-        (*slots)[k].h.flags |= HF_OPEN;
-        push_hold(v, &(*slots)[k].h);
-        st->open++;
-    }
-}
-
-static int cmp_hold(const void *a, const void *b)
-{
-    const struct hold *x = a, *y = b;
-    if (x->enter != y->enter)
-        return x->enter < y->enter ? -1 : 1;
-    if (x->res != y->res)
-        return x->res < y->res ? -1 : 1;
-    return (x->worker > y->worker) - (x->worker < y->worker);
-}
-
-/* Contract: a new array (caller frees) of the indices of a[0..n) in
- * cmp_hold order. a is the concatenation of per-worker runs, run k being
- * a[runs[k] .. runs[k+1]); each run is sorted here if it is not already
- * (it is, unless a worker held several resources at once). Runs are then
- * merged pairwise bottom-up: O(n log workers), sequential access, stable,
- * and ties keep worker order because runs are in worker order. */
-static uint32_t *merge_runs(struct hold *a, size_t n, size_t *runs, size_t nruns)
-{
-    uint32_t *src = malloc((n ? n : 1) * sizeof(*src));
-    uint32_t *dst = malloc((n ? n : 1) * sizeof(*dst));
-    if (!src || !dst) 
-        xalloc_die();
-    for (size_t k = 0; k < nruns; k++) {
-        size_t len = runs[k + 1] - runs[k];
-        if (len == 0)
-            continue; /* also keeps a NULL a (no holds at all) out of pointer arithmetic */
-        struct hold *r = a + runs[k];
-        for (size_t i = 1; i < len; i++)
-            if (cmp_hold(&r[i - 1], &r[i]) > 0) {
-                qsort(r, len, sizeof(*r), cmp_hold);
-                break;
-            }
-    }
-    for (size_t i = 0; i < n; i++)
-        src[i] = (uint32_t)i;
-    while (nruns > 1) {
-        size_t out = 0;
-        for (size_t k = 0; k < nruns; k += 2) {
-            size_t lo = runs[k], mid = runs[k + 1];
-            size_t hi = k + 2 <= nruns ? runs[k + 2] : mid;
-            size_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi)
-                dst[o++] = cmp_hold(&a[src[j]], &a[src[i]]) < 0 ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < hi)
-                dst[o++] = src[j++];
-            runs[out++] = lo;
-        }
-        runs[out] = n;
-        nruns = out;
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    free(dst);
-    return src;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -244,19 +136,12 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-struct rstate {
-    int *active;         /* indices of holds with exit > current enter, enter order */
-    int n, cap;
-    int64_t last_exit;   /* latest exit of a finished hold; INT64_MIN none */
-};
-
 static struct json *holder_json(const struct hold *x)
 {
     struct json *o = json_new_obj();
     json_obj_set_int(o, "worker", x->worker);
-    const char *tok = x->grant ? x->grant->token : "";
-    json_obj_set(o, "token", json_new_strn(tok, strnlen(tok, EVLOG_TOKEN_LEN)));
-    json_obj_set(o, "fence", (x->flags & HF_FENCE) ? json_new_int((int64_t)x->grant->fence)
+    json_obj_set(o, "token", json_new_strn(x->token, strnlen(x->token, EVLOG_TOKEN_LEN)));
+    json_obj_set(o, "fence", (x->flags & HF_FENCE) ? json_new_int((int64_t)x->fence)
                                                    : json_new_null());
     json_obj_set_num(o, "acquired_ms", ns_ms(x->acquired));
     json_obj_set(o, "valid_until_ms",
@@ -270,137 +155,364 @@ static struct json *holder_json(const struct hold *x)
     return o;
 }
 
+/* Contract: every hold of v has ended: classify it, fill its listed entry,
+ * let go of its holds and free v. */
+static void resolve(struct mutex_st *m, struct pviol *v)
+{
+    const struct hold *H = v->hs[v->n - 1];
+    int valid_at_grant = 0;
+    if ((size_t)v->n > m->exits_cap) {
+        m->exits_cap = (size_t)v->n + 16;
+        m->exits = xrealloc(m->exits, m->exits_cap * sizeof(*m->exits));
+    }
+    for (int k = 0; k < v->n; k++) {
+        m->exits[k] = v->hs[k]->exit;
+        if (k < v->n - 1 && v->hs[k]->lease > H->acquired)
+            valid_at_grant++;
+    }
+    qsort(m->exits, (size_t)v->n, sizeof(*m->exits), cmp_i64);
+    int64_t ov_start = H->enter, ov_end = m->exits[v->n - m->cap - 1];
+    int is_broken = valid_at_grant >= m->cap;
+    if (is_broken)
+        m->broken++;
+    else
+        m->stale++;
+    if (v->obj) {
+        struct json *o = v->obj;
+        json_obj_set_str(o, "resource", check_res_name(m->h, H->res));
+        json_obj_set_str(o, "class", is_broken ? "lock-broken" : "stale-holder");
+        json_obj_set_num(o, "overlap_start_ms", ns_ms(ov_start));
+        json_obj_set_num(o, "overlap_ms", ns_ms(ov_end - ov_start));
+        struct json *hl = json_obj_set(o, "holders", json_new_arr());
+        for (int k = 0; k < v->n; k++)
+            json_arr_push(hl, holder_json(v->hs[k]));
+        struct json *fl = json_obj_set(o, "faults", json_new_arr());
+        for (int f = 0; f < m->h->nfaults; f++) {
+            const struct fault_window *fw = &m->h->faults[f];
+            if (!fw->skipped && fw->start <= ov_end && fw->end >= ov_start)
+                json_arr_push(fl, json_new_int(fw->id));
+        }
+    }
+    for (int k = 0; k < v->n; k++) {
+        v->hs[k]->pending--;
+        hold_unref(m, v->hs[k]);
+    }
+    free(v);
+}
+
+/* Contract: hold x has just ended: leave its resource's active list (its
+ * exit is now the latest seen there, unless a later one was), and resolve
+ * the pending violations that only waited for it. */
+static void hold_ended(struct mutex_st *m, struct hold *x)
+{
+    x->done = 1;
+    m->holds++;
+    if (!x->batched) {
+        struct rstate *r = &m->rs[x->res];
+        for (int k = 0; k < r->n; k++)
+            if (r->active[k] == x) {
+                memmove(&r->active[k], &r->active[k + 1], (size_t)(r->n - k - 1) *
+                        sizeof(*r->active));
+                r->n--;
+                if (!r->has_exit || x->exit > r->last_exit)
+                    r->last_exit = x->exit;
+                r->has_exit = 1;
+                hold_unref(m, x);
+                break;
+            }
+    }
+    if (!x->pending)
+        return;
+    int kept = 0;
+    for (int i = 0; i < m->npend; i++) {
+        struct pviol *v = m->pend[i];
+        for (int k = 0; k < v->n; k++)
+            if (v->hs[k] == x)
+                v->undone--;
+        if (v->undone == 0)
+            resolve(m, v);
+        else
+            m->pend[kept++] = v;
+    }
+    m->npend = kept;
+}
+
+static void push_pending(struct mutex_st *m, struct pviol *v)
+{
+    if (m->npend == m->pend_cap) {
+        m->pend_cap = m->pend_cap ? m->pend_cap * 2 : 16;
+        m->pend = xrealloc(m->pend, (size_t)m->pend_cap * sizeof(*m->pend));
+    }
+    m->pend[m->npend++] = v;
+}
+
+static int batch_before(const struct hold *a, const struct hold *b)
+{
+    return a->res < b->res || (a->res == b->res && a->worker < b->worker);
+}
+
+/* Contract: judge the entries of the batch (all at batch_t) in (resource,
+ * worker) order, after every exit at that instant: touching is fine. */
+static void flush(struct mutex_st *m)
+{
+    for (int i = 1; i < m->nbatch; i++) { /* insertion sort: a batch is ~1 entry */
+        struct hold *x = m->batch[i];
+        int j = i;
+        for (; j > 0 && batch_before(x, m->batch[j - 1]); j--)
+            m->batch[j] = m->batch[j - 1];
+        m->batch[j] = x;
+    }
+    for (int i = 0; i < m->nbatch; i++) {
+        struct hold *H = m->batch[i];
+        struct rstate *r = &m->rs[H->res];
+        H->batched = 0;
+        if (r->n >= m->cap) {
+            m->nviol++;
+            struct pviol *v = xmalloc(sizeof(*v) + (size_t)(r->n + 1) * sizeof(v->hs[0]));
+            v->n = r->n + 1;
+            v->undone = 0;
+            v->obj = m->nviol <= m->p->max_violations ? json_arr_push(m->viol, json_new_obj())
+                                                      : NULL;
+            for (int k = 0; k < v->n; k++) {
+                struct hold *x = k < r->n ? r->active[k] : H;
+                v->hs[k] = x;
+                x->refs++;
+                x->pending++;
+                v->undone += !x->done;
+            }
+            if (v->undone == 0)
+                resolve(m, v);
+            else
+                push_pending(m, v);
+        } else if (r->has_exit && H->enter - r->last_exit <= m->p->near_miss) {
+            m->near++;
+        }
+        if (H->done) { /* ended at the instant it entered */
+            if (!r->has_exit || H->exit > r->last_exit)
+                r->last_exit = H->exit;
+            r->has_exit = 1;
+            hold_unref(m, H);
+        } else {
+            push_ptr(&r->active, &r->n, &r->cap, H); /* the batch's reference moves here */
+        }
+    }
+    m->nbatch = 0;
+}
+
+/* Contract: remove slot k of s (swap with the last: the search order of
+ * the slots is part of the pairing rule) and drop its reference. */
+static void slot_remove(struct mutex_st *m, struct slots *s, int k)
+{
+    struct hold *x = s->a[k];
+    s->a[k] = s->a[--s->n];
+    hold_unref(m, x);
+}
+
+static void end_hold(struct mutex_st *m, struct hold *x, int64_t t, uint16_t flag)
+{
+    x->exit = t;
+    x->flags |= flag;
+    hold_ended(m, x);
+}
+
+static void mutex_event(void *st, int wi, const struct ev_rec *r)
+{
+    struct mutex_st *m = st;
+    if (m->nbatch && r->t != m->batch_t)
+        flush(m);
+    struct slots *s = &m->ws[wi];
+    int res = r->res, k;
+    switch (r->type) {
+    case EV_ACQUIRE_OK: {
+        for (k = 0; k < s->n; k++)
+            if (s->a[k]->res == res && !s->a[k]->entered)
+                break;
+        struct hold *x = hold_new(m);
+        x->acquired = r->t;
+        x->lease = lease_of(r);
+        memcpy(x->token, r->token, EVLOG_TOKEN_LEN);
+        x->fence = r->fence;
+        x->worker = m->h->w[wi].id;
+        x->res = (uint16_t)res;
+        x->flags = (r->flags & EVF_FENCE) ? HF_FENCE : 0;
+        if (k < s->n) { /* replaces a grant never entered, in its place */
+            hold_unref(m, s->a[k]);
+            s->a[k] = x;
+        } else {
+            push_ptr(&s->a, &s->n, &s->cap, x);
+        }
+        break;
+    }
+    case EV_ENTER: {
+        for (k = s->n - 1; k >= 0; k--)
+            if (s->a[k]->res == res && !s->a[k]->entered)
+                break;
+        if (k < 0) {
+            struct hold *x = hold_new(m);
+            x->acquired = r->t;
+            x->lease = LEASE_NEVER;
+            x->worker = m->h->w[wi].id;
+            x->res = (uint16_t)res;
+            x->flags = HF_NO_GRANT;
+            push_ptr(&s->a, &s->n, &s->cap, x);
+            k = s->n - 1;
+            m->no_grant++;
+        }
+        struct hold *x = s->a[k];
+        x->entered = 1;
+        x->enter = r->t;
+        x->batched = 1;
+        x->refs++;
+        m->batch_t = r->t;
+        push_ptr(&m->batch, &m->nbatch, &m->batch_cap, x);
+        break;
+    }
+    case EV_RENEW_OK:
+        for (k = 0; k < s->n; k++) {
+            struct hold *x = s->a[k];
+            if (x->res == res && x->lease != LEASE_NEVER) {
+                int64_t l = lease_of(r);
+                if (l > x->lease)
+                    x->lease = l;
+            }
+        }
+        break;
+    case EV_EXIT:
+        for (k = 0; k < s->n; k++)
+            if (s->a[k]->res == res && s->a[k]->entered)
+                break;
+        if (k == s->n) {
+            m->stray_exit++;
+            break;
+        }
+        end_hold(m, s->a[k], r->t, 0);
+        slot_remove(m, s, k);
+        break;
+    case EV_RELEASE_OK:
+    case EV_RELEASE_NOT_OWNER:
+    case EV_RELEASE_FAIL:
+    case EV_LOST:
+        /* A grant that ends before anyone entered it is no hold. */
+        for (k = 0; k < s->n; k++)
+            if (s->a[k]->res == res && !s->a[k]->entered) {
+                slot_remove(m, s, k);
+                break;
+            }
+        break;
+    case EV_CRASH:
+        for (k = 0; k < s->n; k++)
+            if (s->a[k]->entered)
+                end_hold(m, s->a[k], r->t, HF_CRASH);
+        while (s->n)
+            slot_remove(m, s, s->n - 1);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Never invent overlap: an unterminated hold ends at the log's last record. */
+static void mutex_worker_end(void *st, int wi)
+{
+    struct mutex_st *m = st;
+    struct slots *s = &m->ws[wi];
+    const struct hist_worker *w = &m->h->w[wi];
+    int64_t last = w->n ? w->ev[w->n - 1].t : 0;
+    if (m->nbatch && last != m->batch_t)
+        flush(m);
+    for (int k = 0; k < s->n; k++)
+        if (s->a[k]->entered) {
+            end_hold(m, s->a[k], last, HF_OPEN);
+            m->open++;
+        }
+    while (s->n)
+        slot_remove(m, s, s->n - 1);
+}
+
+static void mutex_end(void *st)
+{
+    struct mutex_st *m = st;
+    if (m->nbatch)
+        flush(m);
+    for (int i = 0; i < m->npend; i++) /* every hold has ended by now */
+        resolve(m, m->pend[i]);
+    m->npend = 0;
+}
+
+static void *mutex_init(const struct history *h, const struct check_params *p, struct json *res)
+{
+    struct mutex_st *m = xcalloc(1, sizeof(*m));
+    m->h = h;
+    m->p = p;
+    m->cap = p->capacity > 0 ? p->capacity : 1;
+    m->ws = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*m->ws));
+    m->rs = xcalloc(65536, sizeof(*m->rs)); /* untouched pages cost nothing */
+    (void)res;
+    m->viol = json_new_arr(); /* res's "violations" gets them at the end */
+    return m;
+}
+
+static int mutex_finish(void *st, struct json *res)
+{
+    struct mutex_st *m = st;
+    const struct check_params *p = m->p;
+    struct json *viol = json_obj_get(res, "violations");
+    if (!viol || viol->type != JSON_ARR)
+        viol = json_obj_set(res, "violations", json_new_arr());
+    for (size_t i = 0; i < m->viol->n; i++) {
+        json_arr_push(viol, m->viol->kids[i]);
+        m->viol->kids[i] = NULL;
+    }
+    json_free(m->viol);
+    int verdict = m->nviol > 0 ? VERDICT_INVALID : m->open > 0 ? VERDICT_UNKNOWN : VERDICT_VALID;
+    struct json *o = json_obj_child(json_obj_child(res, "checks"), "mutex");
+    json_obj_set_str(o, "verdict", verdict_name(verdict));
+    json_obj_set_bool(o, "valid", verdict == VERDICT_VALID);
+    json_obj_set_int(o, "violations", m->nviol);
+    json_obj_set_int(o, "near_misses", m->near);
+    struct json *bc = json_obj_set(o, "by_class", json_new_obj());
+    json_obj_set_int(bc, "stale_holder", m->stale);
+    json_obj_set_int(bc, "lock_broken", m->broken);
+    json_obj_set_int(o, "capacity", m->cap);
+    json_obj_set_int(o, "holds", m->holds);
+    if (verdict == VERDICT_UNKNOWN)
+        json_obj_set_str(o, "reason", "a hold has no exit and no crash record");
+    if (m->open)
+        check_warn(res, "mutex: %zu hold(s) without exit or crash record, ended at their "
+                    "worker's last record", m->open);
+    if (m->no_grant)
+        check_warn(res, "mutex: %zu enter(s) without a preceding acquire_ok (treated as "
+                    "holds without a lease)", m->no_grant);
+    if (m->stray_exit)
+        check_warn(res, "mutex: %zu exit(s) without a matching enter, ignored", m->stray_exit);
+    if (m->nviol > p->max_violations)
+        check_warn(res, "mutex: %lld violations, the first %d listed", (long long)m->nviol,
+                    p->max_violations);
+    for (int i = 0; i < m->h->nworkers; i++)
+        free(m->ws[i].a);
+    for (int r = 0; r < 65536; r++)
+        free(m->rs[r].active);
+    for (size_t i = 0; i < m->nchunks; i++)
+        free(m->chunks[i]);
+    free(m->chunks);
+    free(m->ws);
+    free(m->rs);
+    free(m->batch);
+    free(m->pend);
+    free(m->exits);
+    free(m);
+    return verdict;
+}
+
+const struct checker_def mutex_checker = {
+    {"mutex",
+     PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ENTER) | PASS_TYPE(EV_RENEW_OK) | PASS_TYPE(EV_EXIT) |
+         PASS_TYPE(EV_RELEASE_OK) | PASS_TYPE(EV_RELEASE_NOT_OWNER) |
+         PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_LOST) | PASS_TYPE(EV_CRASH),
+     mutex_event, mutex_worker_end, mutex_end},
+    mutex_init, mutex_finish};
+
 int check_mutex(const struct history *h, const struct check_params *p, struct json *res)
 {
-    struct hold_vec v = {NULL, 0, 0};
-    struct slot *slots = NULL;
-    size_t scap = 0;
-    struct extract_stats st = {0, 0, 0};
-    size_t *runs = malloc(((size_t)h->nworkers + 1) * sizeof(*runs));
-    if (!runs) 
-        xalloc_die();
-    for (int i = 0; i < h->nworkers; i++) {
-        runs[i] = v.n;
-        extract_worker(&h->w[i], &v, &slots, &scap, &st);
-    }
-    runs[h->nworkers] = v.n;
-    free(slots);
-    uint32_t *order = merge_runs(v.a, v.n, runs, (size_t)h->nworkers);
-    free(runs);
-
-    int cap = p->capacity > 0 ? p->capacity : 1;
-    int nres = h->nres;
-    for (size_t i = 0; i < v.n; i++)
-        if (v.a[i].res >= nres)
-            nres = v.a[i].res + 1;
-    struct rstate *rs = calloc((size_t)(nres ? nres : 1), sizeof(*rs));
-    if (!rs) 
-        xalloc_die();
-    for (int r = 0; r < nres; r++)
-        rs[r].last_exit = INT64_MIN;
-
-    struct json *viol = json_obj_get(res, "violations");
-    if (!viol)
-        viol = json_obj_set(res, "violations", json_new_arr());
-    int64_t nviol = 0, near = 0, stale = 0, broken = 0;
-    int64_t *exits = NULL;
-    size_t exits_cap = 0;
-
-    for (size_t oi = 0; oi < v.n; oi++) {
-        size_t i = order[oi];
-        const struct hold *H = &v.a[i];
-        struct rstate *r = &rs[H->res];
-        int kept = 0; /* drop holds that exited by H's enter (touching is fine) */
-        for (int k = 0; k < r->n; k++) {
-            const struct hold *A = &v.a[r->active[k]];
-            if (A->exit <= H->enter) {
-                if (A->exit > r->last_exit)
-                    r->last_exit = A->exit;
-            } else {
-                r->active[kept++] = r->active[k];
-            }
-        }
-        r->n = kept;
-        if (r->n >= cap) {
-            nviol++;
-            int valid_at_grant = 0;
-            if ((size_t)r->n + 1 > exits_cap) {
-                exits_cap = (size_t)r->n + 16;
-                exits = xrealloc(exits, exits_cap * sizeof(*exits));
-            }
-            for (int k = 0; k < r->n; k++) {
-                const struct hold *A = &v.a[r->active[k]];
-                exits[k] = A->exit;
-                if (A->lease > H->acquired)
-                    valid_at_grant++;
-            }
-            exits[r->n] = H->exit;
-            int total = r->n + 1;
-            qsort(exits, (size_t)total, sizeof(*exits), cmp_i64);
-            int64_t ov_start = H->enter, ov_end = exits[total - cap - 1];
-            int is_broken = valid_at_grant >= cap;
-            if (is_broken)
-                broken++;
-            else
-                stale++;
-            if (nviol <= p->max_violations) {
-                struct json *o = json_arr_push(viol, json_new_obj());
-                json_obj_set_str(o, "resource", h->res_names && H->res < h->nres
-                                                    ? h->res_names[H->res] : "?");
-                json_obj_set_str(o, "class", is_broken ? "lock-broken" : "stale-holder");
-                json_obj_set_num(o, "overlap_start_ms", ns_ms(ov_start));
-                json_obj_set_num(o, "overlap_ms", ns_ms(ov_end - ov_start));
-                struct json *hl = json_obj_set(o, "holders", json_new_arr());
-                for (int k = 0; k < r->n; k++)
-                    json_arr_push(hl, holder_json(&v.a[r->active[k]]));
-                json_arr_push(hl, holder_json(H));
-                struct json *fl = json_obj_set(o, "faults", json_new_arr());
-                for (int f = 0; f < h->nfaults; f++) {
-                    const struct fault_window *fw = &h->faults[f];
-                    if (!fw->skipped && fw->start <= ov_end && fw->end >= ov_start)
-                        json_arr_push(fl, json_new_int(fw->id));
-                }
-            }
-        } else if (r->last_exit != INT64_MIN && H->enter - r->last_exit <= p->near_miss) {
-            near++;
-        }
-        if (r->n == r->cap) {
-            r->cap = r->cap ? r->cap * 2 : 4;
-            r->active = xrealloc(r->active, (size_t)r->cap * sizeof(int));
-        }
-        r->active[r->n++] = (int)i;
-    }
-
-    int verdict = nviol > 0 ? VERDICT_INVALID : st.open > 0 ? VERDICT_UNKNOWN : VERDICT_VALID;
-    struct json *m = json_obj_child(json_obj_child(res, "checks"), "mutex");
-    json_obj_set_str(m, "verdict", verdict_name(verdict));
-    json_obj_set_bool(m, "valid", verdict == VERDICT_VALID);
-    json_obj_set_int(m, "violations", nviol);
-    json_obj_set_int(m, "near_misses", near);
-    struct json *bc = json_obj_set(m, "by_class", json_new_obj());
-    json_obj_set_int(bc, "stale_holder", stale);
-    json_obj_set_int(bc, "lock_broken", broken);
-    json_obj_set_int(m, "capacity", cap);
-    json_obj_set_int(m, "holds", (int64_t)v.n);
-    if (verdict == VERDICT_UNKNOWN)
-        json_obj_set_str(m, "reason", "a hold has no exit and no crash record");
-    if (st.open)
-        check_warn(res, "mutex: %zu hold(s) without exit or crash record, ended at their "
-                    "worker's last record", st.open);
-    if (st.no_grant)
-        check_warn(res, "mutex: %zu enter(s) without a preceding acquire_ok (treated as "
-                    "holds without a lease)", st.no_grant);
-    if (st.stray_exit)
-        check_warn(res, "mutex: %zu exit(s) without a matching enter, ignored", st.stray_exit);
-    if (nviol > p->max_violations)
-        check_warn(res, "mutex: %lld violations, the first %d listed", (long long)nviol,
-                    p->max_violations);
-
-    for (int r = 0; r < nres; r++)
-        free(rs[r].active);
-    free(rs);
-    free(exits);
-    free(order);
-    free(v.a);
-    return verdict;
+    return checker_run_one(&mutex_checker, h, p, res);
 }

@@ -1,13 +1,14 @@
 /*
- * series.c: the charts' data (see series.h). Two passes over the worker
- * logs: the first fills fixed-size buckets (rates, per-bucket latency
- * histograms for p50/p99, the overview of grants) and counts the acquire
- * outcomes; the second samples the latency scatter with a stride per
- * outcome and extracts the holds inside the timeline window. The lost-
- * update drift needs the store writes of all workers in time order, so
- * those (a few per hold) are collected and sorted. Holds are paired the way
- * the mutex checker pairs them (grant -> enter -> exit/crash), simplified:
- * this only draws them.
+ * series.c: the charts' data (see series.h), accumulated in the checkers'
+ * merged pass (pass.h) with bounded state: fixed-size buckets (rates,
+ * per-bucket latency histograms for p50/p99, the overview of grants, the
+ * lost-update drift, which needs the store writes in time order: the pass
+ * gives them so, no sort), the latency scatter decimated as it grows, and
+ * the longest hold. The timeline's holds are read afterwards from the logs
+ * around its window only (records are time ordered: a binary search finds
+ * the window, the longest hold bounds how far back to start). Holds are
+ * paired the way the mutex checker pairs them (grant -> enter ->
+ * exit/crash), simplified: this only draws them.
  */
 #include "checkers/series.h"
 
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "checkers/checkutil.h"
+#include "checkers/pass.h"
 #include "util/hist.h"
 #include "util/xalloc.h"
 
@@ -85,72 +87,20 @@ static void inum(struct json *r, int64_t v)
     json_arr_push(r, json_new_int(v));
 }
 
-/* ---- store writes, for the lost-update drift ---------------------------- */
+/* ---- the accumulators of the pass ------------------------------------- */
 
-struct sop {
-    int64_t t;
-    int64_t value;
-    int32_t res;
-    uint8_t fenced, accepted, write;
+struct tgrant {
+    int64_t lease, since;       /* since: its grant (or enter without one) */
+    int res, entered;
+    int64_t enter;
 };
 
-static int cmp_sop(const void *a, const void *b)
-{
-    const struct sop *x = a, *y = b;
-    return (x->t > y->t) - (x->t < y->t);
-}
-
-/* Contract: the "fencing" series: a zero row at 0, then per rate bucket
- * (stamped at its end, the last at the run end), the lost updates so far
- * (accepted writes so far minus the counter's value now, summed over
- * resources) for each counter, and the stale fenced ops rejected so far. */
-static void fencing_series(struct json *series, struct sop *ops, size_t n, int nres,
-                           int64_t bucket, int64_t nb, int64_t run_end)
-{
-    static const char *const cols[] = {"t_ms", "plain_lost", "fenced_lost", "stale_rejected"};
-    if (n > 1) /* qsort(NULL, 0) is undefined behaviour */
-        qsort(ops, n, sizeof(*ops), cmp_sop);
-    int offered = 0;
-    for (size_t i = 0; i < n && !offered; i++)
-        offered = ops[i].fenced;
-    struct json *t = table(series, "fencing", cols, 4);
-    json_obj_set_bool(t, "offered", offered);
-    int64_t *latest = xcalloc((size_t)(nres > 0 ? nres : 1) * 2, sizeof(*latest));
-    int64_t acc[2] = {0, 0}, sum[2] = {0, 0}, rejected = 0;
-    size_t i = 0;
-    struct json *r0 = row(t); /* nothing lost at the start */
-    num(r0, 0);
-    inum(r0, 0);
-    json_arr_push(r0, offered ? json_new_int(0) : json_new_null());
-    inum(r0, 0);
-    for (int64_t b = 0; b < nb; b++) {
-        int64_t end = (b + 1) * bucket;
-        for (; i < n && ops[i].t < end; i++) {
-            const struct sop *o = &ops[i];
-            int c = o->fenced ? 1 : 0;
-            if (!o->accepted) {
-                rejected += o->fenced;
-                continue;
-            }
-            if (!o->write || o->res < 0 || o->res >= nres)
-                continue;
-            acc[c]++;
-            sum[c] += o->value - latest[o->res * 2 + c];
-            latest[o->res * 2 + c] = o->value;
-        }
-        struct json *r = row(t);
-        num(r, ns_ms(end < run_end ? end : run_end)); /* the last bucket ends with the run */
-        inum(r, acc[0] - sum[0] > 0 ? acc[0] - sum[0] : 0);
-        if (offered)
-            inum(r, acc[1] - sum[1] > 0 ? acc[1] - sum[1] : 0);
-        else
-            json_arr_push(r, json_new_null());
-        inum(r, rejected);
-    }
-    free(latest);
-}
-
-/* ---- timeline ----------------------------------------------------------- */
+/* One worker's grants as the timeline pairs them (at most 8 at once). */
+struct tstate {
+    struct tgrant g[8];
+    int ng;
+    int64_t last;               /* its latest record */
+};
 
 struct thold {
     int64_t enter, exit, lease;
@@ -158,103 +108,259 @@ struct thold {
     int end_kind; /* 0 exit, 1 crash, 2 open */
 };
 
-struct tgrant {
-    int64_t lease;
-    int res, entered;
-    int64_t enter;
+/* The latency scatter of one outcome: every `every`-th point; when 2 x
+ * SCATTER_PER_OUTCOME are kept, every other one goes and `every` doubles,
+ * so between SCATTER_PER_OUTCOME and twice that are kept at the end. */
+struct scatter {
+    int64_t every, seen;
+    size_t n;
+    int64_t (*pt)[2];           /* invoke, latency */
 };
 
-static void push_thold(struct thold **out, size_t *n, size_t *cap, size_t max, int *trunc,
-                       struct thold x)
+/* The drift at the end of each rate bucket. */
+struct drift {
+    int64_t plain, fenced, rejected;
+};
+
+struct hold_sink {               /* where a timeline step puts the holds it ends */
+    int64_t from, to;           /* the window; holds outside it are only measured */
+    struct thold *out;
+    size_t n, cap, max;
+    int trunc;
+    int64_t longest;            /* longest grant-to-end span seen */
+};
+
+struct series_acc {
+    const struct history *h;
+    int64_t end, bucket, nb, qbucket, nq;
+    int64_t (*rate)[OC__N];
+    int64_t *grants;
+    struct hist *qh;
+    int64_t counts[OC__N];
+    int64_t *inv_rate, *inv_scatter; /* per worker: its open invoke, INT64_MIN none */
+    struct scatter sc[OC__N];
+    struct tstate *ts;
+    struct hold_sink measure;   /* keeps no hold, measures the longest */
+    /* the lost-update drift: store ops in time order */
+    int offered;
+    int64_t acc[2], sum[2], rejected;
+    int64_t *latest;            /* per resource and counter: its latest value */
+    int64_t cur_b;              /* bucket of the ops being folded */
+    struct drift *drift;
+};
+
+static void scatter_add(struct scatter *s, int64_t inv, int64_t lat)
 {
-    if (*n >= max) {
-        *trunc = 1;
+    if (s->seen++ % s->every != 0)
         return;
+    if (s->n == SCATTER_PER_OUTCOME) {
+        for (size_t i = 0; i < s->n / 2; i++) {
+            s->pt[i][0] = s->pt[2 * i][0];
+            s->pt[i][1] = s->pt[2 * i][1];
+        }
+        s->n /= 2;
+        s->every *= 2;
+        if ((s->seen - 1) % s->every != 0)
+            return;
     }
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 256;
-        *out = xrealloc(*out, *cap * sizeof(**out));
-    }
-    (*out)[(*n)++] = x;
+    s->pt[s->n][0] = inv;
+    s->pt[s->n][1] = lat;
+    s->n++;
 }
 
-/* Contract: append to *out (realloc'd) worker w's holds that intersect
- * [from, to]; at most cap in total (*trunc set when more existed). */
-static void worker_holds(const struct hist_worker *w, int64_t from, int64_t to,
-                         struct thold **out, size_t *n, size_t *cap, size_t max, int *trunc)
+/* Contract: the drift of every bucket before b is final. */
+static void drift_upto(struct series_acc *a, int64_t b)
 {
-    struct tgrant g[8];
-    int ng = 0;
-    for (size_t k = 0; k < w->n; k++) {
-        const struct ev_rec *r = &w->ev[k];
-        int i;
-        switch (r->type) {
-        case EV_ACQUIRE_OK:
-            if (ng < 8) {
-                g[ng].lease = (r->flags & EVF_NO_LEASE) ? NO_LEASE : r->valid_until;
-                g[ng].res = r->res;
-                g[ng].entered = 0;
-                ng++;
-            }
-            break;
-        case EV_ENTER:
-            for (i = ng - 1; i >= 0; i--)
-                if (g[i].res == r->res && !g[i].entered)
-                    break;
-            if (i < 0 && ng < 8) {
-                i = ng++;
-                g[i].lease = NO_LEASE;
-                g[i].res = r->res;
-            }
-            if (i >= 0) {
-                g[i].entered = 1;
-                g[i].enter = r->t;
-            }
-            break;
-        case EV_RENEW_OK:
-            for (i = 0; i < ng; i++)
-                if (g[i].res == r->res && g[i].lease != NO_LEASE && r->valid_until > g[i].lease)
-                    g[i].lease = r->valid_until;
-            break;
-        case EV_EXIT:
-        case EV_CRASH:
-            /* An exit ends the entered grant of its resource; a crash ends
-             * every entered one (and forgets the rest). */
-            for (i = 0; i < ng; i++) {
-                if (!g[i].entered || (r->type == EV_EXIT && g[i].res != r->res))
-                    continue;
-                if (g[i].enter <= to && r->t >= from)
-                    push_thold(out, n, cap, max, trunc,
-                               (struct thold){g[i].enter, r->t, g[i].lease, g[i].res, w->id,
-                                              r->type == EV_CRASH});
-                if (r->type == EV_EXIT) {
-                    g[i] = g[--ng];
-                    break;
-                }
-            }
-            if (r->type == EV_CRASH)
-                ng = 0;
-            break;
-        case EV_RELEASE_OK:
-        case EV_RELEASE_NOT_OWNER:
-        case EV_RELEASE_FAIL:
-        case EV_LOST:
-            /* A grant that ends before anyone entered it is no hold. */
-            for (i = 0; i < ng; i++)
-                if (g[i].res == r->res && !g[i].entered) {
-                    g[i] = g[--ng];
-                    break;
-                }
-            break;
-        default:
-            break;
-        }
+    for (; a->cur_b < b && a->cur_b < a->nb; a->cur_b++) {
+        struct drift *d = &a->drift[a->cur_b];
+        d->plain = a->acc[0] - a->sum[0] > 0 ? a->acc[0] - a->sum[0] : 0;
+        d->fenced = a->acc[1] - a->sum[1] > 0 ? a->acc[1] - a->sum[1] : 0;
+        d->rejected = a->rejected;
     }
-    int64_t last = w->n ? w->ev[w->n - 1].t : 0;
-    for (int i = 0; i < ng; i++)
-        if (g[i].entered && g[i].enter <= to && last >= from)
-            push_thold(out, n, cap, max, trunc,
-                       (struct thold){g[i].enter, last, g[i].lease, g[i].res, w->id, 2});
+}
+
+static void store_op(struct series_acc *a, const struct ev_rec *r)
+{
+    if (r->flags & EVF_FAILED)
+        return;
+    int c = (r->flags & EVF_FENCED) ? 1 : 0;
+    a->offered |= c;
+    int64_t b = r->t < 0 ? 0 : r->t / a->bucket; /* ops at t < (b + 1) x bucket */
+    drift_upto(a, b);
+    if (!(r->flags & EVF_ACCEPTED)) {
+        a->rejected += c;
+        return;
+    }
+    if (r->type != EV_STORE_WRITE || r->res >= a->h->nres)
+        return;
+    a->acc[c]++;
+    a->sum[c] += r->value - a->latest[r->res * 2 + c];
+    a->latest[r->res * 2 + c] = r->value;
+}
+
+/* Contract: the "fencing" series: a zero row at 0, then per rate bucket
+ * (stamped at its end, the last at the run end), the lost updates so far
+ * (accepted writes so far minus the counter's value now, summed over
+ * resources) for each counter, and the stale fenced ops rejected so far. */
+static void fencing_series(struct json *series, struct series_acc *a)
+{
+    static const char *const cols[] = {"t_ms", "plain_lost", "fenced_lost", "stale_rejected"};
+    drift_upto(a, a->nb);
+    struct json *t = table(series, "fencing", cols, 4);
+    json_obj_set_bool(t, "offered", a->offered);
+    struct json *r0 = row(t); /* nothing lost at the start */
+    num(r0, 0);
+    inum(r0, 0);
+    json_arr_push(r0, a->offered ? json_new_int(0) : json_new_null());
+    inum(r0, 0);
+    for (int64_t b = 0; b < a->nb; b++) {
+        int64_t end = (b + 1) * a->bucket;
+        struct json *r = row(t);
+        num(r, ns_ms(end < a->end ? end : a->end)); /* the last bucket ends with the run */
+        inum(r, a->drift[b].plain);
+        if (a->offered)
+            inum(r, a->drift[b].fenced);
+        else
+            json_arr_push(r, json_new_null());
+        inum(r, a->drift[b].rejected);
+    }
+}
+
+/* ---- timeline ----------------------------------------------------------- */
+
+
+static void hold_end(struct hold_sink *k, const struct tgrant *g, int64_t end, int worker,
+                     int kind)
+{
+    if (end - g->since > k->longest)
+        k->longest = end - g->since;
+    if (!k->out && !k->max)
+        return;
+    if (g->enter > k->to || end < k->from)
+        return;
+    if (k->n >= k->max) {
+        k->trunc = 1;
+        return;
+    }
+    if (k->n == k->cap) {
+        k->cap = k->cap ? k->cap * 2 : 256;
+        k->out = xrealloc(k->out, k->cap * sizeof(*k->out));
+    }
+    k->out[k->n++] = (struct thold){g->enter, end, g->lease, g->res, worker, kind};
+}
+
+/* Contract: one record r of worker `worker` through its timeline state s;
+ * holds it ends go to k. */
+static void timeline_step(struct tstate *s, const struct ev_rec *r, int worker,
+                          struct hold_sink *k)
+{
+    struct tgrant *g = s->g;
+    int i;
+    s->last = r->t;
+    switch (r->type) {
+    case EV_ACQUIRE_OK:
+        if (s->ng < 8) {
+            g[s->ng].lease = (r->flags & EVF_NO_LEASE) ? NO_LEASE : r->valid_until;
+            g[s->ng].since = r->t;
+            g[s->ng].res = r->res;
+            g[s->ng].entered = 0;
+            s->ng++;
+        }
+        break;
+    case EV_ENTER:
+        for (i = s->ng - 1; i >= 0; i--)
+            if (g[i].res == r->res && !g[i].entered)
+                break;
+        if (i < 0 && s->ng < 8) {
+            i = s->ng++;
+            g[i].lease = NO_LEASE;
+            g[i].since = r->t;
+            g[i].res = r->res;
+        }
+        if (i >= 0) {
+            g[i].entered = 1;
+            g[i].enter = r->t;
+        }
+        break;
+    case EV_RENEW_OK:
+        for (i = 0; i < s->ng; i++)
+            if (g[i].res == r->res && g[i].lease != NO_LEASE && r->valid_until > g[i].lease)
+                g[i].lease = r->valid_until;
+        break;
+    case EV_EXIT:
+    case EV_CRASH:
+        /* An exit ends the entered grant of its resource; a crash ends
+         * every entered one (and forgets the rest). */
+        for (i = 0; i < s->ng; i++) {
+            if (!g[i].entered || (r->type == EV_EXIT && g[i].res != r->res))
+                continue;
+            hold_end(k, &g[i], r->t, worker, r->type == EV_CRASH);
+            if (r->type == EV_EXIT) {
+                g[i] = g[--s->ng];
+                break;
+            }
+        }
+        if (r->type == EV_CRASH)
+            s->ng = 0;
+        break;
+    case EV_RELEASE_OK:
+    case EV_RELEASE_NOT_OWNER:
+    case EV_RELEASE_FAIL:
+    case EV_LOST:
+        /* A grant that ends before anyone entered it is no hold. */
+        for (i = 0; i < s->ng; i++)
+            if (g[i].res == r->res && !g[i].entered) {
+                g[i] = g[--s->ng];
+                break;
+            }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Contract: the worker's log ended: its entered grants end at its last record. */
+static void timeline_end(struct tstate *s, int worker, struct hold_sink *k)
+{
+    for (int i = 0; i < s->ng; i++)
+        if (s->g[i].entered)
+            hold_end(k, &s->g[i], s->last, worker, 2);
+    s->ng = 0;
+}
+
+/* Has s a grant entered at or before t? */
+static int entered_by(const struct tstate *s, int64_t t)
+{
+    for (int i = 0; i < s->ng; i++)
+        if (s->g[i].entered && s->g[i].enter <= t)
+            return 1;
+    return 0;
+}
+
+/* Contract: append to k worker w's holds that intersect [k->from, k->to]
+ * (at most k->max in total), reading its log from `lookback` before the
+ * window only: no hold is longer than that. */
+static void worker_holds(const struct hist_worker *w, int64_t lookback, struct hold_sink *k)
+{
+    size_t lo = 0, hi = w->n;
+    int64_t start = k->from - lookback - 1;
+    while (lo < hi) { /* first record with t >= start */
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->ev[mid].t < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    struct tstate s;
+    memset(&s, 0, sizeof(s));
+    size_t i = lo;
+    for (; i < w->n && w->ev[i].t <= k->to; i++)
+        timeline_step(&s, &w->ev[i], w->id, k);
+    while (i < w->n && entered_by(&s, k->to)) /* holds entered in the window end later */
+        timeline_step(&s, &w->ev[i++], w->id, k);
+    if (i >= w->n)
+        timeline_end(&s, w->id, k);
+    history_drop(w, 0, w->n); /* what the search and the scan read */
 }
 
 static int cmp_thold(const void *a, const void *b)
@@ -329,7 +435,7 @@ static int timeline_window(const struct history *h, const struct json *result, i
 
 static void timeline_series(struct json *series, const struct history *h,
                             const struct json *result, const int64_t *grants_per_bucket,
-                            int64_t bucket, int64_t nb)
+                            int64_t bucket, int64_t nb, int64_t longest_hold)
 {
     static const char *const hold_cols[] = {"lane", "enter_ms", "exit_ms", "valid_until_ms",
                                             "end"};
@@ -339,11 +445,12 @@ static void timeline_series(struct json *series, const struct history *h,
     static const char *const end_names[] = {"exit", "crash", "open"};
     int64_t from, to;
     int zoomed = timeline_window(h, result, &from, &to);
-    struct thold *hs = NULL;
-    size_t n = 0, cap = 0;
-    int trunc = 0;
+    struct hold_sink sink = {from, to, NULL, 0, 0, TIMELINE_MAX_ROWS, 0, 0};
     for (int i = 0; i < h->nworkers; i++)
-        worker_holds(&h->w[i], from, to, &hs, &n, &cap, TIMELINE_MAX_ROWS, &trunc);
+        worker_holds(&h->w[i], longest_hold, &sink);
+    struct thold *hs = sink.out;
+    size_t n = sink.n;
+    int trunc = sink.trunc;
     if (n > 1)
         qsort(hs, n, sizeof(*hs), cmp_thold);
 
@@ -457,6 +564,109 @@ static void timeline_series(struct json *series, const struct history *h,
     free(hs);
 }
 
+/* ---- the pass ------------------------------------------------------------ */
+
+static void series_event(void *st, int wi, const struct ev_rec *r)
+{
+    struct series_acc *a = st;
+    timeline_step(&a->ts[wi], r, a->h->w[wi].id, &a->measure);
+    int64_t *inv = &a->inv_rate[wi], *inv2 = &a->inv_scatter[wi];
+    switch (r->type) {
+    case EV_ACQUIRE_INVOKE:
+        *inv = *inv2 = r->t;
+        return;
+    case EV_CRASH:
+        *inv = *inv2 = INT64_MIN;
+        return;
+    case EV_STORE_WRITE:
+    case EV_STORE_READ:
+        store_op(a, r);
+        return;
+    default:
+        break;
+    }
+    int oc = outcome_of(r->type);
+    if (oc < 0)
+        return;
+    if (*inv2 != INT64_MIN) { /* the scatter: every k-th attempt of each outcome */
+        scatter_add(&a->sc[oc], *inv2, r->t - *inv2);
+        *inv2 = INT64_MIN;
+    }
+    if (r->t < 0)
+        return;
+    int64_t b = r->t / a->bucket;
+    if (b >= a->nb)
+        b = a->nb - 1;
+    a->rate[b][oc]++;
+    a->counts[oc]++;
+    if (oc == OC_GRANT)
+        a->grants[b]++;
+    if (*inv != INT64_MIN) {
+        int64_t q = *inv / a->qbucket;
+        hist_add(&a->qh[q < a->nq ? q : a->nq - 1], r->t - *inv);
+        *inv = INT64_MIN;
+    }
+}
+
+static void series_worker_end(void *st, int wi)
+{
+    struct series_acc *a = st;
+    const struct hist_worker *w = &a->h->w[wi];
+    a->ts[wi].last = w->n ? w->ev[w->n - 1].t : 0; /* the pass skips some types */
+    timeline_end(&a->ts[wi], w->id, &a->measure);
+}
+
+/* Every type but the release and renew invokes and the jobs' steps. */
+const struct pass_ops series_pass_ops = {
+    "series", ~(PASS_TYPE(EV_RELEASE_INVOKE) | PASS_TYPE(EV_RENEW_INVOKE) | PASS_TYPE(EV_JOB)),
+    series_event, series_worker_end, NULL};
+
+struct series_acc *series_acc_new(const struct history *h)
+{
+    struct series_acc *a = xcalloc(1, sizeof(*a));
+    a->h = h;
+    a->end = h->end > 0 ? h->end : 1;
+    a->bucket = nice_bucket(a->end, RATE_MIN_BUCKET_MS, RATE_MAX_BUCKETS);
+    a->nb = a->end / a->bucket + 1;
+    a->qbucket = nice_bucket(a->end, QUANT_MIN_BUCKET_MS, QUANT_MAX_BUCKETS);
+    a->nq = a->end / a->qbucket + 1;
+    a->rate = xcalloc((size_t)a->nb, sizeof(*a->rate));
+    a->grants = xcalloc((size_t)a->nb, sizeof(*a->grants));
+    a->drift = xcalloc((size_t)a->nb, sizeof(*a->drift));
+    a->qh = xmalloc((size_t)a->nq * sizeof(*a->qh));
+    for (int64_t i = 0; i < a->nq; i++)
+        hist_init(&a->qh[i]);
+    size_t nw = (size_t)(h->nworkers ? h->nworkers : 1);
+    a->inv_rate = xmalloc(nw * sizeof(*a->inv_rate));
+    a->inv_scatter = xmalloc(nw * sizeof(*a->inv_scatter));
+    for (size_t i = 0; i < nw; i++)
+        a->inv_rate[i] = a->inv_scatter[i] = INT64_MIN;
+    a->ts = xcalloc(nw, sizeof(*a->ts));
+    for (int oc = 0; oc < OC__N; oc++) {
+        a->sc[oc].every = 1;
+        a->sc[oc].pt = xmalloc(SCATTER_PER_OUTCOME * sizeof(*a->sc[oc].pt));
+    }
+    a->latest = xcalloc((size_t)(h->nres > 0 ? h->nres : 1) * 2, sizeof(*a->latest));
+    return a;
+}
+
+void series_acc_free(struct series_acc *a)
+{
+    if (!a)
+        return;
+    for (int oc = 0; oc < OC__N; oc++)
+        free(a->sc[oc].pt);
+    free(a->rate);
+    free(a->grants);
+    free(a->drift);
+    free(a->qh);
+    free(a->inv_rate);
+    free(a->inv_scatter);
+    free(a->ts);
+    free(a->latest);
+    free(a);
+}
+
 /* ---- the whole series object -------------------------------------------- */
 
 struct json *series_build(const struct history *h, const struct json *result)
@@ -465,124 +675,57 @@ struct json *series_build(const struct history *h, const struct json *result)
                                             "unknown_per_s", "failed_per_s"};
     static const char *const lat_cols[] = {"t_ms", "latency_ms", "outcome"};
     static const char *const q_cols[] = {"t_ms", "p50_ms", "p99_ms", "count"};
-    int64_t end = h->end > 0 ? h->end : 1;
-    int64_t bucket = nice_bucket(end, RATE_MIN_BUCKET_MS, RATE_MAX_BUCKETS);
-    int64_t nb = end / bucket + 1;
-    int64_t qbucket = nice_bucket(end, QUANT_MIN_BUCKET_MS, QUANT_MAX_BUCKETS);
-    int64_t nq = end / qbucket + 1;
-    int64_t (*rate)[OC__N] = xcalloc((size_t)nb, sizeof(*rate));
-    int64_t *grants = xcalloc((size_t)nb, sizeof(*grants));
-    struct hist *qh = xmalloc((size_t)nq * sizeof(*qh));
-    for (int64_t i = 0; i < nq; i++)
-        hist_init(&qh[i]);
-    int64_t counts[OC__N] = {0, 0, 0, 0};
-    struct sop *ops = NULL;
-    size_t nops = 0, ops_cap = 0;
-
-    /* Pass 1: buckets, outcome counts, store ops. */
-    for (int i = 0; i < h->nworkers; i++) {
-        const struct hist_worker *w = &h->w[i];
-        int64_t inv = INT64_MIN;
-        for (size_t k = 0; k < w->n; k++) {
-            const struct ev_rec *r = &w->ev[k];
-            if (r->type == EV_ACQUIRE_INVOKE) {
-                inv = r->t;
-                continue;
-            }
-            if (r->type == EV_CRASH) {
-                inv = INT64_MIN;
-                continue;
-            }
-            if (r->type == EV_STORE_WRITE || r->type == EV_STORE_READ) {
-                if (r->flags & EVF_FAILED)
-                    continue;
-                if (nops == ops_cap) {
-                    ops_cap = ops_cap ? ops_cap * 2 : 1024;
-                    ops = xrealloc(ops, ops_cap * sizeof(*ops));
-                }
-                ops[nops++] = (struct sop){r->t, r->value, r->res, (r->flags & EVF_FENCED) != 0,
-                                           (r->flags & EVF_ACCEPTED) != 0,
-                                           r->type == EV_STORE_WRITE};
-                continue;
-            }
-            int oc = outcome_of(r->type);
-            if (oc < 0 || r->t < 0)
-                continue;
-            int64_t b = r->t / bucket;
-            if (b >= nb)
-                b = nb - 1;
-            rate[b][oc]++;
-            counts[oc]++;
-            if (oc == OC_GRANT)
-                grants[b]++;
-            if (inv != INT64_MIN) {
-                int64_t q = inv / qbucket;
-                hist_add(&qh[q < nq ? q : nq - 1], r->t - inv);
-                inv = INT64_MIN;
-            }
+    struct series_acc *a = h->memo ? h->memo->series : NULL;
+    if (a) {
+        h->memo->series = NULL; /* check_run's pass filled it: ours now */
+    } else {
+        a = series_acc_new(h);
+        struct pass_consumer c = {&series_pass_ops, a};
+        if (pass_run(h, &c, 1) < 0) { /* a deferred record was bad (pass.h) */
+            series_acc_free(a);
+            history_reload(h);
+            a = series_acc_new(h);
+            c.st = a;
+            pass_run(h, &c, 1);
         }
     }
 
     struct json *s = json_new_obj();
-    json_obj_set_num(s, "bucket_ms", ns_ms(bucket));
+    json_obj_set_num(s, "bucket_ms", ns_ms(a->bucket));
     struct json *rt = table(s, "rate", rate_cols, 5);
-    double bs = (double)bucket / 1e9;
-    for (int64_t b = 0; b < nb; b++) {
+    double bs = (double)a->bucket / 1e9;
+    for (int64_t b = 0; b < a->nb; b++) {
         struct json *r = row(rt);
-        num(r, ns_ms(b * bucket));
+        num(r, ns_ms(b * a->bucket));
         for (int oc = 0; oc < OC__N; oc++)
-            num(r, (double)rate[b][oc] / bs);
+            num(r, (double)a->rate[b][oc] / bs);
     }
 
-    /* Pass 2: the latency scatter, every k-th attempt of each outcome. */
-    int64_t every[OC__N], seen[OC__N] = {0, 0, 0, 0};
-    for (int oc = 0; oc < OC__N; oc++)
-        every[oc] = counts[oc] > SCATTER_PER_OUTCOME
-                        ? (counts[oc] + SCATTER_PER_OUTCOME - 1) / SCATTER_PER_OUTCOME : 1;
     struct json *lt = table(s, "latency", lat_cols, 3);
     struct json *se = json_obj_set(lt, "sampled_every", json_new_obj());
     for (int oc = 0; oc < OC__N; oc++)
-        json_obj_set_int(se, outcome_names[oc], every[oc]);
-    for (int i = 0; i < h->nworkers; i++) {
-        const struct hist_worker *w = &h->w[i];
-        int64_t inv = INT64_MIN;
-        for (size_t k = 0; k < w->n; k++) {
-            const struct ev_rec *r = &w->ev[k];
-            if (r->type == EV_ACQUIRE_INVOKE) {
-                inv = r->t;
-                continue;
-            }
-            if (r->type == EV_CRASH)
-                inv = INT64_MIN;
-            int oc = outcome_of(r->type);
-            if (oc < 0 || inv == INT64_MIN)
-                continue;
-            if (seen[oc]++ % every[oc] == 0) {
-                struct json *p = row(lt);
-                num(p, ns_ms(inv));
-                num(p, ns_ms(r->t - inv));
-                json_arr_push(p, json_new_str(outcome_names[oc]));
-            }
-            inv = INT64_MIN;
+        json_obj_set_int(se, outcome_names[oc], a->sc[oc].every);
+    for (int oc = 0; oc < OC__N; oc++)
+        for (size_t i = 0; i < a->sc[oc].n; i++) {
+            struct json *p = row(lt);
+            num(p, ns_ms(a->sc[oc].pt[i][0]));
+            num(p, ns_ms(a->sc[oc].pt[i][1]));
+            json_arr_push(p, json_new_str(outcome_names[oc]));
         }
-    }
     struct json *qt = table(s, "latency_quantiles", q_cols, 4);
-    json_obj_set_num(qt, "bucket_ms", ns_ms(qbucket));
-    for (int64_t q = 0; q < nq; q++) {
-        if (!qh[q].count)
+    json_obj_set_num(qt, "bucket_ms", ns_ms(a->qbucket));
+    for (int64_t q = 0; q < a->nq; q++) {
+        if (!a->qh[q].count)
             continue;
         struct json *r = row(qt);
-        num(r, ns_ms(q * qbucket + qbucket / 2));
-        num(r, ns_ms(hist_quantile(&qh[q], 0.50)));
-        num(r, ns_ms(hist_quantile(&qh[q], 0.99)));
-        inum(r, (int64_t)qh[q].count);
+        num(r, ns_ms(q * a->qbucket + a->qbucket / 2));
+        num(r, ns_ms(hist_quantile(&a->qh[q], 0.50)));
+        num(r, ns_ms(hist_quantile(&a->qh[q], 0.99)));
+        inum(r, (int64_t)a->qh[q].count);
     }
 
-    fencing_series(s, ops, nops, h->nres, bucket, nb, end);
-    timeline_series(s, h, result, grants, bucket, nb);
-    free(ops);
-    free(qh);
-    free(rate);
-    free(grants);
+    fencing_series(s, a);
+    timeline_series(s, h, result, a->grants, a->bucket, a->nb, a->measure.longest);
+    series_acc_free(a);
     return s;
 }

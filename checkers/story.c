@@ -190,6 +190,7 @@ static void locate(struct sholder *x, int res)
     }
     x->end_i = k;
     x->open = !ended && !x->crashed;
+    history_drop(w, 0, w->n); /* keep RSS flat: only a few records were needed */
 }
 
 static void grant_text(char *buf, size_t n, const struct sholder *x, const char *res,
@@ -434,6 +435,7 @@ static int foreign_release(struct story *s, const struct history *h, const struc
                 best_holder = holder;
             }
         }
+        history_drop(w, 0, w->n); /* pages only: best stays readable */
     }
     if (!best)
         return -1;

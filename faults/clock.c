@@ -218,7 +218,7 @@ static int verify_node(const struct node_proc *n, struct ls_clockctl *ctl, uint6
                        struct json *o)
 {
     struct timeval tv = {0, TIME_TIMEOUT_US};
-    redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+    redisContext *c = node_connect(n, tv);
     if (!c || c->err) {
         json_obj_set_str(o, "verified", c ? c->errstr : "connect: out of memory");
         if (c)
@@ -328,9 +328,6 @@ static int clock_stop(struct run *r, struct fault_inst *fi, struct ls_err *err);
 static int clock_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
 {
     const struct clock_opts *o = fi->spec->params;
-    if (o->jump == 0 && o->drift == 1.0)
-        return ls_err_set(err, LS_EWORKLOAD, "clock: nothing to do: set jump (e.g. +2s) and/or "
-                                             "drift (e.g. 1.5)");
     struct clk_state *cs = NULL;
     int rc = resolve(r, fi, &cs, err);
     if (rc < 0 || !cs)
@@ -426,6 +423,21 @@ static int clock_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
     return 0;
 }
 
+/* Contract: the loader's cross-key rule (fault_ops.validate): a clock
+ * fault must change something (a start would otherwise do nothing). */
+static int clock_validate(const struct workload *w, const struct fault_spec *fs, char *why,
+                          size_t n)
+{
+    const struct clock_opts *o = fs->params;
+    (void)w;
+    if (o->jump == 0 && o->drift == 1.0) {
+        snprintf(why, n, "kind clock with neither jump nor drift does nothing; set jump (e.g. "
+                         "jump: 2s or -2s) and/or drift (e.g. drift: 1.5)");
+        return -1;
+    }
+    return 0;
+}
+
 #define CLOCK_TARGETS                                                                          \
     ((1u << TARGET_NODE) | (1u << TARGET_LINKS) | (1u << TARGET_WORKER) |                      \
      (1u << TARGET_RANDOM_WORKER) | (1u << TARGET_ALL_WORKERS))
@@ -440,4 +452,5 @@ const struct fault_ops fault_clock = {
     .options_size = sizeof(struct clock_opts),
     .start = clock_start,
     .stop = clock_stop,
+    .validate = clock_validate,
 };

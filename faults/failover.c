@@ -149,7 +149,7 @@ static int fo_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     redisContext *c = NULL;
     {
         struct timeval tv = {0, 200000};
-        c = redisConnectWithTimeout(n->host, n->port, tv);
+        c = node_connect(n, tv);
         if (c && !c->err) {
             redisSetTimeout(c, tv);
             redisReply *k = redisCommand(c, "DBSIZE");

@@ -20,6 +20,7 @@
 #include "faults/target.h"
 #include "harness/evlog.h"
 #include "harness/proc.h"
+#include "harness/replicated.h"
 #include "harness/run.h"
 #include "harness/workload.h"
 #include "util/timeutil.h"
@@ -262,7 +263,7 @@ static long long node_dbsize(const struct node_proc *n)
     if (n->pid <= 0 || proc_state(n->pid, 0) == 'T')
         return -1;
     struct timeval tv = {0, 200000};
-    redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+    redisContext *c = node_connect(n, tv);
     long long v = -1;
     if (c && !c->err) {
         redisSetTimeout(c, tv);
@@ -471,6 +472,10 @@ static int restart_node(struct run *r, struct fault_inst *fi, struct ls_err *err
         json_obj_set_bool(d, "restarted", 0);
         return rc;
     }
+    /* a replicated node gets its runtime settings back (repl-diskless-sync-delay
+     * 0: else its replicas time out waiting 5 s for a full sync) */
+    if (r->repl && replset_configure(r, fi->node, err) < 0)
+        json_obj_set_str(d, "configure_error", err->msg);
     json_obj_set_bool(d, "restarted", 1);
     json_obj_set_int(d, "new_pid", n->pid);
     json_obj_set_int(d, "port", n->port);

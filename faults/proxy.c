@@ -12,7 +12,11 @@
  * resets new ones at accept; rate is a token bucket; slice/gap split
  * writes. A source is no longer read once 4 MiB wait in its direction,
  * so TCP backpressure reaches the sender. One timerfd wakes the loop for
- * the earliest pending release. Not here: the harness side (proxy_ctl.c).
+ * the earliest pending release. A node with a password gets the proxy's
+ * AUTH as the first bytes of each connection, outside every rule (it is
+ * the proxy's handshake, not the client's traffic), and the first line the
+ * node answers is consumed, never forwarded. Not here: the harness side
+ * (proxy_ctl.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -77,6 +81,9 @@ struct pconn {
     int dead;
     int lost_bytes;             /* a blackhole dropped bytes of this stream: see apply_table */
     int gone[2];                /* side hung up and left the epoll set; its last bytes drain */
+    int auth_pending;           /* the node's reply to the proxy's AUTH is still to come */
+    size_t auth_len;
+    char auth_line[64];         /* its first bytes, for the log when it is not +OK */
     uint32_t ev[2];             /* epoll events registered per side */
     struct ptag tag[2];
     struct pdir d[2];           /* d[PROXY_TO_NODE], d[PROXY_FROM_NODE] */
@@ -344,6 +351,49 @@ static void dir_flush(struct pstate *st, struct pconn *c, int k, int64_t t)
     maybe_shut(st, c, k);
 }
 
+/* Send the proxy's AUTH to the node once connected (a fresh socket's
+ * send buffer takes it whole). Returns 0, or -1 with the pair killed. */
+static int send_auth(struct pstate *st, struct pconn *c)
+{
+    int node = c->link % st->nnodes;
+    const char *cmd = st->pc->auth[node];
+    if (!cmd)
+        return 0;
+    ssize_t w = send(c->fd[1], cmd, st->pc->auth_len[node], MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w == (ssize_t)st->pc->auth_len[node])
+        return 0;
+    plog(st, "link %d: AUTH to node %d: %s", c->link, node,
+         w < 0 ? strerror(errno) : "short write");
+    conn_kill(st, c, 1);
+    return -1;
+}
+
+/* The node's reply to the proxy's AUTH: its first line. Consumes it from
+ * the n bytes at p (moving what follows to p) and returns the bytes left
+ * for the client; -1 when the node refused (the pair is reset: the client
+ * sees a node that closed on it, and the log says why). */
+static ssize_t auth_reply(struct pstate *st, struct pconn *c, char *p, size_t n)
+{
+    char *nl = memchr(p, '\n', n);
+    size_t take = nl ? (size_t)(nl - p) + 1 : n;
+    size_t room = sizeof(c->auth_line) - 1 - c->auth_len;
+    size_t keep = take < room ? take : room;
+    memcpy(c->auth_line + c->auth_len, p, keep);
+    c->auth_len += keep;
+    c->auth_line[c->auth_len] = '\0';
+    if (!nl)
+        return 0;
+    c->auth_pending = 0;
+    if (strcmp(c->auth_line, "+OK\r\n") != 0) {
+        plog(st, "link %d: node %d refused the proxy's AUTH: %.*s; connection reset", c->link,
+             c->link % st->nnodes, (int)strcspn(c->auth_line, "\r\n"), c->auth_line);
+        conn_kill(st, c, 1);
+        return -1;
+    }
+    memmove(p, p + take, n - take);
+    return (ssize_t)(n - take);
+}
+
 /* One read from side k into its direction. Returns 1 when bytes were
  * read, 0 otherwise (nothing there, EOF, room exhausted, or the pair died). */
 static int do_read(struct pstate *st, struct pconn *c, int k)
@@ -364,6 +414,11 @@ static int do_read(struct pstate *st, struct pconn *c, int k)
         d->eof = 1;
         maybe_shut(st, c, k);
         return 0;
+    }
+    if (k == PROXY_FROM_NODE && c->auth_pending) {
+        n = auth_reply(st, c, d->buf + d->tail, (size_t)n);
+        if (n <= 0)
+            return n == 0;
     }
     int64_t t = ls_now_ns();
     const struct proxy_rule *r = rule_of(st, c, k);
@@ -476,6 +531,7 @@ static void accept_one(struct pstate *st, int link, int fd)
     c->fd[0] = fd;
     c->fd[1] = up;
     c->connecting = rc < 0;
+    c->auth_pending = st->pc->auth[node] != NULL;
     for (int k = 0; k < 2; k++) {
         c->tag[k] = (struct ptag){TAG_CONN, k, c};
         c->ev[k] = EPOLLIN | (k == 1 && c->connecting ? EPOLLOUT : 0);
@@ -487,6 +543,8 @@ static void accept_one(struct pstate *st, int link, int fd)
         st->live->prev = c;
     st->live = c;
     atomic_fetch_add_explicit(&s->open, 1, memory_order_relaxed);
+    if (!c->connecting)
+        send_auth(st, c);
 }
 
 static void on_listen(struct pstate *st, int link)
@@ -522,6 +580,8 @@ static void on_conn(struct pstate *st, struct pconn *c, int k, uint32_t events)
             return;
         }
         c->connecting = 0;
+        if (send_auth(st, c) < 0)
+            return;
         dir_flush(st, c, PROXY_TO_NODE, t);
     }
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))

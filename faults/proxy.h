@@ -8,7 +8,10 @@
  * applied by the proxy, which acknowledges each generation of the table;
  * a change counts only once acknowledged. With no rule set the proxy
  * forwards each read at once (TCP_NODELAY on both sides, no allocation per
- * chunk). Not here: which links a fault picks (harness/links.c) or the
+ * chunk). A node with a password (lock_node.password) gets AUTH from the
+ * proxy first on every connection, and its +OK never reaches the client:
+ * clients (external adapters among them, whose protocol carries no
+ * password) reach a protected node as if it had none. Not here: which links a fault picks (harness/links.c) or the
  * fault kinds themselves (faults/link.c). The storage node is never proxied.
  */
 #ifndef LS_PROXY_H
@@ -58,7 +61,9 @@ struct proxy_rule {
 struct proxy_config {
     int nworkers;
     int nnodes;                      /* 1..PROXY_MAX_NODES */
-    const struct lock_node *nodes;   /* where node n really listens (borrowed for the call) */
+    const struct lock_node *nodes;   /* where node n really listens, and its password: the
+                                      * proxy authenticates each connection to it for the
+                                      * client (borrowed for the call) */
     const char *log_path;            /* proxy log (appended), or NULL for none */
     uint64_t seed;                   /* jitter draws */
 };

@@ -21,6 +21,7 @@
 
 #include "faults/proxy_int.h"
 #include "harness/proc.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define READY_TIMEOUT (5 * LS_NS_PER_S)
@@ -142,6 +143,27 @@ static int wait_ready(struct proxy *p, struct ls_err *err)
     return 0;
 }
 
+/* Contract: node's password as the RESP command AUTH <password> in *cmd
+ * (caller wipes and frees), or *cmd NULL when the node has none. */
+static int auth_command(const struct lock_node *node, char **cmd, size_t *len,
+                        struct ls_err *err)
+{
+    *cmd = NULL;
+    *len = 0;
+    size_t pl = strnlen(node->password, sizeof(node->password));
+    if (pl == 0)
+        return 0;
+    if (pl >= sizeof(node->password))
+        return ls_err_set(err, LS_EUSAGE, "proxy: a node's password is not terminated");
+    struct strbuf sb = STRBUF_INIT;
+    sb_printf(&sb, "*2\r\n$4\r\nAUTH\r\n$%zu\r\n", pl);
+    sb_append(&sb, node->password, pl);
+    sb_puts(&sb, "\r\n");
+    *len = sb.len;
+    *cmd = sb_steal(&sb);
+    return 0;
+}
+
 int proxy_start(const struct proxy_config *cfg, struct proxy **out, struct ls_err *err)
 {
     *out = NULL;
@@ -201,6 +223,8 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, struct ls_er
             if (inet_pton(AF_INET, cfg->nodes[n].host, &pc.node_addrs[n]) != 1)
                 rc = ls_err_set(err, LS_EUSAGE, "proxy: node %d: '%s' is not an IPv4 address", n,
                                 cfg->nodes[n].host);
+        for (int n = 0; n < cfg->nnodes && rc == 0; n++)
+            rc = auth_command(&cfg->nodes[n], &pc.auth[n], &pc.auth_len[n], err);
         pid_t parent = getpid();
         if (rc == 0)
             p->pid = fork();
@@ -210,6 +234,10 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, struct ls_er
         } else if (p->pid == 0 && rc == 0) {
             proc_child_setup(parent);
             _exit(proxy_main(&pc));
+        }
+        for (int n = 0; n < cfg->nnodes; n++) { /* the proxy has its own copy */
+            ls_wipe(pc.auth[n], pc.auth_len[n]);
+            free(pc.auth[n]);
         }
     }
     for (int i = 0; i < nl; i++)

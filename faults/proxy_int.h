@@ -69,6 +69,9 @@ struct proxy_child {
     int ack_fd;                 /* eventfd: the proxy applied a generation */
     const char *log_path;
     uint64_t seed;
+    char *auth[PROXY_MAX_NODES];   /* node n's password as a RESP AUTH command, sent first on
+                                    * each connection to it (its +OK swallowed), or NULL */
+    size_t auth_len[PROXY_MAX_NODES];
 };
 
 #endif

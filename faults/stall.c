@@ -51,7 +51,7 @@ struct stall_state {
 static redisContext *connect_node(const struct node_proc *n, int64_t timeout_ns)
 {
     struct timeval tv = {0, CONNECT_TIMEOUT_US};
-    redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+    redisContext *c = node_connect(n, tv);
     if (!c)
         return NULL;
     if (c->err) {

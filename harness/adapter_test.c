@@ -438,12 +438,13 @@ int adapter_test_main(int argc, char **argv)
     memset(&cl, 0, sizeof(cl));
     struct ls_err err = {0};
     int code = 0;
-    if (cluster_start(&cl, dir, nnodes, PERSIST_NONE, 0, NULL, NULL, &err) < 0) {
+    if (cluster_start(&cl, dir, nnodes, PERSIST_NONE, 0, NULL, NULL, NULL, &err) < 0) {
         fprintf(stderr, "lockstorm: adapter-test: %s\n", err.msg);
         code = 3;
         goto out;
     }
     struct lock_node nodes[PROXY_MAX_NODES];
+    memset(nodes, 0, sizeof(nodes));
     for (int n = 0; n < nnodes; n++) {
         snprintf(nodes[n].host, sizeof(nodes[n].host), "%s", cl.nodes[n].host);
         nodes[n].port = cl.nodes[n].port;

@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -22,6 +23,7 @@
 #include "harness/proc.h"
 #include "harness/workload.h"
 #include "util/clockctl.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define START_ATTEMPTS 5
@@ -45,6 +47,48 @@ static int free_port(struct ls_err *err)
     return ntohs(a.sin_port);
 }
 
+struct redisContext *node_connect(const struct node_proc *n, struct timeval tv)
+{
+    return ls_redis_connect(n->host, n->port, tv, n->password);
+}
+
+/* Write all n bytes of buf to fd; 0 or -1 with errno. */
+static int write_full(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int cluster_write_secret(const char *path, const char *password, int raw, struct ls_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ls_err_errno(err, LS_EIO, errno, "create %s", path);
+    struct strbuf sb = STRBUF_INIT;
+    if (raw)
+        sb_printf(&sb, "%s\n", password);
+    else
+        sb_printf(&sb, "# lockstorm: this node's password (docs/reliability.md \"Security\")\n"
+                       "requirepass \"%s\"\nmasterauth \"%s\"\n", password, password);
+    int rc = 0;
+    /* an existing file keeps its mode through O_TRUNC: make sure it is ours alone */
+    if (fchmod(fd, 0600) < 0 || write_full(fd, sb.buf ? sb.buf : "", sb.len) < 0)
+        rc = ls_err_errno(err, LS_EIO, errno, "write %s", path);
+    if (close(fd) < 0 && rc == 0)
+        rc = ls_err_errno(err, LS_EIO, errno, "write %s", path);
+    ls_wipe(sb.buf, sb.cap);
+    sb_free(&sb);
+    return rc;
+}
+
 int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + timeout_ns;
@@ -53,7 +97,7 @@ int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err
             return ls_err_set(err, LS_EENV, "%s:%d: redis-server exited at start-up (see %s)",
                               n->host, n->port, n->log);
         struct timeval tv = {0, 200000};
-        redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+        redisContext *c = node_connect(n, tv);
         if (c && !c->err) {
             redisSetTimeout(c, tv);
             redisReply *r = redisCommand(c, "PING");
@@ -82,12 +126,20 @@ static int spawn_node(struct node_proc *n, struct ls_err *err)
     snprintf(portstr, sizeof(portstr), "%d", n->port);
     const char *aof = n->persistence == PERSIST_NONE ? "no" : "yes";
     const char *fsync = n->persistence == PERSIST_AOF_ALWAYS ? "always" : "everysec";
+    /* A password comes from the node's config file (argv[1], the place
+     * redis-server takes one from); without one, argv[1] starts the options. */
     char *argv[] = {
-        "redis-server", "--port", portstr, "--bind", "127.0.0.1", "--protected-mode", "yes",
+        "redis-server", n->conf, "--port", portstr, "--bind", "127.0.0.1",
+        "--protected-mode", "yes",
         "--dir", n->dir, "--save", "", "--appendonly", (char *)aof,
         "--appendfsync", (char *)fsync, "--daemonize", "no", "--logfile", "",
         "--loglevel", "notice", "--enable-debug-command", "local",
         "--databases", "1", NULL};
+    char **args = argv;
+    if (!n->password[0]) {
+        args = argv + 1;
+        args[0] = "redis-server";
+    }
     struct ls_err last = {0};
     /* The environment is given explicitly (docs/reliability.md): PATH, and
      * the clock shim's two variables for a node under clock faults; nothing
@@ -107,7 +159,7 @@ static int spawn_node(struct node_proc *n, struct ls_err *err)
         env[1] = preload;
         env[2] = file;
     }
-    pid_t pid = proc_spawn_envp(argv, env, n->log, &last);
+    pid_t pid = proc_spawn_envp(args, env, n->log, &last);
     if (pid < 0) {
         if (strstr(last.msg, "cannot run"))
             return ls_err_set(err, LS_EENV,
@@ -137,6 +189,16 @@ int node_start(struct node_proc *n, const char *basedir, const char *name, int p
     snprintf(n->clock_file, sizeof(n->clock_file), "%s.clock", n->dir);
     if (access(n->clock_file, F_OK) != 0)
         n->clock_file[0] = '\0';
+    n->conf[0] = '\0';
+    if (n->password[0]) {
+        if (!ls_password_ok(n->password))
+            return ls_err_set(err, LS_EUSAGE, "%s: unusable password (1-%d bytes, no spaces, "
+                              "quotes or control characters)", name, LS_PASSWORD_MAX - 1);
+        snprintf(n->conf, sizeof(n->conf), "%s.conf", n->dir);
+        int rc = cluster_write_secret(n->conf, n->password, 0, err);
+        if (rc < 0)
+            return rc;
+    }
 
     struct ls_err last = {0};
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
@@ -202,13 +264,45 @@ void node_stop(struct node_proc *n)
     n->pid = 0;
 }
 
+int cluster_password(const struct workload *w, char *buf, size_t n, struct ls_err *err)
+{
+    if (n > 0)
+        buf[0] = '\0';
+    if (w->cluster.password == PASSWORD_NONE)
+        return 0;
+    return ls_password_new(buf, n, err);
+}
+
 int cluster_start(struct cluster *c, const char *basedir, int nnodes, int persistence,
-                  int with_storage, int (*interrupted)(void *), void *arg, struct ls_err *err)
+                  int with_storage, const char *password, int (*interrupted)(void *), void *arg,
+                  struct ls_err *err)
 {
     memset(c, 0, sizeof(*c));
     c->nodes = calloc((size_t)nnodes, sizeof(*c->nodes));
     if (!c->nodes)
         return ls_err_set(err, LS_ENOMEM, "cluster: out of memory");
+    c->nalloc = nnodes;
+    if (password && password[0]) {
+        if (!ls_password_ok(password)) {
+            cluster_stop(c);
+            return ls_err_set(err, LS_EUSAGE, "cluster: unusable password");
+        }
+        char path[600], nodes_dir[560];
+        snprintf(nodes_dir, sizeof(nodes_dir), "%s/nodes", basedir);
+        snprintf(path, sizeof(path), "%s/password", nodes_dir);
+        int rc = 0;
+        if (mkdir(nodes_dir, 0700) < 0 && errno != EEXIST)
+            rc = ls_err_errno(err, LS_EIO, errno, "create %s", nodes_dir);
+        if (rc == 0)
+            rc = cluster_write_secret(path, password, 1, err);
+        if (rc < 0) {
+            cluster_stop(c);
+            return rc;
+        }
+        for (int i = 0; i < nnodes; i++)
+            snprintf(c->nodes[i].password, sizeof(c->nodes[i].password), "%s", password);
+        snprintf(c->storage.password, sizeof(c->storage.password), "%s", password);
+    }
     for (int i = 0; i < nnodes; i++) {
         if (interrupted && interrupted(arg)) {
             cluster_stop(c);
@@ -254,8 +348,13 @@ void cluster_stop(struct cluster *c)
         proc_stop(c->storage.pid, 0, 2 * LS_NS_PER_S);
         c->storage.pid = 0;
     }
+    if (c->nodes) /* every slot: a half-started cluster has passwords past nnodes */
+        for (int i = 0; i < c->nalloc; i++)
+            ls_wipe(c->nodes[i].password, sizeof(c->nodes[i].password));
+    ls_wipe(c->storage.password, sizeof(c->storage.password));
     free(c->nodes);
     c->nodes = NULL;
     c->nnodes = 0;
+    c->nalloc = 0;
     c->has_storage = 0;
 }

@@ -20,6 +20,7 @@
 #include "harness/workload.h"
 #include "harness/yamltree.h"
 #include "util/json.h"
+#include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -190,6 +191,7 @@ static const char CONSTRAINED_INSERT[] =
 struct jobstore {
     char host[64];
     int port;
+    char password[LS_PASSWORD_MAX]; /* "" = none */
     struct timeval tv;
     redisContext *c;
 };
@@ -206,7 +208,7 @@ static int js_ensure(struct jobstore *js)
 {
     if (js->c)
         return 0;
-    js->c = redisConnectWithTimeout(js->host, js->port, js->tv);
+    js->c = ls_redis_connect(js->host, js->port, js->tv, js->password);
     if (!js->c || js->c->err) {
         js_drop(js);
         return -1;
@@ -215,8 +217,8 @@ static int js_ensure(struct jobstore *js)
     return 0;
 }
 
-int jobstore_open(struct jobstore **out, const char *host, int port, int64_t timeout_ns,
-                  struct ls_err *err)
+int jobstore_open(struct jobstore **out, const char *host, int port, const char *password,
+                  int64_t timeout_ns, struct ls_err *err)
 {
     struct jobstore *js = calloc(1, sizeof(*js));
     *out = NULL;
@@ -224,6 +226,7 @@ int jobstore_open(struct jobstore **out, const char *host, int port, int64_t tim
         return ls_err_set(err, LS_ENOMEM, "jobs: out of memory");
     snprintf(js->host, sizeof(js->host), "%s", host);
     js->port = port;
+    snprintf(js->password, sizeof(js->password), "%s", password ? password : "");
     js->tv.tv_sec = timeout_ns / LS_NS_PER_S;
     js->tv.tv_usec = (timeout_ns % LS_NS_PER_S) / 1000;
     if (js_ensure(js) < 0) {
@@ -322,11 +325,11 @@ static int64_t reply_num(const redisReply *r, int64_t dflt)
     return dflt;
 }
 
-int jobs_dump(const char *host, int port, const struct workload *w, const char *path,
-              struct ls_err *err)
+int jobs_dump(const char *host, int port, const char *password, const struct workload *w,
+              const char *path, struct ls_err *err)
 {
     struct timeval tv = {5, 0};
-    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    redisContext *c = ls_redis_connect(host, port, tv, password);
     if (!c || c->err) {
         if (c)
             redisFree(c);

@@ -80,9 +80,10 @@ int job_step_from_name(const char *name);
 
 struct jobstore;
 
-/* Connect to the storage node. Caller frees with jobstore_close. */
-int jobstore_open(struct jobstore **out, const char *host, int port, int64_t timeout_ns,
-                  struct ls_err *err);
+/* Connect to the storage node (password: NULL or "" = none; copied).
+ * Caller frees with jobstore_close. */
+int jobstore_open(struct jobstore **out, const char *host, int port, const char *password,
+                  int64_t timeout_ns, struct ls_err *err);
 void jobstore_close(struct jobstore *js);
 /* GET done:<job>: JOBR_FREE, JOBR_DONE or JOBR_ERROR. */
 int jobstore_check(struct jobstore *js, int64_t job);
@@ -100,7 +101,7 @@ int jobstore_mark_done(struct jobstore *js, int64_t job, int worker);
 
 /* Write jobs.jsonl from the storage node: one line per announced job,
  * {"job":K,"effects":[workers...],"refused":N,"done":W|null}. */
-int jobs_dump(const char *host, int port, const struct workload *w, const char *path,
-              struct ls_err *err);
+int jobs_dump(const char *host, int port, const char *password, const struct workload *w,
+              const char *path, struct ls_err *err);
 
 #endif

@@ -247,12 +247,18 @@ static int load_workload(const struct common_args *a, struct workload **w)
     char buf[PATH_MAX];
     const char *path = resolve_workload(a->pos[0], buf, sizeof(buf));
     struct ls_err err = {0};
-    if (sweep_file_is_sweep(path, NULL, 0)) { /* a TTL sweep, not a workload */
+    char *text = NULL; /* read once: a workload piped through /dev/stdin has one reading */
+    size_t len = 0;
+    int rc = workload_read(path, &text, &len, stderr, &err);
+    if (rc == 0 && sweep_text_is_sweep(text, len, NULL, 0)) { /* a TTL sweep, not a workload */
         fprintf(stderr, "lockstorm: %s is a sweep file; run it with: lockstorm sweep %s\n", path,
                 a->pos[0]);
+        free(text);
         return 2;
     }
-    int rc = workload_load(path, sets, nsets, w, stderr, &err);
+    if (rc == 0)
+        rc = workload_load_text(path, text, len, sets, nsets, w, stderr, &err);
+    free(text);
     if (rc < 0)
         return ls_exit_code(rc) == 3 ? 2 : ls_exit_code(rc);
     return 0;

@@ -1,12 +1,11 @@
 /*
  * matrix.c: the `compare:` block of a workload and the runs it makes (see
- * matrix.h). A variant becomes --set overrides applied on top of the
- * workload file: its `lock:` mapping replaces the lock section
- * (`lock={...}`, written back as YAML flow text), its `cluster:` keys and
- * `set:` entries override single keys. Every variant is loaded before the
- * first run starts. The runs are sequential, in-process (run_workload),
- * with SIGINT/SIGTERM held between them so that an interrupt stops the
- * matrix after the run it lands in.
+ * matrix.h). A variant becomes --set overrides on top of the workload file
+ * (its `lock:` as flow YAML, its `cluster:`, `set:` and fault overrides as
+ * keys) plus the faults[] entries it leaves out (`skip:`, n/a in the
+ * table). Every variant is loaded before the first run; the runs are
+ * sequential, in-process (run_workload), with SIGINT/SIGTERM held between
+ * them so that an interrupt stops the matrix after the run it lands in.
  */
 #include "harness/matrix.h"
 
@@ -124,11 +123,147 @@ static void add_set(struct compare_variant *cv, char *s)
     cv->sets[cv->nsets++] = s;
 }
 
-static const char *const variant_keys[] = {"name", "lock", "cluster", "set"};
+static const char *const variant_keys[] = {"name", "lock", "cluster", "set", "faults"};
+#define NVARIANT_KEYS 5
+
+/* ---- a variant's fault mapping ---- */
+
+/* The kind of faults[] entry e ("" when it has none). */
+static const char *entry_kind(const struct ynode *e)
+{
+    const struct ynode *k = e && e->kind == YN_MAP ? ymap_get(e, "kind") : NULL;
+    return k && k->kind == YN_SCALAR ? k->text : "";
+}
+
+/* Contract: the faults[] entries key names: a kind (every entry of it) or
+ * an index N; into hit[0..list->n). Returns how many, 0 when none (with
+ * the error reported at key). */
+static int mapped_entries(const struct ynode *list, const struct ynode *key, const char *path,
+                          unsigned char *hit, struct ydiag *dg)
+{
+    char q[64], kinds[256] = "";
+    const char *names[64];
+    int nnames = 0, n = 0;
+    size_t nl = list ? list->n : 0;
+    int digits = key->len > 0 && strspn(key->text, "0123456789") == key->len;
+    for (size_t i = 0; i < nl; i++) {
+        const char *k = entry_kind(list->vals[i]);
+        int match = digits ? strtoul(key->text, NULL, 10) == i : strcmp(k, key->text) == 0;
+        hit[i] = (unsigned char)match;
+        n += match;
+        int seen = !k[0];
+        for (int j = 0; j < nnames && !seen; j++)
+            seen = strcmp(names[j], k) == 0;
+        if (!seen && nnames < 64) {
+            size_t l = strlen(kinds);
+            snprintf(kinds + l, sizeof(kinds) - l, "%s%s", nnames ? ", " : "", k);
+            names[nnames++] = k;
+        }
+    }
+    if (n > 0)
+        return n;
+    if (digits) {
+        ydiag_at(dg, key, "%s: faults[%s] does not exist (the workload's faults: list has %zu "
+                          "entr%s); name an entry by its index 0..%zu or by its kind",
+                 path, opt_quote(key->text, q, sizeof(q)), nl, nl == 1 ? "y" : "ies",
+                 nl ? nl - 1 : 0);
+    } else {
+        const char *near = opt_nearest(key->text, names, nnames);
+        ydiag_at(dg, key, "%s: no faults[] entry has kind '%s';%s%s%s name a kind of the "
+                          "workload's faults (%s) or an entry's index",
+                 path, opt_quote(key->text, q, sizeof(q)), near ? " did you mean '" : "",
+                 near ? near : "", near ? "'?" : "", kinds[0] ? kinds : "none");
+    }
+    return 0;
+}
+
+/* Contract: the variant's `faults:` mapping (fm) against the workload's
+ * faults list: {skip: REASON} leaves the entries out (cv->skips, shown as
+ * n/a), any other mapping overrides their keys (sets faults[i].key=value).
+ * Returns 0 or -1 (reported). */
+static int parse_fault_map(const struct ynode *root, const struct ynode *fm,
+                           struct compare_variant *cv, const char *path, struct ydiag *dg)
+{
+    char sub[160];
+    const struct ynode *list = root ? ymap_get(root, "faults") : NULL;
+    if (list && list->kind != YN_SEQ)
+        list = NULL; /* reported by the faults: parser */
+    if (fm->kind != YN_MAP) {
+        ydiag_at(dg, fm, "%s.faults: expected a mapping fault kind (or index) -> {skip: REASON} "
+                         "or {key: value, ...}, got %s", path, ynode_kind_text(fm));
+        return -1;
+    }
+    size_t nl = list ? list->n : 0;
+    unsigned char *hit = xcalloc(nl ? nl : 1, 1), *done = xcalloc(nl ? nl : 1, 1);
+    int bad = 0;
+    for (size_t i = 0; i < fm->n; i++) {
+        const struct ynode *key = fm->keys[i], *val = fm->vals[i];
+        snprintf(sub, sizeof(sub), "%s.faults.%s", path, key->text);
+        if (mapped_entries(list, key, sub, hit, dg) == 0) {
+            bad = 1;
+            continue;
+        }
+        if (val->kind != YN_MAP || val->n == 0) {
+            ydiag_at(dg, val, "%s: expected {skip: REASON} (the fault does not apply: n/a) or a "
+                              "mapping of fault keys to override, got %s",
+                     sub, val->kind == YN_MAP ? "an empty mapping" : ynode_kind_text(val));
+            bad = 1;
+            continue;
+        }
+        const struct ynode *skip = ymap_get(val, "skip");
+        if (skip && val->n > 1) {
+            ydiag_at(dg, val, "%s: skip leaves the fault out; it takes no other keys", sub);
+            bad = 1;
+            continue;
+        }
+        if (skip && (skip->kind != YN_SCALAR || ynode_is_null(skip) || skip->len == 0)) {
+            ydiag_at(dg, skip, "%s.skip: expected the reason the fault does not apply (shown "
+                               "with n/a in the table), e.g. skip: \"no replica to promote\"",
+                     sub);
+            bad = 1;
+            continue;
+        }
+        if (!skip && ymap_get(val, "kind")) {
+            ydiag_at(dg, ymap_get(val, "kind"), "%s.kind: a variant cannot change a fault's "
+                     "kind (the table has one column group per kind); skip it and give the "
+                     "variant's own entry in set:", sub);
+            bad = 1;
+            continue;
+        }
+        for (size_t e = 0; e < nl; e++) {
+            if (!hit[e])
+                continue;
+            if (done[e]) {
+                ydiag_at(dg, key, "%s: faults[%zu] is already mapped by another key of %s.faults",
+                         sub, e, path);
+                bad = 1;
+                continue;
+            }
+            done[e] = 1;
+            if (skip) {
+                cv->skips = xrealloc(cv->skips, (size_t)(cv->nskips + 1) * sizeof(*cv->skips));
+                struct compare_skip *k = &cv->skips[cv->nskips++];
+                k->index = (int)e;
+                k->kind = xstrdup(entry_kind(list->vals[e]));
+                k->reason = xstrdup(skip->text);
+                continue;
+            }
+            for (size_t j = 0; j < val->n; j++) {
+                char key2[200];
+                snprintf(key2, sizeof(key2), "faults[%zu].%s", e, val->keys[j]->text);
+                add_set(cv, set_text(key2, val->vals[j]));
+            }
+        }
+    }
+    free(hit);
+    free(done);
+    return bad ? -1 : 0;
+}
 
 /* Contract: one variant mapping into cv. Returns 0 or -1 (reported). */
-static int parse_variant(const struct compare_spec *c, const struct ynode *item,
-                         struct compare_variant *cv, const char *path, struct ydiag *dg)
+static int parse_variant(const struct compare_spec *c, const struct ynode *root,
+                         const struct ynode *item, struct compare_variant *cv, const char *path,
+                         struct ydiag *dg)
 {
     char q[64];
     int bad = 0;
@@ -145,8 +280,9 @@ static int parse_variant(const struct compare_spec *c, const struct ynode *item,
         for (size_t j = 0; j < sizeof(variant_keys) / sizeof(variant_keys[0]); j++)
             known |= strcmp(k, variant_keys[j]) == 0;
         if (!known) {
-            const char *near = opt_nearest(k, variant_keys, 4);
-            ydiag_at(dg, item->keys[i], "%s: unknown key '%s';%s%s%s valid: name, lock, cluster, set",
+            const char *near = opt_nearest(k, variant_keys, NVARIANT_KEYS);
+            ydiag_at(dg, item->keys[i], "%s: unknown key '%s';%s%s%s valid: name, lock, cluster, "
+                                        "set, faults",
                      path, opt_quote(k, q, sizeof(q)), near ? " did you mean '" : "",
                      near ? near : "", near ? "'?" : "");
             bad = 1;
@@ -208,6 +344,9 @@ static int parse_variant(const struct compare_spec *c, const struct ynode *item,
                          "\"key.path=value\"), got %s", path, ynode_kind_text(st));
         bad = 1;
     }
+    const struct ynode *fm = ymap_get(item, "faults");
+    if (fm && !ynode_is_null(fm) && parse_fault_map(root, fm, cv, path, dg) != 0)
+        bad = 1;
     if (cv->nsets > MAX_VARIANT_SETS) {
         ydiag_at(dg, item, "%s: more than %d overrides", path, MAX_VARIANT_SETS);
         bad = 1;
@@ -215,14 +354,24 @@ static int parse_variant(const struct compare_spec *c, const struct ynode *item,
     return bad ? -1 : 0;
 }
 
+/* Free what variant cv owns (not cv itself). */
+static void variant_free(struct compare_variant *cv)
+{
+    for (int k = 0; k < cv->nsets; k++)
+        free(cv->sets[k]);
+    free(cv->sets);
+    for (int k = 0; k < cv->nskips; k++) {
+        free(cv->skips[k].kind);
+        free(cv->skips[k].reason);
+    }
+    free(cv->skips);
+    free(cv->name);
+}
+
 void compare_free(struct compare_spec *c)
 {
-    for (int i = 0; c && i < c->n; i++) {
-        for (int k = 0; k < c->v[i].nsets; k++)
-            free(c->v[i].sets[k]);
-        free(c->v[i].sets);
-        free(c->v[i].name);
-    }
+    for (int i = 0; c && i < c->n; i++)
+        variant_free(&c->v[i]);
     if (c) {
         free(c->v);
         c->v = NULL;
@@ -230,7 +379,7 @@ void compare_free(struct compare_spec *c)
     }
 }
 
-int compare_parse(struct compare_spec *c, const struct ynode *v, const struct ynode *where,
+int compare_parse(struct compare_spec *c, const struct ynode *v, const struct ynode *root,
                   const char *path, struct ydiag *dg)
 {
     compare_free(c);
@@ -247,7 +396,6 @@ int compare_parse(struct compare_spec *c, const struct ynode *v, const struct yn
         ydiag_at(dg, v, "%s: %zu variants; at most %d", path, v->n, MAX_VARIANTS);
         return -1;
     }
-    (void)where;
     c->v = xcalloc(v->n, sizeof(*c->v));
     int bad = 0;
     for (size_t i = 0; i < v->n; i++) {
@@ -255,11 +403,8 @@ int compare_parse(struct compare_spec *c, const struct ynode *v, const struct yn
         snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
         struct compare_variant cv;
         memset(&cv, 0, sizeof(cv));
-        if (parse_variant(c, v->vals[i], &cv, sub, dg) != 0) {
-            for (int k = 0; k < cv.nsets; k++)
-                free(cv.sets[k]);
-            free(cv.sets);
-            free(cv.name);
+        if (parse_variant(c, root, v->vals[i], &cv, sub, dg) != 0) {
+            variant_free(&cv);
             bad = 1;
             continue;
         }
@@ -284,6 +429,14 @@ void compare_echo_yaml(const struct compare_spec *c, int indent, struct strbuf *
             sb_json_str(sb, c->v[i].sets[k], strlen(c->v[i].sets[k]));
         }
         sb_puts(sb, "]\n");
+        if (c->v[i].nskips == 0)
+            continue;
+        sb_printf(sb, "%*sfaults:\n", indent + 4, "");
+        for (int k = 0; k < c->v[i].nskips; k++) {
+            sb_printf(sb, "%*s%d: {skip: ", indent + 6, "", c->v[i].skips[k].index);
+            sb_json_str(sb, c->v[i].skips[k].reason, strlen(c->v[i].skips[k].reason));
+            sb_puts(sb, "}\n");
+        }
     }
 }
 
@@ -298,6 +451,15 @@ struct json *compare_echo_json(const struct compare_spec *c)
         struct json *s = json_obj_set(o, "set", json_new_arr());
         for (int k = 0; k < c->v[i].nsets; k++)
             json_arr_push(s, json_new_str(c->v[i].sets[k]));
+        if (c->v[i].nskips == 0)
+            continue;
+        struct json *fm = json_obj_set(o, "faults", json_new_obj());
+        for (int k = 0; k < c->v[i].nskips; k++) {
+            char key[16];
+            snprintf(key, sizeof(key), "%d", c->v[i].skips[k].index);
+            json_obj_set_str(json_obj_set(fm, key, json_new_obj()), "skip",
+                             c->v[i].skips[k].reason);
+        }
     }
     return a;
 }
@@ -318,8 +480,18 @@ static int load_variant(const char *path, const struct compare_variant *cv,
     for (int i = 0; i < nsets && n < MAX_VARIANT_SETS + 290; i++)
         all[n++] = sets[i];
     all[n++] = "compare=~";
+    size_t ndrop = 0;
+    for (int k = 0; k < cv->nskips; k++)
+        if ((size_t)cv->skips[k].index + 1 > ndrop)
+            ndrop = (size_t)cv->skips[k].index + 1;
+    unsigned char *drop = xcalloc(ndrop ? ndrop : 1, 1);
+    for (int k = 0; k < cv->nskips; k++)
+        drop[cv->skips[k].index] = 1;
+    char context[160];
+    snprintf(context, sizeof(context), "compare variant '%s' (line %d)", cv->name, cv->line);
     struct ls_err e = {0};
-    int rc = workload_load(path, all, n, out, errlog, &e);
+    int rc = workload_load_variant(path, all, n, drop, ndrop, context, out, errlog, &e);
+    free(drop);
     if (rc < 0)
         ls_err_set(err, rc, "compare variant '%s': %s", cv->name, e.msg);
     return rc;
@@ -457,14 +629,23 @@ int matrix_run(const char *path, const char *const *sets, int nsets, const struc
     if (out->n > 0) {
         struct ls_err e2 = {0};
         const char *labels[MAX_VARIANTS], *dirs[MAX_VARIANTS];
-        int ran = 0;
-        for (int i = 0; i < out->n; i++)
-            if (out->results[i]) {
-                dirs[ran] = out->dirs[i];
-                labels[ran] = w->compare.v[i].name;
-                ran++;
+        struct compare_na *na = NULL;
+        int ran = 0, nna = 0;
+        for (int i = 0; i < out->n; i++) {
+            if (!out->results[i])
+                continue;
+            const struct compare_variant *cv = &w->compare.v[i];
+            for (int k = 0; k < cv->nskips; k++) { /* its left-out faults: n/a */
+                na = xrealloc(na, (size_t)(nna + 1) * sizeof(*na));
+                na[nna++] = (struct compare_na){ran, cv->skips[k].kind, cv->skips[k].reason};
             }
-        if (ran > 0 && compare_build(dirs, ran, labels, &out->table, &e2) == 0) {
+            dirs[ran] = out->dirs[i];
+            labels[ran] = cv->name;
+            ran++;
+        }
+        int built = ran > 0 && compare_build_na(dirs, ran, labels, na, nna, &out->table, &e2) == 0;
+        free(na);
+        if (built) {
             struct strbuf txt = STRBUF_INIT, js = STRBUF_INIT;
             render_compare_text(out->table, &txt);
             json_write(&js, out->table, 2);

@@ -1,12 +1,10 @@
 /*
- * matrix.h: the workload's `compare:` block (docs/compare.md): a list of
- * variants, each a name and the overrides that make it (a replacement
- * `lock:` section, `cluster:` keys, any `set:` overrides). `lockstorm run`
- * of such a workload runs the same workload, seed and fault schedule once
- * per variant, one after the other, into sibling run directories named
- * after the variants, then prints the side-by-side table of
- * reports/compare.h. Loading, echo and the runs live here; the table does
- * not.
+ * matrix.h: the workload's `compare:` block (docs/compare.md): variants,
+ * each a name, the overrides that make it (a `lock:` section, `cluster:`
+ * keys, `set:` overrides) and its fault mapping (`faults:`: entries
+ * overridden, or left out as n/a with a reason). `lockstorm run` runs the
+ * workload once per variant into sibling run directories, then prints the
+ * table of reports/compare.h. Loading, echo and the runs live here.
  */
 #ifndef LS_MATRIX_H
 #define LS_MATRIX_H
@@ -21,8 +19,10 @@ struct ydiag;
 struct strbuf;
 
 /* The loader's hook for the `compare` key (v: a list of variant mappings,
- * or null = none). Returns 0, or -1 after reporting to dg. */
-int compare_parse(struct compare_spec *c, const struct ynode *v, const struct ynode *where,
+ * or null = none; root: the workload's top mapping after the --set
+ * overrides, whose faults: list a variant's `faults:` mapping names).
+ * Returns 0, or -1 after reporting to dg. */
+int compare_parse(struct compare_spec *c, const struct ynode *v, const struct ynode *root,
                   const char *path, struct ydiag *dg);
 void compare_free(struct compare_spec *c);
 /* Echo: what follows "compare:" (" ~\n" or the list, indented), and JSON. */

@@ -3,12 +3,13 @@
  * pgcluster.h). Both initdb and postgres refuse to run as root, so when the
  * harness is root the child drops to the PostgreSQL OS user before exec
  * (and only then sets PR_SET_PDEATHSIG, which a change of credentials
- * clears). The run directory is 0700 and root's: it gets o+x (traverse,
- * not read) so that user can reach its data directory inside; when the
- * user cannot reach the run directory at all (it lies under a private
- * directory such as /root or a 0700 temporary one), the data directory is
- * a private one under /tmp instead, nodes/pg is a symlink to it, and it is
- * removed once the server stopped (the server's log stays in nodes/).
+ * clears). The data directory nodes/pg is that user's (0700) inside the
+ * run directory, which stays root's and 0700 like every directory above
+ * it: the child opens the data directory while still root and hands it
+ * over as descriptor PG_DIRFD, and the programs are given
+ * -D /proc/self/fd/PG_DIRFD, a link the kernel resolves without searching
+ * the directories above (initdb's bootstrap children and the server's
+ * backends inherit it). Nothing is loosened and nothing lives elsewhere.
  */
 #include "harness/pgcluster.h"
 
@@ -16,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -39,6 +39,8 @@
 #define INITDB_TIMEOUT (60 * LS_NS_PER_S)
 #define READY_TIMEOUT (20 * LS_NS_PER_S)
 #define START_ATTEMPTS 3
+#define PG_DIRFD 3 /* the data directory's descriptor in initdb and postgres (as root) */
+#define PG_DIRFD_PATH "/proc/self/fd/3"
 
 struct pg_env {
     char bindir[512];
@@ -107,11 +109,21 @@ static int find_user(struct pg_env *e, struct ls_err *err)
                       "the server as (set LS_PG_USER, or create the user postgres)");
 }
 
+/* The data directory as initdb and postgres are told it: as root, the
+ * descriptor spawn_as hands over (the run directory stays closed to e's
+ * user); otherwise its path. */
+static char *data_arg(const struct pg_env *e, const struct node_proc *n)
+{
+    return e->drop ? PG_DIRFD_PATH : (char *)n->dir;
+}
+
 /* fork + exec argv (bindir/argv[0], at most 30 arguments) as e's user, output appended to log,
- * in a process group of its own, dying with the harness. Returns the pid
- * or a negative code (exec failures are reported through a CLOEXEC pipe). */
-static pid_t spawn_as(const struct pg_env *e, char *const argv[], const char *log,
-                      struct ls_err *err)
+ * in a process group of its own, dying with the harness. As root, datadir
+ * is opened before the change of user and left open as PG_DIRFD
+ * (data_arg). Returns the pid or a negative code (exec failures are
+ * reported through a CLOEXEC pipe). */
+static pid_t spawn_as(const struct pg_env *e, char *const argv[], const char *datadir,
+                      const char *log, struct ls_err *err)
 {
     char path[700];
     snprintf(path, sizeof(path), "%s/%s", e->bindir, argv[0]);
@@ -147,8 +159,18 @@ static pid_t spawn_as(const struct pg_env *e, char *const argv[], const char *lo
         dup2(logfd, 1);
         dup2(logfd, 2);
         int bad = 0;
-        if (e->drop)
-            bad = setgroups(0, NULL) < 0 || setgid(e->gid) < 0 || setuid(e->uid) < 0;
+        if (e->drop) {
+            int dfd = open(datadir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            if (pfd[1] == PG_DIRFD) { /* keep the exec-error pipe out of the way */
+                int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, PG_DIRFD + 1);
+                close(pfd[1]);
+                pfd[1] = moved;
+            }
+            bad = dfd < 0 || (dfd != PG_DIRFD && dup2(dfd, PG_DIRFD) < 0);
+            if (dfd >= 0 && dfd != PG_DIRFD)
+                close(dfd);
+            bad = bad || setgroups(0, NULL) < 0 || setgid(e->gid) < 0 || setuid(e->uid) < 0;
+        }
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* after setuid, which clears it */
         if (getppid() != parent)
             _exit(127);
@@ -201,47 +223,13 @@ static int free_port(struct ls_err *err)
     return ntohs(a.sin_port);
 }
 
-/* Can e's user pass through every directory down to dir (search
- * permission)? Asked in a child that takes the user's identity. */
-static int user_can_reach(const struct pg_env *e, const char *dir)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return 0;
-    if (pid == 0) {
-        if (setgroups(0, NULL) < 0 || setgid(e->gid) < 0 || setuid(e->uid) < 0)
-            _exit(1);
-        _exit(access(dir, X_OK) == 0 ? 0 : 1);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path) < 0 ? -1 : 0;
-}
-
-/* o+x on dir (root's 0700 run directory), so the server's user can pass. */
-static void allow_traverse(const char *dir)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0 && !(st.st_mode & S_IXOTH))
-        chmod(dir, (st.st_mode & 07777) | S_IXOTH);
-}
-
 /* Run initdb into n->dir and wait for it (bounded). */
 static int run_initdb(const struct pg_env *e, const struct node_proc *n, const char *log,
                       int (*interrupted)(void *), void *arg, struct ls_err *err)
 {
-    char *const argv[] = {"initdb", "-D", (char *)n->dir, "-U", PG_USER, "--auth=trust",
+    char *const argv[] = {"initdb", "-D", data_arg(e, n), "-U", PG_USER, "--auth=trust",
                           "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions", NULL};
-    pid_t pid = spawn_as(e, argv, log, err);
+    pid_t pid = spawn_as(e, argv, n->dir, log, err);
     if (pid < 0)
         return pid;
     int64_t deadline = ls_now_ns() + INITDB_TIMEOUT;
@@ -278,14 +266,14 @@ static int start_server(const struct pg_env *e, struct node_proc *n, int maxconn
         n->port = port;
         char ports[16];
         snprintf(ports, sizeof(ports), "%d", port);
-        char *const argv[] = {"postgres", "-D", n->dir, "-p", ports,
+        char *const argv[] = {"postgres", "-D", data_arg(e, n), "-p", ports,
                               "-c", "listen_addresses=127.0.0.1",
                               "-c", "unix_socket_directories=",
                               "-c", "fsync=off", "-c", "synchronous_commit=off",
                               "-c", "full_page_writes=off", "-c", maxc,
                               "-c", "shared_buffers=16MB", "-c", "log_min_messages=warning",
                               NULL};
-        pid_t pid = spawn_as(e, argv, n->log, err);
+        pid_t pid = spawn_as(e, argv, n->dir, n->log, err);
         if (pid < 0)
             return pid;
         n->pid = pid;
@@ -347,32 +335,11 @@ int pgcluster_start(struct cluster *c, const struct workload *w, const char *bas
     snprintf(n->dir, sizeof(n->dir), "%s/pg", nodes);
     snprintf(n->log, sizeof(n->log), "%s/pg.log", nodes);
     snprintf(initlog, sizeof(initlog), "%s/pg-initdb.log", nodes);
-    char parent[512];
-    snprintf(parent, sizeof(parent), "%s", basedir);
-    char *slash = strrchr(parent, '/');
-    if (slash)
-        *(slash == parent ? slash + 1 : slash) = '\0';
-    if (e.drop && !user_can_reach(&e, slash ? parent : ".")) {
-        /* the run directory is out of the user's reach: a private data
-         * directory under /tmp, linked from nodes/pg, removed at stop */
-        char tmpl[] = "/tmp/lockstorm-pg-XXXXXX";
-        if (!mkdtemp(tmpl)) {
-            rc = ls_err_errno(err, LS_EIO, errno, "create a data directory under /tmp");
-            goto fail;
-        }
-        if (symlink(tmpl, n->dir) < 0) {
-            rc = ls_err_errno(err, LS_EIO, errno, "link %s -> %s", n->dir, tmpl);
-            rmdir(tmpl);
-            goto fail;
-        }
-        snprintf(n->dir, sizeof(n->dir), "%s", tmpl);
-    } else if (mkdir(n->dir, 0700) < 0) {
+    if (mkdir(n->dir, 0700) < 0) {
         rc = ls_err_errno(err, LS_EIO, errno, "create %s", n->dir);
         goto fail;
     }
-    if (e.drop) {
-        allow_traverse(basedir);
-        allow_traverse(nodes);
+    if (e.drop) { /* the run directory and nodes/ stay root's and 0700 */
         if (chown(n->dir, e.uid, e.gid) < 0) {
             rc = ls_err_errno(err, LS_EIO, errno, "chown %s to %s", n->dir, e.user);
             goto fail;
@@ -411,9 +378,5 @@ void pgcluster_stop(struct cluster *c)
             proc_wait(n->pid, 2 * LS_NS_PER_S, NULL);
         }
         n->pid = 0;
-    }
-    if (strncmp(n->dir, "/tmp/lockstorm-pg-", 18) == 0) { /* the private data directory */
-        nftw(n->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        n->dir[0] = '\0';
     }
 }

@@ -62,16 +62,17 @@ struct replset {
     struct sentinel *sentinels;
     _Atomic int32_t *shared; /* MAP_SHARED: the primary, for workers (no sentinels) */
     struct replset_map map;
+    char password[LS_PASSWORD_MAX]; /* the nodes' and the sentinels' (cluster.password), or "" */
 };
 
 /* ---- small redis helpers ---- */
 
-/* Contract: a connection to host:port with timeout us for connect and
- * commands, or NULL. Caller frees with redisFree. */
-static redisContext *dial(const char *host, int port, long us)
+/* Contract: a connection to host:port (authenticated with password, ""
+ * for none) with timeout us for connect and commands, or NULL. Caller frees with redisFree. */
+static redisContext *dial(const char *host, int port, const char *password, long us)
 {
     struct timeval tv = {us / 1000000, us % 1000000};
-    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    redisContext *c = ls_redis_connect(host, port, tv, password);
     if (!c || c->err || redisSetTimeout(c, tv) != REDIS_OK) {
         if (c)
             redisFree(c);
@@ -87,7 +88,7 @@ static redisReply *node_cmd(const struct node_proc *n, long us, const char *fmt,
 {
     if (n->pid <= 0)
         return NULL;
-    redisContext *c = dial(n->host, n->port, us);
+    redisContext *c = dial(n->host, n->port, n->password, us);
     if (!c)
         return NULL;
     va_list ap;
@@ -425,7 +426,16 @@ static int write_sentinel_conf(struct run *r, int k, struct ls_err *err)
         if (j != k)
             sb_printf(&sb, "sentinel known-sentinel %s 127.0.0.1 %d %s\n", rs->map.master_name,
                       rs->sentinels[j].port, rs->sentinels[j].id);
+    /* the nodes' password (cluster.password), required by the sentinels too
+     * (of clients and of each other): a secret file like nodes/password */
+    if (rs->password[0])
+        sb_printf(&sb, "requirepass \"%s\"\nsentinel sentinel-pass \"%s\"\n"
+                       "sentinel auth-pass %s \"%s\"\n",
+                  rs->password, rs->password, rs->map.master_name, rs->password);
     int rc = sb_write_file(&sb, s->conf);
+    if (rc == 0 && chmod(s->conf, 0600) < 0)
+        rc = -errno;
+    ls_wipe(sb.buf, sb.cap);
     sb_free(&sb);
     if (rc < 0)
         return ls_err_errno(err, LS_EIO, -rc, "write %s", s->conf);
@@ -444,14 +454,15 @@ static void stop_sentinels(struct replset *rs)
 }
 
 /* Contract: sentinel k answers PING (bounded); 0 or negative with err. */
-static int sentinel_wait_up(const struct sentinel *s, int k, struct ls_err *err)
+static int sentinel_wait_up(const struct sentinel *s, int k, const char *password,
+                            struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + 5 * LS_NS_PER_S;
     for (;;) {
         if (proc_wait(s->pid, 0, NULL) == 1)
             return ls_err_set(err, LS_EENV, "sentinel %d (127.0.0.1:%d) exited at start-up (see %s)",
                               k, s->port, s->log);
-        redisContext *c = dial("127.0.0.1", s->port, QUICK_TIMEOUT_US);
+        redisContext *c = dial("127.0.0.1", s->port, password, QUICK_TIMEOUT_US);
         if (c) {
             redisReply *rep = redisCommand(c, "PING");
             int ok = rep && rep->type == REDIS_REPLY_STATUS;
@@ -502,9 +513,10 @@ static int start_sentinels(struct run *r, struct ls_err *err)
             s->pid = s->first_pid = pid;
         }
         for (int k = 0; k < rs->nsentinels && rc == 0; k++)
-            rc = sentinel_wait_up(&rs->sentinels[k], k, &last);
+            rc = sentinel_wait_up(&rs->sentinels[k], k, rs->password, &last);
         for (int k = 0; k < rs->nsentinels && rc == 0; k++) {
-            redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, CMD_TIMEOUT_US);
+            redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, rs->password,
+                                   CMD_TIMEOUT_US);
             redisReply *rep = c ? redisCommand(c, "SENTINEL DEBUG ping-period 250 ask-period 250 "
                                                   "info-period 1000") : NULL;
             if (!rep || rep->type == REDIS_REPLY_ERROR)
@@ -526,7 +538,7 @@ static int start_sentinels(struct run *r, struct ls_err *err)
  * replica (link ok) and every other sentinel up; why says what is missing. */
 static int sentinel_ready(const struct replset *rs, int k, char *why, size_t n)
 {
-    redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, CMD_TIMEOUT_US);
+    redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, rs->password, CMD_TIMEOUT_US);
     if (!c) {
         snprintf(why, n, "sentinel %d: no answer", k);
         return 0;
@@ -579,7 +591,8 @@ int replset_sentinel_primary(struct run *r, int *agree)
     const struct replset *rs = r->repl;
     int votes[REPLSET_MAX_NODES] = {0};
     for (int k = 0; k < rs->nsentinels; k++) {
-        redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, QUICK_TIMEOUT_US);
+        redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, rs->password,
+                               QUICK_TIMEOUT_US);
         redisReply *rep = c ? redisCommand(c, "SENTINEL get-master-addr-by-name %s",
                                            rs->map.master_name) : NULL;
         if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
@@ -608,6 +621,7 @@ static int start_proxy(struct run *r, struct ls_err *err)
 {
     struct replset *rs = r->repl;
     struct lock_node real[REPLSET_MAX_NODES];
+    memset(real, 0, sizeof(real)); /* no password: replicas and sentinels AUTH themselves */
     for (int n = 0; n < rs->nnodes; n++) {
         snprintf(real[n].host, sizeof(real[n].host), "%s", r->cluster.nodes[n].host);
         real[n].port = r->cluster.nodes[n].port;
@@ -650,6 +664,7 @@ int replset_start(struct run *r, struct ls_err *err)
     rs->quorum = ns / 2 + 1;
     rs->map.nnodes = nn;
     rs->map.nsentinels = ns;
+    snprintf(rs->password, sizeof(rs->password), "%s", nn > 0 ? r->cluster.nodes[0].password : "");
     snprintf(rs->map.master_name, sizeof(rs->map.master_name), "%s", REPLSET_MASTER_NAME);
     void *m = mmap(NULL, sizeof(*rs->shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                    -1, 0);
@@ -696,6 +711,7 @@ int replset_start(struct run *r, struct ls_err *err)
     for (int k = 0; k < ns; k++) { /* workers ask them directly, not through a proxy */
         snprintf(rs->map.sentinels[k].host, sizeof(rs->map.sentinels[k].host), "127.0.0.1");
         rs->map.sentinels[k].port = rs->sentinels[k].port;
+        memcpy(rs->map.sentinels[k].password, rs->password, sizeof(rs->password));
     }
     deadline = ls_now_ns() + SENTINEL_TIMEOUT;
     for (int k = 0; k < ns;) {
@@ -731,6 +747,8 @@ void replset_free(struct run *r)
     if (rs->shared)
         munmap(rs->shared, sizeof(*rs->shared));
     free(rs->sentinels);
+    ls_wipe(rs->password, sizeof(rs->password));
+    ls_wipe(rs->map.sentinels, sizeof(rs->map.sentinels));
     free(rs);
     r->repl = NULL;
 }

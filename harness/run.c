@@ -297,6 +297,7 @@ static int start_proxy(struct run *r, struct ls_err *err)
     for (int n = 0; n < nn; n++) { /* where the nodes really are, for the proxy */
         snprintf(r->nodes[n].host, sizeof(r->nodes[n].host), "%s", r->cluster.nodes[n].host);
         r->nodes[n].port = r->cluster.nodes[n].port;
+        memcpy(r->nodes[n].password, r->cluster.nodes[n].password, sizeof(r->nodes[n].password));
     }
     if (!r->w->cluster.proxy) { /* cluster.proxy: false: every worker dials the nodes */
         for (int i = 1; i < r->nworkers; i++)
@@ -356,6 +357,7 @@ int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
         .replset = replset_map_of(r),
         .storage_host = r->cluster.storage.host,
         .storage_port = r->cluster.storage.port,
+        .storage_password = r->cluster.storage.password,
         .start_mono = r->start_mono,
         .start_real = r->start_real,
     };
@@ -508,8 +510,7 @@ static struct json *leftover_keys(const struct run *r)
     struct json *arr = json_new_arr();
     struct timeval tv = {2, 0};
     for (int n = 0; n < r->cluster.nnodes; n++) {
-        redisContext *c = redisConnectWithTimeout(r->cluster.nodes[n].host,
-                                                  r->cluster.nodes[n].port, tv);
+        redisContext *c = node_connect(&r->cluster.nodes[n], tv);
         if (!c || c->err) {
             if (c)
                 redisFree(c);
@@ -633,9 +634,14 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         rc = external_cluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
     else if (w->cluster.topology == TOPO_POSTGRES) /* harness/pgcluster.h */
         rc = pgcluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
-    else
-        rc = cluster_start(&r->cluster, r->dir, (int)w->cluster.nodes, w->cluster.persistence, 1,
-                           interrupted_cb, r, err);
+    else {
+        char pw[LS_PASSWORD_MAX]; /* cluster.password: harness/cluster.h */
+        rc = cluster_password(w, pw, sizeof(pw), err);
+        if (rc == 0)
+            rc = cluster_start(&r->cluster, r->dir, (int)w->cluster.nodes,
+                               w->cluster.persistence, 1, pw, interrupted_cb, r, err);
+        ls_wipe(pw, sizeof(pw));
+    }
     if (rc < 0)
         goto teardown;
     r->nodes = calloc((size_t)r->cluster.nnodes * (size_t)r->nworkers + 1, sizeof(*r->nodes));
@@ -648,6 +654,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     rc = start_proxy(r, err);
     if (rc == 0 && w->cluster.topology == TOPO_REPLICATED)
         rc = replset_start(r, err); /* replicas in sync, sentinels ready */
+    if (rc == 0) /* after the proxies (they must not hold its pipe), before the workers */
+        rc = reaper_start(&r->reaper, r->shm, err);
     if (rc < 0)
         goto teardown;
 
@@ -730,6 +738,7 @@ teardown:
     }
     if (r->workers)
         stop_workers(r, worker_grace(w));
+    reaper_stop(&r->reaper); /* what the workers' adapters started dies with their groups */
     if (rc == 0)
         rc = incident_worker_error(r, err); /* a worker the environment failed (disk full) */
     proxy_stop(r->proxy); /* after the workers, before the nodes */
@@ -745,7 +754,8 @@ teardown:
             snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
             struct ls_err e2 = {0};
             if (storage_dump(r->cluster.storage.host, r->cluster.storage.port,
-                             (int)w->workers.resources, w->lock.fencing, path, &e2) < 0) {
+                             r->cluster.storage.password, (int)w->workers.resources,
+                             w->lock.fencing, path, &e2) < 0) {
                 if (e2.code != LS_EIO) /* the node failed us: lost updates unknown */
                     incident_add(r, "final storage state not read: %s", e2.msg);
                 else if (rc == 0) /* we could not write it: the environment's */
@@ -754,7 +764,8 @@ teardown:
             }
             snprintf(path, sizeof(path), "%s/jobs.jsonl", r->dir);
             if (w->workers.mode == WMODE_JOBS &&
-                jobs_dump(r->cluster.storage.host, r->cluster.storage.port, w, path, &e2) < 0 &&
+                jobs_dump(r->cluster.storage.host, r->cluster.storage.port,
+                          r->cluster.storage.password, w, path, &e2) < 0 &&
                 rc == 0)
                 rc = ls_err_set(err, e2.code, "%s", e2.msg);
         }

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "harness/cluster.h"
+#include "harness/reaper.h"
 #include "harness/shm.h"
 #include "harness/workload.h"
 #include "locks/lock.h"
@@ -72,6 +73,7 @@ struct run {
     struct replset *repl;           /* cluster.topology replicated (harness/replicated.h), or NULL */
     pid_t proxy_pid;                /* kept after the proxy stopped, for run.json */
     struct shm *shm;
+    struct reaper reaper;           /* kills the workers' groups at the end (harness/reaper.h) */
     struct run_worker *workers;
     int nworkers;
     FILE *faults_log;               /* faults.jsonl, line-buffered */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -30,6 +31,7 @@ static const char FENCED_WRITE[] =
 struct storage {
     char host[64];
     int port;
+    char password[LS_PASSWORD_MAX]; /* "" = none */
     struct timeval tv;
     redisContext *c;
 };
@@ -46,7 +48,7 @@ static int ensure(struct storage *s)
 {
     if (s->c)
         return 0;
-    s->c = redisConnectWithTimeout(s->host, s->port, s->tv);
+    s->c = ls_redis_connect(s->host, s->port, s->tv, s->password);
     if (!s->c || s->c->err) {
         drop(s);
         return -1;
@@ -56,8 +58,8 @@ static int ensure(struct storage *s)
     return 0;
 }
 
-int storage_open(struct storage **out, const char *host, int port, int64_t timeout_ns,
-                 struct ls_err *err)
+int storage_open(struct storage **out, const char *host, int port, const char *password,
+                 int64_t timeout_ns, struct ls_err *err)
 {
     struct storage *s = calloc(1, sizeof(*s));
     *out = NULL;
@@ -65,10 +67,11 @@ int storage_open(struct storage **out, const char *host, int port, int64_t timeo
         return ls_err_set(err, LS_ENOMEM, "storage: out of memory");
     snprintf(s->host, sizeof(s->host), "%s", host);
     s->port = port;
+    snprintf(s->password, sizeof(s->password), "%s", password ? password : "");
     s->tv.tv_sec = timeout_ns / LS_NS_PER_S;
     s->tv.tv_usec = (timeout_ns % LS_NS_PER_S) / 1000;
     if (ensure(s) < 0) {
-        free(s);
+        storage_close(s);
         return ls_err_set(err, LS_EENV, "storage node %s:%d: connect failed", host, port);
     }
     *out = s;
@@ -80,6 +83,7 @@ void storage_close(struct storage *s)
     if (!s)
         return;
     drop(s);
+    ls_wipe(s->password, sizeof(s->password));
     free(s);
 }
 
@@ -198,11 +202,11 @@ void storage_write(struct storage *s, int res, int64_t pval, int do_fenced, uint
     freeReplyObject(r);
 }
 
-int storage_dump(const char *host, int port, int nres, int fencing, const char *path,
-                 struct ls_err *err)
+int storage_dump(const char *host, int port, const char *password, int nres, int fencing,
+                 const char *path, struct ls_err *err)
 {
     struct timeval tv = {2, 0};
-    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    redisContext *c = ls_redis_connect(host, port, tv, password);
     if (!c || c->err) {
         if (c)
             redisFree(c);

@@ -17,9 +17,10 @@
 
 struct storage;
 
-/* Connect to the storage node. Caller frees with storage_close. */
-int storage_open(struct storage **out, const char *host, int port, int64_t timeout_ns,
-                 struct ls_err *err);
+/* Connect to the storage node, authenticating with password (NULL or "":
+ * none; copied). Caller frees with storage_close. */
+int storage_open(struct storage **out, const char *host, int port, const char *password,
+                 int64_t timeout_ns, struct ls_err *err);
 void storage_close(struct storage *s);
 
 struct store_op {
@@ -37,7 +38,7 @@ void storage_write(struct storage *s, int res, int64_t pval, int do_fenced, uint
                    int64_t fval, struct store_op *plain, struct store_op *fenced);
 
 /* Harness side: write storage.jsonl (one line per resource) from the node. */
-int storage_dump(const char *host, int port, int nres, int fencing, const char *path,
-                 struct ls_err *err);
+int storage_dump(const char *host, int port, const char *password, int nres, int fencing,
+                 const char *path, struct ls_err *err);
 
 #endif

@@ -515,22 +515,30 @@ int sweep_parallelism(int want, int ncells)
     return n;
 }
 
-int sweep_file_is_sweep(const char *path, char *desc, size_t desclen)
+int sweep_text_is_sweep(const char *text, size_t len, char *desc, size_t desclen)
 {
     struct ydiag dg;
-    ydiag_init(&dg, path, NULL, NULL);
-    char *buf = NULL;
-    size_t len = 0;
+    ydiag_init(&dg, "<text>", NULL, NULL);
     struct ynode *root = NULL;
     int yes = 0;
-    if (read_file(path, &buf, &len, &dg) == 0 && ytree_parse(buf, len, &root, &dg) == 0 && root &&
-        root->kind == YN_MAP && ymap_get(root, "sweep")) {
+    if (ytree_parse(text, len, &root, &dg) == 0 && root && root->kind == YN_MAP &&
+        ymap_get(root, "sweep")) {
         yes = 1;
         const struct ynode *d = ymap_get(root, "description");
         if (desc && desclen)
             snprintf(desc, desclen, "%s", d && d->kind == YN_SCALAR ? d->text : "");
     }
     ynode_free(root);
+    return yes;
+}
+
+int sweep_file_is_sweep(const char *path, char *desc, size_t desclen)
+{
+    struct ydiag dg;
+    ydiag_init(&dg, path, NULL, NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    int yes = read_file(path, &buf, &len, &dg) == 0 && sweep_text_is_sweep(buf, len, desc, desclen);
     free(buf);
     return yes;
 }

@@ -93,6 +93,10 @@ int sweep_parallelism(int want, int ncells);
  * For `lockstorm list workloads`, which loads every other .yaml as a
  * workload. On 1, desc (when not NULL) gets its description. */
 int sweep_file_is_sweep(const char *path, char *desc, size_t desclen);
+/* The same test on a file's text already read (len bytes): a caller that
+ * reads the file once (workload_read) asks this, never sweep_file_is_sweep,
+ * so a pipe is not consumed before the workload is loaded from it. */
+int sweep_text_is_sweep(const char *text, size_t len, char *desc, size_t desclen);
 
 /* `lockstorm sweep SWEEP [--out DIR] [--jobs N] [--progress MODE]
  * [--quiet] [--json]` and `lockstorm sweep --report SWEEP_DIR`: argv

@@ -83,7 +83,13 @@ static redisContext *connect_ready(const struct node_proc *n, const char *addr,
     char last[160] = "no answer";
     for (;;) {
         struct timeval tv = {2, 0};
-        redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+        redisContext *c = node_connect(n, tv);
+        if (c && c->err && strncmp(c->errstr, "AUTH:", 5) == 0) { /* a wrong password: no retry */
+            ls_err_set(err, LS_EENV, "node %d (%s): %s; check the password in the environment "
+                       "variable cluster.password_env names", n->index, addr, c->errstr);
+            redisFree(c);
+            return NULL;
+        }
         if (c && !c->err) {
             redisSetTimeout(c, tv);
             redisReply *r = redisCommand(c, "PING");
@@ -172,8 +178,18 @@ int external_cluster_start(struct cluster *c, const struct workload *w, const ch
     if (!c->nodes)
         return ls_err_set(err, LS_ENOMEM, "cluster: out of memory");
     c->nnodes = nn;
+    c->nalloc = nn;
+    const char *pwenv = w->cluster.password_env;
+    const char *pw = pwenv && pwenv[0] ? getenv(pwenv) : NULL; /* never echoed: secret.h */
+    if (pwenv && pwenv[0] && (!pw || !pw[0] || strlen(pw) >= LS_PASSWORD_MAX))
+        return ls_err_set(err, LS_EENV, "cluster.password_env: the environment variable %s %s; "
+                          "export it with the nodes' password", pwenv,
+                          pw && pw[0] ? "holds a password longer than 127 bytes"
+                                      : "is not set or empty");
     for (int i = 0; i < nn; i++) {
         struct node_proc *n = &c->nodes[i];
+        if (pw)
+            snprintf(n->password, sizeof(n->password), "%s", pw);
         const char *addr = w->cluster.addresses[i];
         char host[256];
         n->index = i;
@@ -192,7 +208,10 @@ int external_cluster_start(struct cluster *c, const struct workload *w, const ch
             return rc;
     }
     c->storage.index = -1;
-    int rc = node_start(&c->storage, basedir, "storage", PERSIST_NONE, err);
+    int rc = cluster_password(w, c->storage.password, sizeof(c->storage.password), err);
+    if (rc < 0)
+        return rc;
+    rc = node_start(&c->storage, basedir, "storage", PERSIST_NONE, err);
     c->has_storage = 1;
     return rc;
 }

@@ -763,7 +763,8 @@ int worker_main(const struct worker_args *a)
         status = fail(c, &err);
         goto out;
     }
-    if (jobs && jobstore_open(&c->js, a->storage_host, a->storage_port, LS_NS_PER_S, &err) < 0) {
+    if (jobs && jobstore_open(&c->js, a->storage_host, a->storage_port, a->storage_password,
+                          LS_NS_PER_S, &err) < 0) {
         status = fail(c, &err);
         goto out;
     }
@@ -774,7 +775,8 @@ int worker_main(const struct worker_args *a)
         goto out;
     }
     if (!jobs && !pg && a->storage_host && c->w->workers.store &&
-        storage_open(&c->st, a->storage_host, a->storage_port, LS_NS_PER_S, &err) < 0) {
+        storage_open(&c->st, a->storage_host, a->storage_port, a->storage_password,
+                     LS_NS_PER_S, &err) < 0) {
         status = fail(c, &err);
         goto out;
     }

@@ -25,6 +25,7 @@ struct worker_args {
     const struct replset_map *replset; /* replicated topology: follow its primary; else NULL */
     const char *storage_host;    /* NULL: no storage ops */
     int storage_port;
+    const char *storage_password; /* "" = none (harness/cluster.h) */
     int64_t start_mono;          /* run start, CLOCK_MONOTONIC ns */
     int64_t start_real;
 };

@@ -24,22 +24,20 @@
 #include "harness/links.h"
 #include "harness/matrix.h"
 #include "harness/workload_cluster.h"
+#include "harness/workload_int.h"
 #include "harness/yamltree.h"
 #include "locks/lock.h"
 #include "reports/result.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
-
-#define NS_MS 1e6
-#define NS_S 1e9
-#define NS_MIN 60e9
-#define NS_H 3600e9
+#include "util/xalloc.h"
 
 /* ---- tables ----------------------------------------------------------- */
 
 static const char *const topology_choices[] = {"independent", "replicated", "external",
                                                 "postgres", NULL};
 static const char *const persistence_choices[] = {"none", "aof-everysec", "aof-always", NULL};
+static const char *const password_choices[] = {"auto", "none", NULL};
 static const char *const pick_choices[] = {"uniform", "zipf", "round-robin", NULL};
 static const char *const on_lost_choices[] = {"abort", "finish", NULL};
 static const char *const renew_mode_choices[] = {"thread", "inline", NULL};
@@ -69,6 +67,13 @@ static const struct opt_def cluster_tab[] = {
     {"proxy", OPT_BOOL, SUB(cluster, proxy), "true", 0, 0, NULL, NULL,
      "workers reach the lock nodes through the fault proxy; false connects them directly "
      "(no link faults then; bench/ measures the proxy's cost with it)"},
+    {"password", OPT_ENUM, SUB(cluster, password), "auto", 0, 0, password_choices, NULL,
+     "auto: every redis-server the harness starts requires a random per-run password (in the "
+     "run directory's 0600 file nodes/password; docs/reliability.md \"Security\"); none: no "
+     "password (to poke the nodes with redis-cli)"},
+    {"password_env", OPT_STRING, SUB(cluster, password_env), "", 0, 0, NULL, NULL,
+     "external: name of the environment variable holding the nodes' password (read at run "
+     "time, never echoed); empty: the nodes need none"},
     {"min_replicas_to_write", OPT_INT, SUB(cluster, min_replicas_to_write), "0", 0, 5, NULL, NULL,
      "replicated: min-replicas-to-write of every node: a primary with fewer replicas "
      "acknowledging within min_replicas_max_lag refuses writes (NOREPLICAS); 0 = off"},
@@ -182,60 +187,6 @@ static const struct opt_def top_tab[] = {
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
-/* Common keys of one faults[] entry; the kind's own keys follow them. */
-struct fault_common {
-    char *kind;
-    char *target;
-    int64_t resource, at, duration, every, count;
-};
-
-static const struct opt_def fault_tab[] = {
-    {"kind", OPT_STRING, offsetof(struct fault_common, kind), NULL, 0, 0, NULL, NULL,
-     "required: the fault kind (`lockstorm list faults`)"},
-    {"target", OPT_STRING, offsetof(struct fault_common, target), NULL, 0, 0, NULL, NULL,
-     "holder, acquirer, worker:N, random-worker, all-workers or node:N, as the kind allows; "
-     "default: the "
-     "first target the kind allows"},
-    {"resource", OPT_INT, offsetof(struct fault_common, resource), "-1", -1, 4095, NULL, NULL,
-     "target holder or acquirer only: workers holding (acquiring) this resource (< "
-     "workers.resources); -1 = any"},
-    {"at", OPT_DURATION, offsetof(struct fault_common, at), "1s", 0, 24 * NS_H, NULL, NULL,
-     "first start after the run starts; must be before the end of the run"},
-    {"duration", OPT_DURATION, offsetof(struct fault_common, duration), "1s", 1, 24 * NS_H, NULL,
-     NULL, "how long each occurrence lasts (> 0)"},
-    {"every", OPT_DURATION, offsetof(struct fault_common, every), "0", 0, 24 * NS_H, NULL, NULL,
-     "repeat period; 0 = once; when > 0 it must be >= duration"},
-    {"count", OPT_INT, offsetof(struct fault_common, count), "0", 0, 1000000000, NULL, NULL,
-     "occurrences; 0 = once when every is 0, else until the run ends"},
-    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
-};
-
-static const char *const target_names[] = {"holder", "worker:N", "random-worker", "all-workers",
-                                           "node:N", "acquirer", "links", "primary"};
-#define NTARGETS 8
-
-/* ---- loader state ----------------------------------------------------- */
-
-struct loader {
-    struct workload *w;
-    const struct ynode *root;
-};
-
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s ? s : "");
-    if (!d)
-        abort();
-    return d;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 static int valid_name(const char *s)
 {
@@ -499,461 +450,6 @@ static int parse_lock_options(struct loader *L, const struct ynode *v, const cha
     return 0;
 }
 
-/* "worker:3" -> TARGET_WORKER, 3. Returns 0 or -1 (unknown form), -2 (bad N). */
-static int parse_target(const char *s, int *target, int *index)
-{
-    static const struct {
-        const char *name;
-        int target;
-        int indexed;
-    } forms[] = {{"holder", TARGET_HOLDER, 0},           {"random-worker", TARGET_RANDOM_WORKER, 0},
-                 {"all-workers", TARGET_ALL_WORKERS, 0}, {"worker:", TARGET_WORKER, 1},
-                 {"node:", TARGET_NODE, 1},              {"acquirer", TARGET_ACQUIRER, 0},
-                 {"links", TARGET_LINKS, 0},             {"primary", TARGET_PRIMARY, 0}};
-    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
-        size_t n = strlen(forms[i].name);
-        if (!forms[i].indexed) {
-            if (strcmp(s, forms[i].name) == 0) {
-                *target = forms[i].target;
-                *index = -1;
-                return 0;
-            }
-            continue;
-        }
-        if (strncmp(s, forms[i].name, n) != 0)
-            continue;
-        *target = forms[i].target;
-        const char *p = s + n;
-        char *end;
-        errno = 0;
-        long v = (*p >= '0' && *p <= '9') ? strtol(p, &end, 10) : -1;
-        if (v < 0 || *end || errno || v > 100000)
-            return -2;
-        *index = (int)v;
-        return 0;
-    }
-    return -1;
-}
-
-static void targets_text(unsigned mask, char *buf, size_t n)
-{
-    size_t j = 0;
-    buf[0] = '\0';
-    for (int t = 0; t < NTARGETS; t++) {
-        if (!(mask & (1u << t)))
-            continue;
-        int wr = snprintf(buf + j, n - j, "%s%s", j ? ", " : "", target_names[t]);
-        if (wr < 0 || (size_t)wr >= n - j)
-            break;
-        j += (size_t)wr;
-    }
-}
-
-/* Cross-field rules of one parsed fault entry. Returns 0 or -1. */
-static int check_fault(struct loader *L, const struct fault_ops *ops, struct fault_common *c,
-                       struct fault_spec *fs, const struct ynode *item, const char *path,
-                       struct ydiag *dg)
-{
-    struct workload *w = L->w;
-    char q[64], a[32], b[32], allowed[128];
-    int bad = 0;
-    const struct ynode *tn = ymap_get(item, "target");
-    unsigned mask = ops->targets ? ops->targets : 1u << TARGET_HOLDER;
-    targets_text(mask, allowed, sizeof(allowed));
-    if (!c->target) {
-        for (int t = 0; t < NTARGETS; t++) {
-            if (mask & (1u << t)) {
-                fs->target = t;
-                break;
-            }
-        }
-        if (mask & (1u << TARGET_LINKS))
-            fs->target = TARGET_LINKS; /* link faults: the links their keys name */
-        fs->target_index = (fs->target == TARGET_WORKER || fs->target == TARGET_NODE) ? 0 : -1;
-    } else {
-        int r = parse_target(c->target, &fs->target, &fs->target_index);
-        if (r == -1) {
-            ydiag_at(dg, tn, "%s.target: unknown target '%s'; one of: %s", path,
-                     opt_quote(c->target, q, sizeof(q)), allowed);
-            return -1;
-        }
-        if (r == -2) {
-            ydiag_at(dg, tn, "%s.target: expected %s:N with N a number, got '%s'", path,
-                     fs->target == TARGET_NODE ? "node" : "worker",
-                     opt_quote(c->target, q, sizeof(q)));
-            return -1;
-        }
-        if (!(mask & (1u << fs->target))) {
-            ydiag_at(dg, tn, "%s.target: fault kind '%s' cannot target %s (it takes: %s)", path,
-                     ops->name, target_names[fs->target], allowed);
-            return -1;
-        }
-    }
-    if ((mask & (1u << TARGET_LINKS)) && !w->cluster.proxy) {
-        ydiag_at(dg, item, "%s: fault kind '%s' acts on proxy links; it needs cluster.proxy: true",
-                 path, ops->name);
-        bad = 1;
-    }
-    if (w->cluster.topology == TOPO_EXTERNAL && external_fault_needs_control(ops, fs->target)) {
-        ydiag_at(dg, tn ? tn : item,
-                 "%s: fault kind '%s' needs cluster control; not available with topology external "
-                 "(lockstorm did not start those servers; target workers, or use a link fault)",
-                 path, ops->name);
-        bad = 1;
-    }
-    if (fs->target == TARGET_WORKER && fs->target_index >= w->workers.count) {
-        ydiag_at(dg, tn ? tn : item, "%s.target: worker %d is out of range 0..%lld (workers.count is %lld)",
-                 path, fs->target_index, (long long)w->workers.count - 1,
-                 (long long)w->workers.count);
-        bad = 1;
-    }
-    if (fs->target == TARGET_NODE && fs->target_index >= w->cluster.nodes) {
-        ydiag_at(dg, tn ? tn : item, "%s.target: node %d is out of range 0..%lld (cluster.nodes is %lld)",
-                 path, fs->target_index, (long long)w->cluster.nodes - 1,
-                 (long long)w->cluster.nodes);
-        bad = 1;
-    }
-    const struct ynode *rn = ymap_get(item, "resource");
-    if (c->resource != -1 && fs->target != TARGET_HOLDER && fs->target != TARGET_ACQUIRER) {
-        ydiag_at(dg, rn ? rn : item, "%s.resource: only applies with target holder or acquirer",
-                 path);
-        bad = 1;
-    } else if (c->resource >= w->workers.resources) {
-        ydiag_at(dg, rn ? rn : item, "%s.resource: %lld is out of range -1..%lld (workers.resources is %lld)",
-                 path, (long long)c->resource, (long long)w->workers.resources - 1,
-                 (long long)w->workers.resources);
-        bad = 1;
-    }
-    const struct ynode *atn = ymap_get(item, "at");
-    if (c->at >= w->duration) {
-        ls_format_duration(c->at, a, sizeof(a));
-        ls_format_duration(w->duration, b, sizeof(b));
-        ydiag_at(dg, atn ? atn : item, "%s.at: %s%s is not before the end of the run (duration %s)",
-                 path, a, atn ? "" : " (the default)", b);
-        bad = 1;
-    }
-    const struct ynode *evn = ymap_get(item, "every");
-    if (c->every > 0 && c->every < c->duration) {
-        ls_format_duration(c->every, a, sizeof(a));
-        ls_format_duration(c->duration, b, sizeof(b));
-        ydiag_at(dg, evn ? evn : item,
-                 "%s.every: %s is shorter than the fault's duration %s; occurrences would overlap",
-                 path, a, b);
-        bad = 1;
-    }
-    const struct ynode *cn = ymap_get(item, "count");
-    if (c->count > 1 && c->every == 0) {
-        ydiag_at(dg, cn ? cn : item, "%s.count: %lld occurrences need 'every' > 0", path,
-                 (long long)c->count);
-        bad = 1;
-    }
-    fs->resource = (int)c->resource;
-    fs->at = c->at;
-    fs->duration = c->duration;
-    fs->every = c->every;
-    fs->count = c->count;
-    return bad ? -1 : 0;
-}
-
-static void free_fault_params(struct fault_spec *fs)
-{
-    if (fs->ops)
-        opt_free(fs->ops->options, fs->params);
-    free(fs->params);
-    fs->params = NULL;
-}
-
-/* One faults[] entry into fs. Returns 0 or -1 (errors reported). */
-static int parse_fault(struct loader *L, const struct ynode *item, struct fault_spec *fs,
-                       const char *path, struct ydiag *dg)
-{
-    char q[64], names[512];
-    memset(fs, 0, sizeof(*fs));
-    fs->line = item->line;
-    fs->col = item->col;
-    fs->target_index = -1;
-    fs->resource = -1;
-    if (item->kind != YN_MAP) {
-        ydiag_at(dg, item, "%s: expected a mapping like {kind: pause, at: 1s, duration: 500ms}, got %s",
-                 path, ynode_kind_text(item));
-        return -1;
-    }
-    fault_names(names, sizeof(names));
-    const struct ynode *kn = ymap_get(item, "kind");
-    if (!kn || kn->kind != YN_SCALAR || ynode_is_null(kn)) {
-        ydiag_at(dg, kn ? kn : item, "%s: missing 'kind'; one of: %s", path, names);
-        return -1;
-    }
-    const struct fault_ops *ops = fault_find(kn->text);
-    if (!ops) {
-        const char *all[64];
-        int n = 0;
-        const struct fault_ops *const *fa = fault_all();
-        for (int i = 0; fa && fa[i] && n < 64; i++)
-            all[n++] = fa[i]->name;
-        const char *near = opt_nearest(kn->text, all, n);
-        char hint[96] = "";
-        if (near)
-            snprintf(hint, sizeof(hint), " did you mean '%s'?", near);
-        ydiag_at(dg, kn, "%s.kind: unknown fault kind '%s';%s valid: %s", path,
-                 opt_quote(kn->text, q, sizeof(q)), hint, names);
-        return -1;
-    }
-    if (ops->version != FAULT_OPS_VERSION) {
-        ydiag_at(dg, kn, "%s.kind: '%s' implements fault ops version %d, expected %d", path,
-                 ops->name, ops->version, FAULT_OPS_VERSION);
-        return -1;
-    }
-    fs->ops = ops;
-    if (ops->options)
-        fs->params = xcalloc(1, ops->options_size);
-    struct fault_common c;
-    memset(&c, 0, sizeof(c));
-    struct opt_scope sc[3] = {{fault_tab, &c}, {ops->options, fs->params}, {NULL, NULL}};
-    int nsc = ops->options ? 2 : 1;
-    struct opt_hooks lh, *hp = NULL;
-    if (ops->targets & (1u << TARGET_LINKS)) {
-        /* link faults also take workers / nodes / isolate / split (harness/links.c) */
-        sc[nsc++] = (struct opt_scope){link_target_tab, &fs->links};
-        link_target_hooks(&lh, L->w);
-        hp = &lh;
-    }
-    int before = dg->count;
-    opt_load_map(sc, nsc, item, item, path, hp, dg);
-    int rc = dg->count > before ? -1 : check_fault(L, ops, &c, fs, item, path, dg);
-    if (rc == 0 && link_target_check(fs->target, item, path, dg) != 0)
-        rc = -1;
-    char why[256];
-    if (rc == 0 && ops->validate && ops->validate(L->w, fs, why, sizeof(why)) < 0) {
-        ydiag_at(dg, item, "%s: %s", path, why); /* the kind's own cross-key rules */
-        rc = -1;
-    }
-    opt_free(fault_tab, &c);
-    return rc;
-}
-
-static void clear_faults(struct workload *w)
-{
-    for (int i = 0; i < w->nfaults; i++)
-        free_fault_params(&w->faults[i]);
-    free(w->faults);
-    w->faults = NULL;
-    w->nfaults = 0;
-}
-
-static int parse_faults(struct loader *L, const struct ynode *v, const char *path,
-                        struct ydiag *dg)
-{
-    struct workload *w = L->w;
-    char sub[64];
-    if (!v || ynode_is_null(v))
-        return 0;
-    if (v->kind != YN_SEQ) {
-        ydiag_at(dg, v, "%s: expected a list of fault mappings, got %s", path, ynode_kind_text(v));
-        return -1;
-    }
-    clear_faults(w);
-    w->faults = xcalloc(v->n, sizeof(*w->faults));
-    int bad = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        snprintf(sub, sizeof(sub), "faults[%zu]", i);
-        struct fault_spec *fs = &w->faults[w->nfaults++];
-        if (parse_fault(L, v->vals[i], fs, sub, dg) != 0)
-            bad = 1;
-    }
-    return bad ? -1 : 0;
-}
-
-int workload_parse_fault(const struct workload *w, const struct ynode *item, struct fault_spec *fs,
-                         const char *path, struct ydiag *dg)
-{
-    /* parse_fault only reads the workload (ranges for targets and times) */
-    struct loader L = {(struct workload *)w, NULL};
-    return parse_fault(&L, item, fs, path, dg);
-}
-
-void workload_fault_free(struct fault_spec *fs)
-{
-    if (fs)
-        free_fault_params(fs);
-}
-
-/* Cross-field rules of quiet_tail, once everything is loaded: shorter than
- * the run, and no explicit fault's first start inside it (later
- * occurrences of a repeating fault that fall inside it are simply not
- * started). */
-static void check_quiet_tail(struct loader *L, struct ydiag *dg)
-{
-    const struct workload *w = L->w;
-    char a[32], b[32], c[32];
-    if (w->quiet_tail <= 0)
-        return;
-    const struct ynode *qn = ymap_get(L->root, "quiet_tail");
-    ls_format_duration(w->quiet_tail, a, sizeof(a));
-    ls_format_duration(w->duration, b, sizeof(b));
-    if (w->quiet_tail >= w->duration) {
-        ydiag_at(dg, qn ? qn : L->root, "quiet_tail: %s is not shorter than the run (duration %s)", a,
-                 b);
-        return;
-    }
-    int64_t tail = w->duration - w->quiet_tail;
-    ls_format_duration(tail, c, sizeof(c));
-    for (int i = 0; i < w->nfaults; i++) {
-        const struct fault_spec *fs = &w->faults[i];
-        if (fs->at < tail)
-            continue;
-        char at[32];
-        ls_format_duration(fs->at, at, sizeof(at));
-        ydiag_pos(dg, fs->line, fs->col,
-                  "faults[%d].at: %s is inside the quiet tail (quiet_tail %s of a %s run: no fault "
-                  "starts after %s)", i, at, a, b, c);
-    }
-}
-
-static void clear_expects(struct workload *w)
-{
-    for (int i = 0; i < w->nexpects; i++) {
-        free(w->expects[i].path);
-        free(w->expects[i].want);
-    }
-    free(w->expects);
-    w->expects = NULL;
-    w->nexpects = 0;
-}
-
-/* Does path name a time in milliseconds (1000: "*_ms") or seconds (1: "*_s")?
- * Returns that many units per second, or 0 when path is not a time. */
-static double time_path_units(const char *path)
-{
-    size_t n = strlen(path);
-    if (n > 3 && strcmp(path + n - 3, "_ms") == 0)
-        return 1000.0;
-    if (n > 2 && strcmp(path + n - 2, "_s") == 0)
-        return 1.0;
-    return 0;
-}
-
-/* "> 0", ">=100", "0", "!= 2.5" -> op and value. A duration ("< 500ms",
- * ">= 1.5s") is taken when path names a time and converted to that path's
- * unit (*_ms: milliseconds, *_s: seconds). Returns 0, or -1 with *why set
- * when a duration was given for a path that is not a time (else NULL). */
-static int parse_condition(const char *s, const char *path, int *op, double *value,
-                           const char **why)
-{
-    static const struct {
-        const char *text;
-        int op;
-    } ops[] = {{"==", EXPECT_EQ}, {"!=", EXPECT_NE}, {"<=", EXPECT_LE},
-               {">=", EXPECT_GE}, {"<", EXPECT_LT},  {">", EXPECT_GT}};
-    while (*s == ' ')
-        s++;
-    *op = EXPECT_EQ;
-    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-        size_t n = strlen(ops[i].text);
-        if (strncmp(s, ops[i].text, n) == 0) {
-            *op = ops[i].op;
-            s += n;
-            break;
-        }
-    }
-    while (*s == ' ')
-        s++;
-    if (!*s || !(*s == '-' || *s == '+' || *s == '.' || (*s >= '0' && *s <= '9')))
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if ((*end >= 'a' && *end <= 'z') && !errno && v == v) { /* a unit: a duration */
-        double per_s = time_path_units(path);
-        if (per_s == 0) {
-            *why = "a duration compares only with a time (a path ending in _ms or _s)";
-            return -1;
-        }
-        char num[64];
-        size_t len = strlen(s);
-        while (len > 0 && s[len - 1] == ' ')
-            len--;
-        int64_t ns;
-        if (len >= sizeof(num))
-            return -1;
-        memcpy(num, s, len);
-        num[len] = '\0';
-        if (ls_parse_duration(num, &ns, why) < 0)
-            return -1;
-        *value = (double)ns * per_s / 1e9;
-        return 0;
-    }
-    while (*end == ' ')
-        end++;
-    if (*end || errno || v != v)
-        return -1;
-    *value = v;
-    return 0;
-}
-
-static char *trim_dup(const char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        n--;
-    char *d = xcalloc(1, n + 1);
-    memcpy(d, s, n);
-    return d;
-}
-
-static int parse_expect(struct loader *L, const struct ynode *v, const char *path,
-                        struct ydiag *dg)
-{
-    struct workload *w = L->w;
-    char q[64], q2[64];
-    if (!v || ynode_is_null(v))
-        return 0;
-    if (v->kind != YN_MAP) {
-        ydiag_at(dg, v, "%s: expected a mapping of result path -> condition, got %s", path,
-                 ynode_kind_text(v));
-        return -1;
-    }
-    clear_expects(w);
-    w->expects = xcalloc(v->n, sizeof(*w->expects));
-    int bad = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const struct ynode *k = v->keys[i], *val = v->vals[i];
-        opt_quote(k->text, q, sizeof(q));
-        if (!result_path_valid(k->text)) {
-            ydiag_at(dg, k, "unknown result path '%s'; see docs/result-format.md", q);
-            bad = 1;
-            continue;
-        }
-        int op;
-        double num;
-        if (val->kind != YN_SCALAR || ynode_is_null(val)) {
-            ydiag_at(dg, val, "expect '%s': expected a number or a condition like \"> 0\", got %s",
-                     q, ynode_kind_text(val));
-            bad = 1;
-            continue;
-        }
-        const char *why = NULL;
-        if (parse_condition(val->text, k->text, &op, &num, &why) != 0) {
-            ydiag_at(dg, val,
-                     "expect '%s': bad condition '%s'; %s%swrite a number or \"OP NUMBER\" with OP "
-                     "one of == != < <= > >= (a duration such as 500ms for a *_ms or *_s path)",
-                     q, opt_quote(val->text, q2, sizeof(q2)), why ? why : "", why ? "; " : "");
-            bad = 1;
-            continue;
-        }
-        struct expect_spec *e = &w->expects[w->nexpects++];
-        e->path = xstrdup(k->text);
-        e->op = op;
-        e->value = num;
-        e->want = trim_dup(val->text);
-        e->line = k->line;
-        e->col = k->col;
-    }
-    return bad ? -1 : 0;
-}
-
 static int parse_custom(void *ctx, const struct opt_def *d, void *base, const struct ynode *v,
                         const struct ynode *where, const char *path, struct ydiag *dg)
 {
@@ -968,21 +464,29 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
     if (strcmp(path, "lock.options") == 0)
         return parse_lock_options(L, v, path, dg);
     if (strcmp(path, "faults") == 0)
-        return parse_faults(L, v, path, dg);
+        return wl_parse_faults(L, v, path, dg);
     if (strcmp(path, "expect") == 0)
-        return parse_expect(L, v, path, dg);
+        return wl_parse_expect(L, v, path, dg);
     if (strcmp(path, "nemesis") == 0)
         return nemesis_parse(L->w, v, where, path, dg);
     if (strcmp(path, "compare") == 0)
-        return compare_parse(&L->w->compare, v, where, path, dg);
+        return compare_parse(&L->w->compare, v, L->root, path, dg);
     ydiag_at(dg, v ? v : where, "%s: internal: no parser for custom key '%s'", path, d->name);
     return -1;
 }
 
 /* ---- loading ---------------------------------------------------------- */
 
+/* What a compare variant's load adds (workload_load_variant), or NULL. */
+struct variant_load {
+    const unsigned char *drop;
+    size_t ndrop;
+    const char *context;
+};
+
 static int load_text(const char *file, const char *text, size_t len, const char *const *sets,
-                     int nsets, struct workload **out, FILE *errlog, struct ls_err *err)
+                     int nsets, const struct variant_load *vl, struct workload **out,
+                     FILE *errlog, struct ls_err *err)
 {
     struct ydiag dg;
     struct ynode *root = NULL;
@@ -1013,11 +517,12 @@ static int load_text(const char *file, const char *text, size_t len, const char 
 
     w = xcalloc(1, sizeof(*w));
     w->file = xstrdup(file);
-    struct loader L = {w, root};
+    struct loader L = {w, root, vl ? vl->drop : NULL, vl ? vl->ndrop : 0,
+                       vl ? vl->context : NULL};
     struct opt_hooks h = {&L, parse_custom, check_entry, NULL, NULL, NULL};
     struct opt_scope sc = {top_tab, w};
     opt_load_map(&sc, 1, root, root, "", &h, &dg);
-    check_quiet_tail(&L, &dg);
+    wl_check_quiet_tail(&L, &dg);
     workload_pg_check(w, root, &dg); /* topology postgres, pg-advisory (workload_pg.c) */
 
 done:
@@ -1035,11 +540,17 @@ int workload_load_string(const char *name, const char *yaml, const char *const *
                          struct workload **out, FILE *errlog, struct ls_err *err)
 {
     return load_text(name ? name : "<string>", yaml ? yaml : "", yaml ? strlen(yaml) : 0, sets,
-                     nsets, out, errlog, err);
+                     nsets, NULL, out, errlog, err);
 }
 
-int workload_load(const char *path, const char *const *sets, int nsets, struct workload **out,
-                  FILE *errlog, struct ls_err *err)
+int workload_load_text(const char *path, const char *text, size_t len, const char *const *sets,
+                       int nsets, struct workload **out, FILE *errlog, struct ls_err *err)
+{
+    return load_text(path, text, len, sets, nsets, NULL, out, errlog, err);
+}
+
+int workload_read(const char *path, char **text, size_t *textlen, FILE *errlog,
+                  struct ls_err *err)
 {
     struct ydiag dg;
     struct stat st;
@@ -1047,7 +558,8 @@ int workload_load(const char *path, const char *const *sets, int nsets, struct w
     size_t len = 0;
     int rc = 0;
     ydiag_init(&dg, path, errlog, err);
-    *out = NULL;
+    *text = NULL;
+    *textlen = 0;
 
     /* O_NONBLOCK: a FIFO nobody writes to must not hang the open (it then
      * reads as empty); reads block again once it is open. */
@@ -1085,11 +597,43 @@ int workload_load(const char *path, const char *const *sets, int nsets, struct w
             goto done;
         }
     }
-    rc = load_text(path, buf, len, sets, nsets, out, errlog, err);
+    *text = buf;
+    *textlen = len;
+    buf = NULL;
 done:
     close(fd);
     free(buf);
     return rc;
+}
+
+/* Contract: read the file at path once (workload_read) and load it as
+ * load_text does. */
+static int load_file(const char *path, const char *const *sets, int nsets,
+                     const struct variant_load *vl, struct workload **out, FILE *errlog,
+                     struct ls_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = workload_read(path, &text, &len, errlog, err);
+    if (rc == 0)
+        rc = load_text(path, text, len, sets, nsets, vl, out, errlog, err);
+    free(text);
+    return rc;
+}
+
+int workload_load(const char *path, const char *const *sets, int nsets, struct workload **out,
+                  FILE *errlog, struct ls_err *err)
+{
+    return load_file(path, sets, nsets, NULL, out, errlog, err);
+}
+
+int workload_load_variant(const char *path, const char *const *sets, int nsets,
+                          const unsigned char *drop, size_t ndrop, const char *context,
+                          struct workload **out, FILE *errlog, struct ls_err *err)
+{
+    struct variant_load vl = {drop, ndrop, context};
+    return load_file(path, sets, nsets, &vl, out, errlog, err);
 }
 
 void workload_free(struct workload *w)
@@ -1099,10 +643,10 @@ void workload_free(struct workload *w)
     if (w->lock.ops)
         opt_free(w->lock.ops->options, w->lock.options);
     free(w->lock.options);
-    clear_faults(w);
+    wl_clear_faults(w);
     nemesis_free(&w->nemesis);
     compare_free(&w->compare);
-    clear_expects(w);
+    wl_clear_expects(w);
     for (int i = 0; i < w->cluster.naddresses; i++)
         free(w->cluster.addresses[i]);
     free(w->cluster.addresses);
@@ -1112,51 +656,6 @@ void workload_free(struct workload *w)
 }
 
 /* ---- echo ------------------------------------------------------------- */
-
-/* The common keys of a parsed fault, as the fault_common struct the table
- * describes (strings owned by the caller: opt_free(fault_tab, c)). */
-static void fault_common_of(const struct fault_spec *fs, struct fault_common *c)
-{
-    char t[32];
-    memset(c, 0, sizeof(*c));
-    c->kind = xstrdup(fs->ops ? fs->ops->name : "?");
-    if (fs->target == TARGET_WORKER)
-        snprintf(t, sizeof(t), "worker:%d", fs->target_index);
-    else if (fs->target == TARGET_NODE)
-        snprintf(t, sizeof(t), "node:%d", fs->target_index);
-    else
-        snprintf(t, sizeof(t), "%s", fs->target >= 0 && fs->target < NTARGETS ? target_names[fs->target] : "?");
-    c->target = xstrdup(t);
-    c->resource = fs->resource;
-    c->at = fs->at;
-    c->duration = fs->duration;
-    c->every = fs->every;
-    c->count = fs->count;
-}
-
-static int table_empty(const struct opt_def *tab)
-{
-    return !tab || !tab->name;
-}
-
-void workload_faults_to_yaml(const struct fault_spec *fs, int n, int indent, struct strbuf *sb)
-{
-    for (int i = 0; i < n; i++) {
-        struct fault_common c;
-        struct strbuf item = STRBUF_INIT;
-        fault_common_of(&fs[i], &c);
-        opt_to_yaml(fault_tab, &c, indent + 2, NULL, &item);
-        if (fs[i].ops && fs[i].params)
-            opt_to_yaml(fs[i].ops->options, fs[i].params, indent + 2, NULL, &item);
-        if (fs[i].target == TARGET_LINKS)
-            link_target_yaml(&fs[i].links, indent + 2, &item);
-        opt_free(fault_tab, &c);
-        /* "    kind: ..." -> "  - kind: ..." */
-        sb_printf(sb, "%*s- ", indent, "");
-        sb_puts(sb, sb_cstr(&item) + indent + 2);
-        sb_free(&item);
-    }
-}
 
 static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int indent,
                       struct strbuf *sb)
@@ -1185,7 +684,7 @@ static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int 
         jobs_layers_yaml(w->workers.jobs.layers, sb);
     } else if (strcmp(d->name, "options") == 0) {
         const struct opt_def *tab = w->lock.ops ? w->lock.ops->options : NULL;
-        if (table_empty(tab) || !w->lock.options) {
+        if (wl_table_empty(tab) || !w->lock.options) {
             sb_puts(sb, " {}\n");
         } else {
             sb_putc(sb, '\n');
@@ -1203,19 +702,7 @@ static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int 
     } else if (strcmp(d->name, "compare") == 0) {
         compare_echo_yaml(&w->compare, indent, sb);
     } else if (strcmp(d->name, "expect") == 0) {
-        if (w->nexpects == 0) {
-            sb_puts(sb, " {}\n");
-            return;
-        }
-        sb_putc(sb, '\n');
-        for (int i = 0; i < w->nexpects; i++) {
-            const struct expect_spec *e = &w->expects[i];
-            sb_printf(sb, "%*s", indent + 2, "");
-            sb_json_str(sb, e->path, strlen(e->path));
-            sb_puts(sb, ": ");
-            sb_json_str(sb, e->want, strlen(e->want));
-            sb_putc(sb, '\n');
-        }
+        wl_expects_yaml(w, indent, sb);
     } else {
         sb_puts(sb, " ~\n");
     }
@@ -1247,40 +734,18 @@ static struct json *echo_json(void *ctx, const struct opt_def *d, const void *ba
         return jobs_layers_json(w->workers.jobs.layers);
     if (strcmp(d->name, "options") == 0) {
         const struct opt_def *tab = w->lock.ops ? w->lock.ops->options : NULL;
-        if (table_empty(tab) || !w->lock.options)
+        if (wl_table_empty(tab) || !w->lock.options)
             return json_new_obj();
         return opt_to_json(tab, w->lock.options, w->lock.ops->option_hooks);
     }
-    if (strcmp(d->name, "faults") == 0) {
-        struct json *arr = json_new_arr();
-        for (int i = 0; i < w->nfaults; i++) {
-            const struct fault_spec *fs = &w->faults[i];
-            struct fault_common c;
-            fault_common_of(fs, &c);
-            struct json *o = opt_to_json(fault_tab, &c, NULL);
-            opt_free(fault_tab, &c);
-            if (fs->ops && fs->params) {
-                struct json *p = opt_to_json(fs->ops->options, fs->params, NULL);
-                for (size_t k = 0; k < p->n; k++)
-                    json_obj_set(o, p->keys[k], json_clone(p->kids[k]));
-                json_free(p);
-            }
-            if (fs->target == TARGET_LINKS)
-                link_target_json(&fs->links, o);
-            json_arr_push(arr, o);
-        }
-        return arr;
-    }
+    if (strcmp(d->name, "faults") == 0)
+        return wl_faults_json(w);
     if (strcmp(d->name, "nemesis") == 0)
         return nemesis_echo_json(&w->nemesis);
     if (strcmp(d->name, "compare") == 0)
         return compare_echo_json(&w->compare);
-    if (strcmp(d->name, "expect") == 0) {
-        struct json *o = json_new_obj();
-        for (int i = 0; i < w->nexpects; i++)
-            json_obj_set_str(o, w->expects[i].path, w->expects[i].want);
-        return o;
-    }
+    if (strcmp(d->name, "expect") == 0)
+        return wl_expects_json(w);
     return json_new_null();
 }
 
@@ -1360,7 +825,7 @@ void workload_write_reference(struct strbuf *sb)
         caps_text(ops->caps, buf, sizeof(buf));
         sb_printf(sb, "\n#### `%s`\n\n%s\n\nCapabilities:%s\n\n", ops->name, ops->model ? ops->model : "",
                   buf[0] ? buf : " none");
-        if (table_empty(ops->options))
+        if (wl_table_empty(ops->options))
             sb_puts(sb, "No options.\n");
         else
             opt_reference(ops->options, "lock.options.", 1, 1, ops->option_hooks, sb);
@@ -1370,45 +835,9 @@ void workload_write_reference(struct strbuf *sb)
     sb_puts(sb, "\n### Distributions (workers.hold, workers.think)\n\n"
                 "A bare duration means `{dist: fixed, value: DURATION}`. The mapping form:\n\n");
     opt_dist_reference(sb);
-    sb_puts(sb, "\n## faults\n\n"
-                "A list of mappings, each one fault in the schedule. Common keys:\n\n");
-    opt_reference(fault_tab, "faults[].", 1, 1, NULL, sb);
-    sb_puts(sb, "\nTargets: `holder` (a worker holding a lock at that instant), `acquirer` (the\n"
-                "worker that has been inside an acquire call the longest at that instant, e.g.\n"
-                "between the two commands of naive-setnx-expire), `worker:N` (N < workers.count),\n"
-                "`random-worker`, `all-workers`, `node:N` (N < cluster.nodes), `primary` (the\n"
-                "node that is the primary of a replicated set at that instant: kind failover).\n");
-    {
-        struct opt_hooks lh;
-        link_target_hooks(&lh, NULL);
-        sb_puts(sb, "\nLink faults (latency, partition, bandwidth, slicer; docs/faults.md) act on\n"
-                    "proxy links, one per (worker, node) pair. Their default target `links` takes\n"
-                    "these keys; `node:N` means every worker's link to node N, and a worker target\n"
-                    "means that worker's links to every node:\n\n");
-        opt_reference(link_target_tab, "faults[].", 1, 1, &lh, sb);
-    }
-    const struct fault_ops *const *faults = fault_all();
-    for (int i = 0; faults && faults[i]; i++) {
-        const struct fault_ops *ops = faults[i];
-        targets_text(ops->targets, buf, sizeof(buf));
-        sb_printf(sb, "\n### kind `%s`\n\n%s\n\nTargets: %s\n\n", ops->name, ops->help ? ops->help : "",
-                  buf[0] ? buf : "holder");
-        if (table_empty(ops->options))
-            sb_puts(sb, "No kind-specific keys.\n");
-        else
-            opt_reference(ops->options, "faults[].", 1, 1, NULL, sb);
-    }
+    wl_faults_reference(sb);
     nemesis_reference(sb);
     sb_puts(sb, "\n## check\n\n");
     opt_reference(check_tab, "check.", 1, 1, &h, sb);
-    sb_puts(sb, "\n## expect\n\n"
-                "A mapping from a result.json path (see [result-format.md](result-format.md)) to a\n"
-                "condition: a number (meaning `==`) or a string `\"OP NUMBER\"` with OP one of\n"
-                "`==` `!=` `<` `<=` `>` `>=`; quote it, since YAML reads a leading `>` or `!` as\n"
-                "syntax. Example: `checks.mutex.violations: \"> 0\"`. A path that is a time\n"
-                "(its name ends in `_ms` or `_s`) also takes a duration, converted to the path's\n"
-                "unit: `checks.liveness.crash_to_next_grant_ms: \"< 1.5s\"` compares with 1500.\n"
-                "Per-class violation counts are paths too:\n"
-                "`checks.mutex.by_class.stale_holder`, `checks.mutex.by_class.lock_broken`.\n"
-                "Each line becomes one JUnit test case.\n");
+    wl_expect_reference(sb);
 }

@@ -22,6 +22,7 @@ struct ynode;
 
 enum topology { TOPO_INDEPENDENT, TOPO_REPLICATED, TOPO_EXTERNAL, TOPO_POSTGRES };
 enum persistence { PERSIST_NONE, PERSIST_AOF_EVERYSEC, PERSIST_AOF_ALWAYS };
+enum cluster_password { PASSWORD_AUTO, PASSWORD_NONE };
 enum pick { PICK_UNIFORM, PICK_ZIPF, PICK_ROUND_ROBIN };
 enum on_lost { ON_LOST_ABORT, ON_LOST_FINISH };
 enum renew_mode { RENEW_THREAD, RENEW_INLINE };
@@ -108,10 +109,18 @@ struct nemesis_spec {
 
 /* `compare:` (harness/matrix.h): variants of the workload run side by side,
  * each a name and its --set overrides (a `lock:` replacement first). */
+struct compare_skip {
+    int index;        /* the faults[] entry left out of the variant */
+    char *kind;       /* its kind (owned) */
+    char *reason;     /* why it does not apply: shown as n/a (owned) */
+};
+
 struct compare_variant {
     char *name;
     char **sets;      /* "key.path=value" (owned) */
     int nsets;
+    struct compare_skip *skips;   /* faults[] entries the variant leaves out (owned) */
+    int nskips;
     int line, col;
 };
 
@@ -144,6 +153,9 @@ struct workload {
         int64_t sentinels;
         int persistence; /* enum persistence */
         int proxy;       /* 1: workers reach the lock nodes through the fault proxy */
+        int password;    /* enum cluster_password: the nodes the harness starts */
+        char *password_env; /* external: environment variable holding the nodes' password, or
+                             * "" (the name only: the value is never stored in the workload) */
         int64_t min_replicas_to_write; /* replicated: min-replicas-to-write of every node */
         int64_t min_replicas_max_lag;  /* replicated: min-replicas-max-lag, ns (whole seconds) */
         char **addresses; /* external: "host:port" of each node (owned); naddresses == nodes */
@@ -210,6 +222,21 @@ struct workload {
  * been written to errlog when errlog is not NULL. */
 int workload_load(const char *path, const char *const *sets, int nsets,
                   struct workload **out, FILE *errlog, struct ls_err *err);
+/* workload_load for one variant of a compare: block (harness/matrix.c):
+ * the faults[] entries i with drop[i] != 0 (i < ndrop) are left out, not
+ * parsed; context (or NULL) ends a fault kind's validate error, e.g. the
+ * way to map the fault out of the variant. */
+int workload_load_variant(const char *path, const char *const *sets, int nsets,
+                          const unsigned char *drop, size_t ndrop, const char *context,
+                          struct workload **out, FILE *errlog, struct ls_err *err);
+/* The two halves of workload_load, for a caller that looks at the text
+ * before loading it (`run` refuses a sweep file): read path once (bounded;
+ * a FIFO nobody writes to reads as empty; errors as workload_load's) into
+ * *text (caller frees; len bytes, NUL-terminated), then load that text as
+ * the file path. A pipe (/dev/stdin) is never read twice. */
+int workload_read(const char *path, char **text, size_t *len, FILE *errlog, struct ls_err *err);
+int workload_load_text(const char *path, const char *text, size_t len, const char *const *sets,
+                       int nsets, struct workload **out, FILE *errlog, struct ls_err *err);
 /* Same from a string (tests); name is used in messages. */
 int workload_load_string(const char *name, const char *yaml, const char *const *sets, int nsets,
                          struct workload **out, FILE *errlog, struct ls_err *err);

@@ -1,7 +1,9 @@
 /*
  * workload_cluster.h: the loader's cross-key rules for cluster.topology
  * replicated (cluster.nodes = 1 + replicas, min_replicas_*, which lock
- * implementations and wait_replicas values fit a replicated set). Kept out
+ * implementations and wait_replicas values fit a replicated set) and for
+ * the nodes' password (cluster.password_env: external only, a variable
+ * name; an external adapter on protected nodes needs the proxy). Kept out
  * of workload.c, which holds the tables; called from its entry checks.
  */
 #ifndef LS_WORKLOAD_CLUSTER_H

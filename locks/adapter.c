@@ -53,7 +53,7 @@ static void status_text(int st, char *buf, size_t n)
 }
 
 /* Contract: count a protocol error, quote the first few in the log and
- * the first ADAPTER_SAMPLES in a->samples. */
+ * the first ADAPTER_SAMPLES in a->samples, and tell cfg.on_proto_error. */
 static void proto_error(struct adapter *a, const char *what, const char *line, size_t n)
 {
     char q[200];
@@ -69,6 +69,8 @@ static void proto_error(struct adapter *a, const char *what, const char *line, s
         logf_(a, "protocol error: %s%s%s%s", what, line ? ": line '" : "", q, line ? "'" : "");
     else if (k == PROTO_ERRORS_LOGGED)
         logf_(a, "further protocol errors are only counted");
+    if (a->cfg.on_proto_error)
+        a->cfg.on_proto_error(a->cfg.on_proto_error_ctx, what, q);
 }
 
 /* ---- process ---- */

@@ -40,6 +40,11 @@ struct adapter_config {
     int nnodes;
     const char *options_json;      /* hello.options (a JSON object text; NULL: {}) */
     int64_t hello_timeout_ns;      /* 0: ADAPTER_HELLO_TIMEOUT_NS */
+    /* called (under the adapter's mutex, so it must not call back into the
+     * adapter) for every protocol error with what went wrong and the
+     * offending line quoted ("" when none); NULL: none */
+    void (*on_proto_error)(void *ctx, const char *what, const char *quoted);
+    void *on_proto_error_ctx;
 };
 
 struct adapter_stats {

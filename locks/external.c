@@ -15,12 +15,15 @@
  * hello go to adapters/worker-NNN[.eE].json for result.json.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness/options.h"
 #include "harness/yamltree.h"
@@ -33,6 +36,8 @@
 
 #define RESTART_BACKOFF_NS (1000LL * 1000 * 1000)
 #define TOKEN_MAP 8
+#define TOLD_MAX 5      /* kinds of protocol error told on stderr per run */
+#define TOLD_KIND_LEN 100
 
 /* ---- options ---- */
 
@@ -242,6 +247,12 @@ struct ext_shared {
     struct lock_news news[TOKEN_MAP];  /* lost news made here (adapter exits) */
     int nnews;
     struct adapter_stats written;      /* counters as last written to stats_path */
+    /* protocol errors told on stderr (tell_proto_error): the kinds this
+     * worker has already handled, and the run-wide record of those told */
+    char told_path[2100];
+    char told[TOLD_MAX][TOLD_KIND_LEN];
+    int ntold;
+    int told_done;                     /* the run's quota is used up */
 };
 
 struct ext {
@@ -376,6 +387,103 @@ static void grants_lost_locked(struct ext_shared *s)
     }
 }
 
+/* The kind of a protocol error: its text with every run of digits folded
+ * to one '#' ("reply to unknown id 7" and "... id 8" are one kind), cut to
+ * fit out. */
+static void proto_kind(const char *what, char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = what; *p && k + 1 < n; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (k == 0 || out[k - 1] != '#')
+                out[k++] = '#';
+        } else {
+            out[k++] = *p == '\n' ? ' ' : *p;
+        }
+    }
+    out[k] = '\0';
+}
+
+/* Contract: is kind already in the run-wide record (the told file, one
+ * kind a line, a last line "+" once the quota is used up)? Appends it when
+ * there is room. Returns 1 to tell it, 0 when told already, 2 when the
+ * quota was just used up (tell that once), 3 when it was used up before.
+ * The workers of a run share the file under flock; without one (no run
+ * directory, or it cannot be opened) room (this worker has told fewer
+ * than TOLD_MAX kinds) decides. */
+static int told_record(struct ext_shared *s, const char *kind, int room)
+{
+    int fd = s->told_path[0] ? open(s->told_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+                             : -1;
+    if (fd < 0)
+        return room ? 1 : 2;
+    int rc = 1;
+    flock(fd, LOCK_EX);
+    char buf[TOLD_MAX * (TOLD_KIND_LEN + 1) + 8];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    int lines = 0;
+    for (char *line = buf, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = '\0';
+        lines++;
+        if (strcmp(line, "+") == 0)
+            rc = 3;
+        else if (strcmp(line, kind) == 0 && rc != 3)
+            rc = 0;
+    }
+    if (rc == 1 && lines >= TOLD_MAX)
+        rc = 2;
+    if (rc == 1 || rc == 2) {
+        char out[TOLD_KIND_LEN + 2];
+        int len = snprintf(out, sizeof(out), "%s\n", rc == 1 ? kind : "+");
+        if (write(fd, out, (size_t)len) != len)
+            rc = rc == 1 ? 1 : 3; /* tell it anyway; the record is best effort */
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+    return rc;
+}
+
+/* Contract (adapter_config.on_proto_error, under the adapter's mutex):
+ * one line on the worker's stderr, which is lockstorm's, the first time a
+ * kind of protocol error shows up in the run, for at most TOLD_MAX kinds
+ * in all workers together, then one line saying the rest are only
+ * counted: a chatty adapter cannot flood the terminal, and every error is
+ * still counted (adapter.protocol_errors) and the first ones quoted in the
+ * session log. */
+static void tell_proto_error(void *ctx, const char *what, const char *quoted)
+{
+    struct ext_shared *s = ctx;
+    char kind[TOLD_KIND_LEN];
+    proto_kind(what, kind, sizeof(kind));
+    if (s->told_done)
+        return;
+    for (int i = 0; i < s->ntold; i++)
+        if (strcmp(s->told[i], kind) == 0)
+            return;
+    int room = s->ntold < TOLD_MAX; /* else this worker alone saw TOLD_MAX kinds */
+    if (room)
+        memcpy(s->told[s->ntold++], kind, sizeof(kind));
+    int rc = told_record(s, kind, room);
+    char line[600];
+    int len = 0;
+    if (rc == 1)
+        len = snprintf(line, sizeof(line),
+                       "lockstorm: warning: worker %d: adapter protocol error: %s%s%s%s "
+                       "(all counted in result.json adapter.protocol_errors)\n",
+                       s->worker, what, quoted[0] ? ": '" : "", quoted, quoted[0] ? "'" : "");
+    else if (rc == 2)
+        len = snprintf(line, sizeof(line),
+                       "lockstorm: warning: worker %d: more kinds of adapter protocol error: "
+                       "only counted from now on (adapters/worker-NNN.log quotes the first)\n",
+                       s->worker);
+    if (rc >= 2)
+        s->told_done = 1;
+    if (len > 0) /* one write: lines of several workers never interleave */
+        (void)!write(STDERR_FILENO, line, (size_t)len < sizeof(line) ? (size_t)len
+                                                                       : sizeof(line) - 1);
+}
+
 /* Contract: make sure an adapter runs before a request (the primary
  * instance only: a renewal thread never forks). Returns 0, or -1 when it
  * is down and could not (or may not yet) be restarted. */
@@ -471,6 +579,7 @@ static int ext_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
         snprintf(s->log_path, sizeof(s->log_path), "%s/worker-%03d.log", dir, cfg->worker);
         snprintf(s->stats_path, sizeof(s->stats_path), "%s/worker-%03d%s.json", dir, cfg->worker,
                  ep);
+        snprintf(s->told_path, sizeof(s->told_path), "%s/protocol-errors.told", dir);
     }
     struct adapter_config ac = {
         .argv = s->argv,
@@ -481,6 +590,8 @@ static int ext_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
         .nnodes = cfg->nnodes,
         .options_json = o->adapter,
         .hello_timeout_ns = ADAPTER_HELLO_TIMEOUT_NS,
+        .on_proto_error = tell_proto_error,
+        .on_proto_error_ctx = s,
     };
     int rc = adapter_start(&s->ad, &ac, err);
     if (rc < 0) {

@@ -18,6 +18,7 @@
 
 #include "util/err.h"
 #include "util/rng.h"
+#include "util/secret.h"
 #include "harness/options.h"
 #include "harness/evlog.h"
 
@@ -46,6 +47,8 @@ struct replset_map;
 struct lock_node {
     char host[64];
     int port;
+    char password[LS_PASSWORD_MAX]; /* AUTH after connecting; "" = none (and through the
+                                     * proxy, which authenticates for its clients) */
 };
 
 /* What an implementation is given at init; borrowed for the lock's life. */

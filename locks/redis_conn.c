@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ int rconn_init(struct rconn *rc, const struct lock_node *node, int64_t timeout_n
         timeout_ns = RCONN_DEFAULT_TIMEOUT_NS;
     copy_str(rc->host, sizeof(rc->host), node->host);
     rc->port = node->port;
+    copy_str(rc->password, sizeof(rc->password), node->password);
     rc->tv.tv_sec = (time_t)(timeout_ns / LS_NS_PER_S);
     rc->tv.tv_usec = (suseconds_t)((timeout_ns % LS_NS_PER_S) / LS_NS_PER_US);
     if (rc->tv.tv_sec == 0 && rc->tv.tv_usec == 0)
@@ -96,6 +98,14 @@ void rconn_close(struct rconn *rc)
         redisFree(rc->c);
         rc->c = NULL;
     }
+}
+
+int rconn_stale(const struct rconn *rc)
+{
+    if (!rc->c || rc->c->fd < 0)
+        return 0;
+    struct pollfd pf = {.fd = rc->c->fd, .events = POLLIN};
+    return poll(&pf, 1, 0) > 0 && pf.revents != 0; /* EOF, reset, or unasked bytes */
 }
 
 void rconn_follow(struct rconn *rc, struct replset_resolver *rs)
@@ -123,13 +133,19 @@ static int drop(struct rconn *rc, int errnum)
     return kind;
 }
 
-/* Pipeline CLIENT SETNAME, the missing SCRIPT LOADs and (following a
+/* Pipeline AUTH, CLIENT SETNAME, the missing SCRIPT LOADs and (following a
  * replicated set) ROLE, read every reply. Returns 0, or the error kind
- * after dropping the connection (EVE_NO_PRIMARY: ROLE is not master). */
+ * after dropping the connection (EVE_NO_PRIMARY: ROLE is not master;
+ * EVE_CONN: AUTH refused). */
 static int handshake(struct rconn *rc)
 {
-    int sent = 0;
+    int sent = 0, auth = rc->password[0] != '\0', refused = 0;
     int loading[RCONN_MAX_SCRIPTS];
+    if (auth) {
+        if (redisAppendCommand(rc->c, "AUTH %s", rc->password) != REDIS_OK)
+            return drop(rc, errno);
+        sent++;
+    }
     if (rc->client_name[0]) {
         if (redisAppendCommand(rc->c, "CLIENT SETNAME %s", rc->client_name) != REDIS_OK)
             return drop(rc, errno);
@@ -152,7 +168,16 @@ static int handshake(struct rconn *rc)
         if (redisGetReply(rc->c, &r) != REDIS_OK)
             return drop(rc, errno);
         redisReply *reply = r;
-        if (k == 0 && rc->client_name[0]) {
+        if (k == 0 && auth) {
+            if (!reply || reply->type != REDIS_REPLY_STATUS) {
+                refused = 1;            /* the node's words, never the password */
+                snprintf(rc->errstr, sizeof(rc->errstr), "%s:%d: AUTH: %.80s", rc->host, rc->port,
+                         reply && reply->type == REDIS_REPLY_ERROR ? reply->str : "no reply");
+            }
+            freeReplyObject(reply);
+            continue;
+        }
+        if (k == auth && rc->client_name[0]) {
             freeReplyObject(reply);     /* a proxy may refuse SETNAME: harmless */
             continue;
         }
@@ -162,6 +187,15 @@ static int handshake(struct rconn *rc)
         if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40)
             memcpy(rc->sha[script], reply->str, 41);
         freeReplyObject(reply);         /* on an error reply EVAL is used instead */
+    }
+    if (refused) {
+        if (rc->follow) {               /* its ROLE reply: read, unused */
+            void *r = NULL;
+            if (redisGetReply(rc->c, &r) == REDIS_OK)
+                freeReplyObject(r);
+        }
+        rconn_close(rc);
+        return EVE_CONN;
     }
     if (rc->follow) {
         void *r = NULL;
@@ -182,8 +216,9 @@ static int handshake(struct rconn *rc)
 
 int rconn_connect(struct rconn *rc, int *err_kind)
 {
-    if (rc->c)
+    if (rc->c && !rconn_stale(rc))
         return LOCK_OK;
+    rconn_close(rc);
     if (rc->follow) {
         /* every (re)connect asks afresh which node is the primary */
         int n = replset_resolve(rc->follow);
@@ -194,6 +229,7 @@ int rconn_connect(struct rconn *rc, int *err_kind)
         }
         copy_str(rc->host, sizeof(rc->host), rc->follow->links[n].host);
         rc->port = rc->follow->links[n].port;
+        copy_str(rc->password, sizeof(rc->password), rc->follow->links[n].password);
     }
     rc->c = redisConnectWithTimeout(rc->host, rc->port, rc->tv);
     if (!rc->c || rc->c->err) {

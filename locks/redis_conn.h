@@ -45,6 +45,7 @@ struct rconn {
     redisContext *c;                /* owned; NULL while disconnected */
     char host[64];
     int port;
+    char password[LS_PASSWORD_MAX]; /* AUTH first on every connect; "" = none */
     struct timeval tv;              /* connect and per-command timeout */
     char client_name[32];           /* CLIENT SETNAME on connect; "" = none */
     const struct rscript *scripts;  /* borrowed (static) */
@@ -64,6 +65,12 @@ int rconn_init(struct rconn *rc, const struct lock_node *node, int64_t timeout_n
                struct ls_err *err);
 /* Drop the connection (the next call reconnects). Accepts a zeroed rc. */
 void rconn_close(struct rconn *rc);
+/* Whether rc's idle connection is no use any more: the node closed or
+ * reset it (a restart, a timeout, a proxy reset) or sent bytes nobody asked
+ * for. One poll(2) without waiting; 0 when not connected. Checked before
+ * each command, so a restarted node costs a reconnect, not an unknown
+ * outcome (locks/redis_multi.c checks its connections the same way). */
+int rconn_stale(const struct rconn *rc);
 /* Follow the primary of a replicated set (locks/replset.h): every connect
  * first resolves the node (host:port become that node's link), the
  * handshake adds ROLE and a node that is not a primary is refused
@@ -72,9 +79,11 @@ void rconn_close(struct rconn *rc);
  * the next call resolves again. rs is borrowed for rc's life. */
 void rconn_follow(struct rconn *rc, struct replset_resolver *rs);
 
-/* Connect unless connected: TCP connect with timeout, TCP_NODELAY, command
- * timeout, then one pipelined handshake (CLIENT SETNAME, SCRIPT LOAD of
- * every script whose sha is still unknown). Returns LOCK_OK or LOCK_FAIL
+/* Connect unless connected (a connection the node closed or reset while
+ * idle, rconn_stale, is dropped first): TCP connect with timeout,
+ * TCP_NODELAY, command timeout, then one pipelined handshake (AUTH with
+ * the node's password, CLIENT SETNAME, SCRIPT LOAD of every script whose
+ * sha is still unknown; a refused AUTH fails the connect). Returns LOCK_OK or LOCK_FAIL
  * (*err_kind EVE_CONN for the connect, EVE_TIMEOUT/EVE_CONN for the
  * handshake; nothing of a caller's command was sent either way). */
 int rconn_connect(struct rconn *rc, int *err_kind);

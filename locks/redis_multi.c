@@ -3,9 +3,9 @@
  * redis_multi.h). Each node's commands are appended to its hiredis output
  * buffer, then one poll() loop drives every socket: finish non-blocking
  * connects, flush output, read and parse replies, until every node has its
- * reply or the deadline passes. A node's pipeline is [CLIENT SETNAME]
- * [SCRIPT LOAD...] call [EVAL after NOSCRIPT]; replies are matched to it in
- * order. Not here: what the replies mean to a lock.
+ * reply or the deadline passes. A node's pipeline is [AUTH] [CLIENT
+ * SETNAME] [SCRIPT LOAD...] call [EVAL after NOSCRIPT]; replies are matched
+ * to it in order. Not here: what the replies mean to a lock.
  */
 #include "locks/redis_multi.h"
 
@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -22,7 +23,7 @@
 enum node_state { N_IDLE, N_CONNECTING, N_WRITING, N_READING, N_DONE };
 
 /* What the next reply on a node's pipeline answers. */
-enum { Q_SETNAME = -2, Q_CALL = -1 };   /* >= 0: SCRIPT LOAD of that script */
+enum { Q_AUTH = -3, Q_SETNAME = -2, Q_CALL = -1 };   /* >= 0: SCRIPT LOAD of that script */
 
 #define QMAX (RCONN_MAX_SCRIPTS + 3)
 
@@ -100,25 +101,14 @@ static int append_call(struct rconn *rc, const struct rmulti_call *call, struct 
     return 0;
 }
 
-/* Drop idle connections the node closed or reset since the last batch, so
- * a restarted node costs a reconnect, not an unknown outcome. */
+/* Drop idle connections the node closed or reset since the last batch
+ * (rconn_stale), so a restarted node costs a reconnect, not an unknown
+ * outcome. */
 static void drop_stale(struct rconn *conns, const struct rmulti_call *calls, int n)
 {
-    struct pollfd pf[RMULTI_MAX];
-    int idx[RMULTI_MAX], k = 0;
-    for (int i = 0; i < n; i++) {
-        if (calls[i].skip || !conns[i].c)
-            continue;
-        pf[k].fd = conns[i].c->fd;
-        pf[k].events = POLLIN;
-        pf[k].revents = 0;
-        idx[k++] = i;
-    }
-    if (k == 0 || poll(pf, (nfds_t)k, 0) <= 0)
-        return;
-    for (int j = 0; j < k; j++)
-        if (pf[j].revents)      /* EOF, reset, or bytes nobody asked for */
-            rconn_close(&conns[idx[j]]);
+    for (int i = 0; i < n; i++)
+        if (!calls[i].skip && rconn_stale(&conns[i]))
+            rconn_close(&conns[i]);
 }
 
 /* Prepare node i: connect if needed and append its pipeline. */
@@ -136,6 +126,11 @@ static void start_node(struct rconn *rc, struct rmulti_call *call, struct node_i
         int one = 1;
         (void)setsockopt(rc->c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         io->state = N_CONNECTING;
+        if (rc->password[0]) {
+            if (redisAppendCommand(rc->c, "AUTH %s", rc->password) != REDIS_OK)
+                goto oom;
+            push(io, Q_AUTH);
+        }
         if (rc->client_name[0]) {
             if (redisAppendCommand(rc->c, "CLIENT SETNAME %s", rc->client_name) != REDIS_OK)
                 goto oom;
@@ -183,7 +178,14 @@ static void take_replies(struct rconn *rc, struct rmulti_call *call, struct node
         int what = io->q[io->qhead];
         io->qhead = (io->qhead + 1) % QMAX;
         io->qlen--;
-        if (what == Q_SETNAME) {
+        if (what == Q_AUTH && reply->type != REDIS_REPLY_STATUS) {
+            /* refused: what follows gets NOAUTH, so nothing ran */
+            snprintf(rc->errstr, sizeof(rc->errstr), "%s:%d: AUTH: %.80s", rc->host, rc->port,
+                     reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+            freeReplyObject(reply);
+            finish_err(rc, call, io, LOCK_FAIL, EVE_CONN, 0);
+            return;
+        } else if (what == Q_SETNAME || what == Q_AUTH) {
             freeReplyObject(reply);     /* a proxy may refuse SETNAME: harmless */
         } else if (what >= 0) {
             if (reply->type == REDIS_REPLY_STRING && reply->len == 40)

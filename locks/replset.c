@@ -42,7 +42,7 @@ static int ask_sentinel(struct replset_resolver *rs)
     const struct replset_map *m = rs->map;
     const struct lock_node *s = &m->sentinels[rs->cur];
     if (!rs->sc) {
-        rs->sc = redisConnectWithTimeout(s->host, s->port, rs->tv);
+        rs->sc = ls_redis_connect(s->host, s->port, rs->tv, s->password); /* util/secret.h */
         if (!rs->sc || rs->sc->err || redisSetTimeout(rs->sc, rs->tv) != REDIS_OK) {
             snprintf(rs->why, sizeof(rs->why), "sentinel %s:%d: %s", s->host, s->port,
                      rs->sc ? rs->sc->errstr : "out of memory");

@@ -1,9 +1,10 @@
 /*
  * compare.c: `lockstorm compare` (compare.h). compare_build reads each
  * run's result.json and computes one row per run and, per fault kind, the
- * sums over that kind's fault windows; render_compare_text lays the
- * document out as two tables (overall, then one column group per fault
- * kind). It reads result.json only, never the event logs.
+ * sums over that kind's fault windows (or n/a with a reason, for a kind a
+ * compare: variant left out); render_compare_text lays the document out as
+ * two tables (overall, then one column group per fault kind). It reads
+ * result.json only, never the event logs.
  */
 #include "reports/compare.h"
 
@@ -78,6 +79,7 @@ struct kind_sum {
     int windows;
     double duration_ms, p99_max;
     int64_t attempts, grants, unknown, stale, broken;
+    int64_t after_stale, after_broken; /* began after its window, no fault active */
     int have_p99;
 };
 
@@ -104,6 +106,22 @@ static const char *kind_of(const struct json *res, int64_t id)
     return NULL;
 }
 
+/* The kind of the fault window (wins) that ended last at or before t_ms,
+ * or NULL (none ended by then, or t_ms unknown). */
+static const char *after_kind(const struct json *wins, double t_ms)
+{
+    const char *kind = NULL;
+    double best = -1;
+    for (size_t i = 0; wins && t_ms >= 0 && i < wins->n; i++) {
+        double end = json_get_num(wins->kids[i], "end_ms", -1);
+        if (end >= 0 && end <= t_ms && end > best) {
+            best = end;
+            kind = json_get_str(wins->kids[i], "kind", NULL);
+        }
+    }
+    return kind;
+}
+
 /* Contract: the per-kind column groups of run res, appended to o as
  * "by_fault": {kind: {...}}; the kinds seen are added to kinds. */
 static void by_fault(const struct json *res, struct json *o, const char **kinds, int *nkinds)
@@ -127,11 +145,20 @@ static void by_fault(const struct json *res, struct json *o, const char **kinds,
             s->have_p99 = 1;
         }
     }
-    /* a violation counts for every kind of fault active during it (once per kind) */
+    /* a violation counts for every kind of fault active during it (once per
+     * kind); one with none active is the aftermath of the window that ended
+     * last before it began */
     const struct json *vs = json_obj_get(res, "violations");
     for (size_t i = 0; vs && i < vs->n; i++) {
         const struct json *fl = json_obj_get(vs->kids[i], "faults");
         int broken = strcmp(json_get_str(vs->kids[i], "class", ""), "lock-broken") == 0;
+        if (!fl || fl->n == 0) {
+            const char *kind = after_kind(wins, json_get_num(vs->kids[i], "overlap_start_ms", -1));
+            struct kind_sum *s = kind ? kind_slot(k, &nk, kind) : NULL;
+            if (s)
+                *(broken ? &s->after_broken : &s->after_stale) += 1;
+            continue;
+        }
         const char *seen[MAX_KINDS];
         int nseen = 0;
         for (size_t j = 0; fl && j < fl->n; j++) {
@@ -163,6 +190,8 @@ static void by_fault(const struct json *res, struct json *o, const char **kinds,
         json_obj_set_int(e, "unknown", k[i].unknown);
         json_obj_set_int(e, "stale_holder", k[i].stale);
         json_obj_set_int(e, "lock_broken", k[i].broken);
+        json_obj_set_int(e, "after_stale_holder", k[i].after_stale);
+        json_obj_set_int(e, "after_lock_broken", k[i].after_broken);
         int known = 0;
         for (int j = 0; j < *nkinds && !known; j++)
             known = strcmp(kinds[j], k[i].kind) == 0;
@@ -213,25 +242,67 @@ static struct json *run_row(const struct json *res, const char *label, const cha
     return o;
 }
 
+/* Is kind one of the n/a kinds of na[0..nna)? */
+static int na_kind(const struct compare_na *na, int nna, const char *kind)
+{
+    for (int i = 0; i < nna; i++)
+        if (na[i].kind && kind && strcmp(na[i].kind, kind) == 0)
+            return 1;
+    return 0;
+}
+
 /* The parts of a run that must be equal for a fair comparison, as one
- * string (caller frees). */
-static char *schedule_key(const struct json *res)
+ * string (caller frees); faults of an n/a kind (na) are left out, since
+ * some variants do not run them by design. */
+static char *schedule_key(const struct json *res, const struct compare_na *na, int nna)
 {
     struct strbuf sb = STRBUF_INIT;
     const struct json *w = json_obj_get(res, "workload");
-    const struct json *parts[] = {json_obj_get(res, "seed"), json_obj_get(w, "duration"),
-                                  json_obj_get(w, "faults"), json_obj_get(w, "nemesis"),
-                                  json_obj_get(w, "workers")};
+    const struct json *faults = json_obj_get(w, "faults");
+    struct json *kept = json_new_arr();
+    for (size_t i = 0; faults && faults->type == JSON_ARR && i < faults->n; i++)
+        if (!na_kind(na, nna, json_get_str(faults->kids[i], "kind", NULL)))
+            json_arr_push(kept, json_clone(faults->kids[i]));
+    const struct json *parts[] = {json_obj_get(res, "seed"), json_obj_get(w, "duration"), kept,
+                                  json_obj_get(w, "nemesis"), json_obj_get(w, "workers")};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         if (parts[i])
             json_write(&sb, parts[i], -1);
         sb_putc(&sb, '|');
     }
+    json_free(kept);
     return sb_steal(&sb);
+}
+
+/* Contract: mark row's by_fault.{kind} not applicable (reason) and make
+ * sure kind has a column group (kinds[] borrows the row's key). */
+static void mark_na(struct json *row, const char *kind, const char *reason, const char **kinds,
+                    int *nkinds)
+{
+    struct json *bf = json_obj_get(row, "by_fault");
+    if (!bf)
+        bf = json_obj_set(row, "by_fault", json_new_obj());
+    struct json *e = json_obj_set(bf, kind, json_new_obj());
+    json_obj_set_str(e, "not_applicable", reason ? reason : "");
+    for (int j = 0; j < *nkinds; j++)
+        if (strcmp(kinds[j], kind) == 0)
+            return;
+    if (*nkinds < MAX_KINDS) {
+        for (size_t k = 0; k < bf->n; k++)
+            if (strcmp(bf->keys[k], kind) == 0)
+                kinds[(*nkinds)++] = bf->keys[k];
+    }
 }
 
 int compare_build(const char *const *dirs, int n, const char *const *labels, struct json **out,
                   struct ls_err *err)
+{
+    return compare_build_na(dirs, n, labels, NULL, 0, out, err);
+}
+
+int compare_build_na(const char *const *dirs, int n, const char *const *labels,
+                     const struct compare_na *na, int nna, struct json **out,
+                     struct ls_err *err)
 {
     *out = NULL;
     if (n < 1)
@@ -255,7 +326,10 @@ int compare_build(const char *const *dirs, int n, const char *const *labels, str
         const char *label = labels && labels[i] ? labels[i] : base_name(dirs[i], b, sizeof(b));
         struct json *row = json_arr_push(runs, run_row(res, label, dirs[i]));
         by_fault(res, row, kinds, &nkinds);
-        char *key = schedule_key(res);
+        for (int k = 0; k < nna; k++)
+            if (na[k].row == i && na[k].kind)
+                mark_na(row, na[k].kind, na[k].reason, kinds, &nkinds);
+        char *key = schedule_key(res, na, nna);
         if (!first_key)
             first_key = key;
         else {
@@ -282,6 +356,7 @@ int compare_build(const char *const *dirs, int n, const char *const *labels, str
 /* ---- text ---- */
 
 #define MAX_COLS 64
+#define GROUP 5              /* columns per fault kind */
 
 struct table {
     int ncols;
@@ -415,21 +490,22 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
 
     /* per fault kind: grants/s, acquire p99 (max over windows), stale/broken, unknown */
     sb_puts(sb, "\nper fault kind (inside its windows: grants/s, acquire p99 ms (max over "
-                "windows), violations stale/broken, unknown outcomes):\n");
+                "windows), violations stale/broken; after: stale/broken begun once it ended, no "
+                "fault active; unknown outcomes):\n");
     memset(&t, 0, sizeof(t));
-    t.ncols = 1 + 4 * (int)(nk > 15 ? 15 : nk);
+    t.ncols = 1 + GROUP * (int)(nk > 12 ? 12 : nk);
     t.left[0] = 1;
-    int groups = (t.ncols - 1) / 4;
+    int groups = (t.ncols - 1) / GROUP;
     t_row(&t);
     t_row(&t);
     t_set(&t, 0, "run");
     for (int g = 0; g < groups; g++) {
-        int c = 1 + 4 * g;
+        int c = 1 + GROUP * g;
         t.left[c] = 0;
         /* the kind's name heads its group, left-aligned over grants/s */
         t.cells[0][c] = xstrdup(kinds->kids[g]->s);
-        static const char *const sub[] = {"grants/s", "p99", "st/br", "unkn"};
-        for (int s = 0; s < 4; s++) {
+        static const char *const sub[GROUP] = {"grants/s", "p99", "st/br", "after", "unkn"};
+        for (int s = 0; s < GROUP; s++) {
             char **row = t.cells[1];
             row[c + s] = xstrdup(sub[s]);
         }
@@ -440,11 +516,12 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
         t_row(&t);
         t_set(&t, 0, json_get_str(r, "label", "?"));
         for (int g = 0; g < groups; g++) {
-            int c = 1 + 4 * g;
+            int c = 1 + GROUP * g;
             const struct json *k = json_obj_get(bf, kinds->kids[g]->s);
-            if (!k) {
-                for (int s = 0; s < 4; s++)
-                    t_set(&t, c + s, "-");
+            const char *na = k ? json_get_str(k, "not_applicable", NULL) : NULL;
+            if (!k || na) {
+                for (int s = 0; s < GROUP; s++)
+                    t_set(&t, c + s, na ? "n/a" : "-");
                 continue;
             }
             t_num(&t, c, json_obj_get(k, "grants_per_s"), 1);
@@ -453,7 +530,11 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
             snprintf(sb2, sizeof(sb2), "%lld/%lld", (long long)json_get_int(k, "stale_holder", 0),
                      (long long)json_get_int(k, "lock_broken", 0));
             t_set(&t, c + 2, sb2);
-            t_num(&t, c + 3, json_obj_get(k, "unknown"), 0);
+            snprintf(sb2, sizeof(sb2), "%lld/%lld",
+                     (long long)json_get_int(k, "after_stale_holder", 0),
+                     (long long)json_get_int(k, "after_lock_broken", 0));
+            t_set(&t, c + 3, sb2);
+            t_num(&t, c + 4, json_obj_get(k, "unknown"), 0);
         }
     }
     /* widths: the header cells set directly above must count too */
@@ -471,8 +552,8 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
     struct strbuf top = STRBUF_INIT;
     sb_printf(&top, "%-*s", t.width[0], "");
     for (int g = 0; g < groups; g++) {
-        int c = 1 + 4 * g, w = 0;
-        for (int s = 0; s < 4; s++)
+        int c = 1 + GROUP * g, w = 0;
+        for (int s = 0; s < GROUP; s++)
             w += t.width[c + s] + 2;
         const char *name = t.cells[0][c];
         sb_printf(&top, "  | %-*s", w - 4 > 0 ? w - 4 : 0, name);
@@ -491,6 +572,16 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
     memmove(&t.cells[0], &t.cells[1], (size_t)(t.nrows - 1) * sizeof(t.cells[0]));
     t.nrows--;
     t_render(&t, sb);
-    if (nk > 15)
-        sb_printf(sb, "(%zu more fault kinds in compare.json)\n", nk - 15);
+    if (nk > 12)
+        sb_printf(sb, "(%zu more fault kinds in compare.json)\n", nk - 12);
+    /* why a group is n/a (a compare: variant's skip) */
+    for (size_t i = 0; i < nr; i++) {
+        const struct json *bf = json_obj_get(runs->kids[i], "by_fault");
+        for (size_t k = 0; bf && k < bf->n; k++) {
+            const char *na = json_get_str(bf->kids[k], "not_applicable", NULL);
+            if (na)
+                sb_printf(sb, "n/a: %s, %s: %s\n", json_get_str(runs->kids[i], "label", "?"),
+                          bf->keys[k], na);
+        }
+    }
 }

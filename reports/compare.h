@@ -26,6 +26,21 @@
 int compare_build(const char *const *dirs, int n, const char *const *labels, struct json **out,
                   struct ls_err *err);
 
+/* A fault kind that did not apply to row `row` (a compare: variant left
+ * it out with `skip:`): its column group shows n/a and the reason. */
+struct compare_na {
+    int row;
+    const char *kind;
+    const char *reason;
+};
+
+/* compare_build, with na[0..nna) marked: by_fault.{kind} of that row is
+ * {"not_applicable": reason}, the kind has a column group, and the faults
+ * of the n/a kinds do not count against same_schedule. */
+int compare_build_na(const char *const *dirs, int n, const char *const *labels,
+                     const struct compare_na *na, int nna, struct json **out,
+                     struct ls_err *err);
+
 /* The comparison as text tables (see docs/compare.md for the columns). */
 void render_compare_text(const struct json *cmp, struct strbuf *sb);
 

@@ -350,6 +350,38 @@ static void render_counts(const struct json *r, struct strbuf *sb)
     }
 }
 
+/* Contract: the external lock's adapter as its handshake named it, e.g.
+ * "adapter    redlock 5.0.0-beta.2 caps=ttl,renew processes=4", plus
+ * restarts, protocol_errors and expired_grants when not zero; nothing
+ * without an adapter section. */
+static void render_adapter(const struct json *r, struct strbuf *sb)
+{
+    const struct json *a = json_obj_get(r, "adapter");
+    if (!a || a->type != JSON_OBJ)
+        return;
+    sb_puts(sb, "adapter    ");
+    sb_puts(sb, json_get_str(a, "name", "?"));
+    sb_putc(sb, ' ');
+    sb_puts(sb, json_get_str(a, "version", "?"));
+    sb_puts(sb, " caps=");
+    const struct json *caps = json_obj_get(a, "caps");
+    for (size_t i = 0; i < arr_len(caps); i++) {
+        if (i)
+            sb_putc(sb, ',');
+        put_val(sb, caps->kids[i]);
+    }
+    if (!arr_len(caps))
+        sb_putc(sb, '-');
+    put_kv(sb, a, "processes", NULL);
+    static const char *const nonzero[] = {"restarts", "protocol_errors", "expired_grants"};
+    for (size_t i = 0; i < sizeof(nonzero) / sizeof(nonzero[0]); i++) {
+        const struct json *v = num_at(a, nonzero[i]);
+        if (v && v->i != 0)
+            put_kv(sb, a, nonzero[i], NULL);
+    }
+    sb_putc(sb, '\n');
+}
+
 static void render_latency(const struct json *r, struct strbuf *sb)
 {
     static const char *const ops[] = {"acquire", "acquire_wait", "release", "renew"};
@@ -798,6 +830,7 @@ void render_text(const struct json *result, struct strbuf *sb)
 {
     render_header(result, sb);
     render_counts(result, sb);
+    render_adapter(result, sb);
     render_latency(result, sb);
     render_checks(result, sb);
     render_violations(result, sb);

@@ -3,8 +3,9 @@
 # bad_adapter.py): an adapter that fails its handshake (exits, says nothing,
 # says garbage, speaks another protocol) fails the run with exit 3 and its
 # stderr quoted; one that never answers, answers garbage, huge lines or
-# wrong ids costs unknown outcomes and counted protocol errors, and the run
-# still ends with a verdict; one that exits mid-hold is restarted and its
+# wrong ids costs unknown outcomes and counted protocol errors, each kind
+# told once on lockstorm's stderr (at most 5 kinds a run, then one line
+# saying the rest are only counted), and the run still ends with a verdict; one that exits mid-hold is restarted and its
 # grant recorded lost. Never a hang (every run is bounded by `timeout`),
 # never a process left behind (each run in a session of its own).
 set -euo pipefail
@@ -14,7 +15,7 @@ FIX=$SRC/tests/fixtures/bad_adapter.py
 command -v python3 >/dev/null || { fail "python3 is needed for the fixture adapter"; t_finish; }
 
 # bad_run MODE DIR [ARGS...]: run the fixture in MODE under setsid and a hard
-# time bound; sets RC, SECS and SID
+# time bound, with $WORKERS workers (default 1); sets RC, SECS and SID
 bad_run() {
     local mode=$1 d=$2; shift 2
     cat >"$T_TMP/$mode.yaml" <<YAML
@@ -22,7 +23,7 @@ name: bad-$mode
 duration: 2s
 cluster: {nodes: 1}
 lock: {impl: external, ttl: 300ms, options: {command: ["$FIX", $mode], request_timeout: 300ms}}
-workers: {count: 1, resources: 1, hold: 100ms, think: 5ms}
+workers: {count: ${WORKERS:-1}, resources: 1, hold: 100ms, think: 5ms}
 YAML
     local t0 t1
     t0=$(date +%s%N)
@@ -74,8 +75,43 @@ for mode in garbage wrong-ids huge-lines; do
     check "$mode: a protocol error quoted in result.json" \
         [ "$("$LS" get "$d" adapter.protocol_error_samples.0)" != null ]
     check "$mode: quoted in the session log" grep -q "protocol error" "$d/adapters/worker-000.log"
+    told=$(grep -c "adapter protocol error:" "$d.stderr" || true)
+    check "$mode: told on stderr, one line per kind, not one per error ($told lines)" \
+        [ "$told" -eq 1 ]
+    check "$mode: the stderr line names the worker and the count's place" \
+        grep -q "warning: worker 0: adapter protocol error: .*adapter.protocol_errors" "$d.stderr"
     t_no_session_leftovers "$SID" "$mode"
 done
+check "garbage: the stderr line quotes the adapter's line" \
+    grep -q "not JSON.*'<html>502 Bad Gateway</html>'" "$T_TMP/garbage.stderr"
+check "wrong-ids: the stderr line says what was wrong" \
+    grep -q "adapter protocol error: reply to unknown id [0-9]*: '{" "$T_TMP/wrong-ids.stderr"
+
+# several workers, one kind of error: told once for the whole run
+d=$T_TMP/garbage3
+WORKERS=3 bad_run garbage "$d"
+check "garbage, 3 workers: ends with a verdict (exit $RC)" [ "$RC" -le 1 ]
+expect_val "$d" adapter.protocol_errors ">" 9
+check "garbage, 3 workers: one stderr line for the run ($(grep -c 'adapter protocol error' "$d.stderr" || true))" \
+    [ "$(grep -c 'adapter protocol error' "$d.stderr" || true)" -eq 1 ]
+t_no_session_leftovers "$SID" garbage3
+
+# an adapter wrong in nine ways: five kinds told, then one line for the rest
+d=$T_TMP/chatty
+WORKERS=2 bad_run chatty "$d"
+check "chatty: ends with a verdict (exit $RC)" [ "$RC" -le 1 ]
+expect_val "$d" adapter.protocol_errors ">=" 9
+told_re='worker [0-9]*: adapter protocol error:'
+kinds=$(grep "$told_re" "$d.stderr" | sed 's/.*adapter protocol error: //; s/[0-9][0-9]*/#/g' |
+        cut -c1-40 | sort -u | wc -l)
+check "chatty: five lines, five distinct kinds ($(grep -c "$told_re" "$d.stderr" || true) lines, $kinds kinds)" \
+    [ "$(grep -c "$told_re" "$d.stderr" || true)/$kinds" = 5/5 ]
+check "chatty: then one line saying the rest are only counted" \
+    [ "$(grep -c 'more kinds of adapter protocol error: only counted' "$d.stderr" || true)" -eq 1 ]
+check "chatty: nothing else on stderr ($(wc -l <"$d.stderr") lines)" [ "$(wc -l <"$d.stderr")" -eq 6 ]
+check "chatty: the summary's adapter line counts them" \
+    grep -q "^adapter  *bad-adapter chatty caps=ttl,renew processes=2 protocol_errors=$(get "$d" adapter.protocol_errors)\$" "$d.stdout"
+t_no_session_leftovers "$SID" chatty
 check "huge-lines: the real replies came late and were dropped" \
     [ "$("$LS" get "$T_TMP/huge-lines" adapter.late_replies)" -gt 3 ]
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pg-advisory against a real PostgreSQL server the harness starts
 # (cluster.topology: postgres): the server runs from the run directory, as a
-# non-root user when the harness is root, on 127.0.0.1 only, and is gone
+# non-root user when the harness is root (the run directory staying 0700 and
+# root's, the data directory inside it), on 127.0.0.1 only, and is gone
 # after the run; while a holder is paused the server really holds the
 # advisory lock under the documented key (FNV-1a 64 of "lockstorm:r0"),
 # seen from outside in pg_locks; the loader refuses what cannot work. The
@@ -49,6 +50,13 @@ if [ "$(id -u)" = 0 ]; then
     check "as root, the data directory belongs to a non-root user ($owner)" [ "$owner" != root ]
     spid=$(head -1 "$d/nodes/pg/postmaster.pid")
     check "the server does not run as root" [ "$(ps -o user= -p "$spid" | tr -d ' ')" != root ]
+    # the data stay in the run directory, which is not loosened for that user
+    # (T_TMP is a private 0700 directory the user cannot even reach)
+    check "as root, nodes/pg is a directory inside the run directory, not a link elsewhere" \
+        bash -c '[ -d "$1/nodes/pg" ] && [ ! -L "$1/nodes/pg" ] && [ -f "$1/nodes/pg/PG_VERSION" ]' _ "$d"
+    check "as root, the run directory and nodes/ stay 0700 ($(stat -c %a "$d") $(stat -c %a "$d/nodes"))" \
+        bash -c '[ "$(stat -c %a "$1")" = 700 ] && [ "$(stat -c %a "$1/nodes")" = 700 ] &&
+                 [ "$(stat -c %a "$1/nodes/pg")" = 700 ]' _ "$d"
 fi
 set +e
 wait "$pid"

@@ -7,12 +7,15 @@
 # updates, the price of a longer TTL and the smallest safe TTL; the
 # progress line; --report; sweep files in `list workloads` and refused by
 # `run`; a bad sweep file starts nothing; SIGINT stops the cells by pid.
+# A workload or sweep file piped through /dev/stdin is read once (the sweep
+# test does not consume it before the workload is loaded).
 # Also: report.html's fault windows and phases table, on a cell.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# TTL 100ms vs 500ms x pause 50ms vs 250ms; holds 20-80 ms. Pause 250 ms
-# always outlives a 100 ms lease and never a 500 ms one (80 + 250 < 500).
+# TTL 100ms vs 1000ms x pause 50ms vs 250ms; holds 20-80 ms. Pause 250 ms
+# always outlives a 100 ms lease and never a 1000 ms one (80 + 250 < 1000;
+# with 500 ms, a holder resumed late at load average 10 overstayed once).
 cat >"$T_TMP/s.yaml" <<EOF
 sweep: e2e
 description: 2x2 TTL x pause
@@ -25,7 +28,7 @@ set:
   faults[1]: {kind: kill, target: holder, at: 600ms, restart: 100ms}
   expect: {}
 axes:
-  lock.ttl: [100ms, 500ms]
+  lock.ttl: [100ms, 1000ms]
   faults[0].duration: [50ms, 250ms]
 EOF
 
@@ -43,7 +46,7 @@ for f in sweep.json sweep.txt sweep.html sweep.yaml style.gp \
 done
 J=$d/sweep.json
 check "format lockstorm-sweep" [ "$(get "$J" format)" = lockstorm-sweep ]
-check "4 cells" [ "$(get "$J" cells.3.name)" = 003-500ms_250ms-r0 ] 
+check "4 cells" [ "$(get "$J" cells.3.name)" = 003-1000ms_250ms-r0 ] 
 for i in 0 1 2 3; do
     check "cell $i done" [ "$(get "$J" cells.$i.state)" = done ]
     c=$d/$(get "$J" cells.$i.dir)
@@ -51,7 +54,7 @@ for i in 0 1 2 3; do
     check "cell $i ran with the sweep's overrides (seed 5, duration 2s)" \
         grep -q '^seed: 5$' "$c/workload.yaml"
 done
-check "cell 3 ran TTL 500ms" grep -q 'ttl: 500ms' "$d/cells/003-500ms_250ms-r0/workload.yaml"
+check "cell 3 ran TTL 1s" grep -q 'ttl: 1s' "$d/cells/003-1000ms_250ms-r0/workload.yaml"
 check "each cell's command is recorded" \
     [ "$(get "$J" cells.0.command.1)" = run ]
 
@@ -70,15 +73,15 @@ expect_val "$J" "$p100.stale_holder_per_pause" '>' 0
 expect_val "$J" "$p100.lock_broken" == 0
 expect_val "$J" "$p100.plain_lost_updates" '>=' 0
 expect_val "$J" "$p100.fenced_lost_updates" == 0
-expect_val "$J" "$p500.ttl_ms" == 500
+expect_val "$J" "$p500.ttl_ms" == 1000
 expect_val "$J" "$p500.overstay_share" == 0
 expect_val "$J" "$p500.stale_holder" == 0
 expect_val "$J" "$p500.predicted_p" == 0
-expect_val "$J" series.1.smallest_safe_ttl_ms == 500
+expect_val "$J" series.1.smallest_safe_ttl_ms == 1000
 expect_val "$J" series.1.predicted_safe_ttl_ms == 330
 expect_val "$J" series.0.predicted_safe_ttl_ms == 130
 check "a predicted curve per series" [ "$(get "$J" series.0.predicted_curve.columns.1)" = p ]
-expect_val "$J" recommendation.ttl_ms == 500
+expect_val "$J" recommendation.ttl_ms == 1000
 expect_val "$J" recommendation.fenced_lost_updates == 0
 check "the recommendation says why" \
     sh -c "'$LS' get '$J' recommendation.text | grep -q 'zero stale-holder violations'"
@@ -86,17 +89,17 @@ check "the recommendation says why" \
 # the price of a longer TTL: measured with the kill fault, about one TTL
 check "price measured" [ "$(get "$J" price.measured)" = true ]
 expect_val "$J" price.points.0.ttl_ms == 100
-expect_val "$J" price.points.1.ttl_ms == 500
+expect_val "$J" price.points.1.ttl_ms == 1000
 expect_val "$J" price.points.1.crash_to_next_grant_ms '>' "$(get "$J" price.points.0.crash_to_next_grant_ms)"
-expect_val "$J" price.points.1.crash_to_next_grant_ms '<=' 600
+expect_val "$J" price.points.1.crash_to_next_grant_ms '<=' 1100
 
 # text, html, charts, progress
 check "stdout ends with the greppable sweep line" \
-    grep -q '^lockstorm: sweep e2e cells=4/4 errors=0 interrupted=no recommended_ttl=500ms predicted_ttl=330ms$' "$d.stdout"
+    grep -q '^lockstorm: sweep e2e cells=4/4 errors=0 interrupted=no recommended_ttl=1s predicted_ttl=330ms$' "$d.stdout"
 check "sweep.txt is the stdout summary" cmp -s "$d/sweep.txt" "$d.stdout"
 check "plain progress: a line per finished cell" \
     [ "$(grep -c '^lockstorm: sweep .* finished=' "$d.stderr")" -eq 4 ]
-check "sweep.html banner names the TTL" grep -q 'smallest safe TTL 500ms' "$d/sweep.html"
+check "sweep.html banner names the TTL" grep -q 'smallest safe TTL 1s' "$d/sweep.html"
 check "sweep.html lists the cells with links" grep -q 'href="cells/000-100ms_50ms-r0/summary.txt"' "$d/sweep.html"
 check "sweep.html shows the price" grep -q '<section id="price">' "$d/sweep.html"
 if command -v gnuplot >/dev/null 2>&1; then
@@ -130,7 +133,7 @@ set -e
 check "sweep --report exits 0 ($rc)" [ "$rc" -eq 0 ]
 check "--report rewrote sweep.html and the charts" [ -s "$d/sweep.html" -a -s "$d/ttl-price.gp" ]
 check "--report prints the same line" \
-    grep -q '^lockstorm: sweep e2e cells=4/4 .*recommended_ttl=500ms' "$T_TMP/report.out"
+    grep -q '^lockstorm: sweep e2e cells=4/4 .*recommended_ttl=1s' "$T_TMP/report.out"
 
 # sweep files among the workloads
 check "list workloads marks the bundled sweep" \
@@ -143,13 +146,13 @@ check "run refuses a sweep file (exit $rc)" [ "$rc" -eq 2 ]
 check "... and says how to run it" grep -q 'is a sweep file; run it with: lockstorm sweep' "$T_TMP/run-sweep.err"
 
 # a bad value stops the sweep before anything runs
-sed 's/500ms\]/5OOms]/' "$T_TMP/s.yaml" >"$T_TMP/bad.yaml"
+sed 's/1000ms\]/1OOOms]/' "$T_TMP/s.yaml" >"$T_TMP/bad.yaml"
 set +e
 "$LS" sweep "$T_TMP/bad.yaml" --out "$T_TMP/bad" >/dev/null 2>"$T_TMP/bad.err"
 rc=$?
 set -e
 check "a bad axis value: exit 2 ($rc)" [ "$rc" -eq 2 ]
-check "... naming the override" grep -q "set 'lock.ttl=5OOms'" "$T_TMP/bad.err"
+check "... naming the override" grep -q "set 'lock.ttl=1OOOms'" "$T_TMP/bad.err"
 check "... and nothing was started" [ ! -e "$T_TMP/bad" ]
 
 # SIGINT: the running cell is stopped by pid, the report says interrupted
@@ -167,5 +170,23 @@ check "sweep.json says interrupted" [ "$(get "$i/sweep.json" interrupted)" = tru
 check "the running cell was interrupted" [ "$(get "$i/sweep.json" cells.0.state)" = interrupted ]
 check "no later cell ran" [ "$(get "$i/sweep.json" cells.3.state)" = "not run" ]
 t_no_leftovers "$i"
+
+# piped through /dev/stdin: one reading serves the sweep test and the load
+out=$(sed 's/duration: 10s/duration: 3s/' "$WL/demo.yaml" | "$LS" validate /dev/stdin 2>&1) && rc=0 || rc=$?
+check "a workload piped to validate /dev/stdin loads (exit $rc: $(tail -1 <<<"$out"))" \
+    bash -c '[ "$1" = 0 ] && grep -q "^duration: 3s" <<<"$2"' _ "$rc" "$out"
+d=$T_TMP/stdin-run
+set +e
+printf 'name: piped\nduration: 2s\nlock: {impl: redis-single, ttl: 1s}\n' |
+    "$LS" run /dev/stdin --out "$d" --quiet >"$d.stdout" 2>"$d.stderr"
+rc=$?
+set -e
+check "a workload piped to run /dev/stdin runs (exit $rc: $(tail -c 200 "$d.stderr"))" [ "$rc" -eq 0 ]
+check "its resolved workload is the piped one" grep -q "^name: piped" "$d/workload.yaml"
+t_no_leftovers "$d"
+cat "$T_TMP/s.yaml" | "$LS" run /dev/stdin --out "$T_TMP/stdin-sweep" >"$T_TMP/ss.out" 2>&1 && rc=0 || rc=$?
+check "a sweep file piped to run /dev/stdin: refused, exit 2 ($rc)" \
+    bash -c '[ "$1" = 2 ] && grep -q "is a sweep file" "$2" && [ ! -e "$3" ]' _ "$rc" "$T_TMP/ss.out" \
+    "$T_TMP/stdin-sweep"
 
 t_finish

@@ -229,7 +229,8 @@ static void test_parse_invalid(void)
 static void test_write(void)
 {
     struct strbuf sb = STRBUF_INIT;
-    struct lock_node nodes[2] = {{"127.0.0.1", 41001}, {"127.0.0.1", 41002}};
+    struct lock_node nodes[2] = {{.host = "127.0.0.1", .port = 41001},
+                                 {.host = "127.0.0.1", .port = 41002}};
     aproto_write_hello(&sb, 3, nodes, 2, "{\"x\":[1]}");
     CHECK_STR(sb_cstr(&sb), "{\"op\":\"hello\",\"protocol\":1,\"worker\":3,\"nodes\":[\"127.0.0.1:41001\","
                             "\"127.0.0.1:41002\"],\"options\":{\"x\":[1]}}\n");
@@ -328,7 +329,7 @@ static int fixture(struct adapter *a, const char *mode, struct ls_err *err)
     argv[0] = path;
     argv[1] = m;
     argv[2] = NULL;
-    static const struct lock_node node = {"127.0.0.1", 1};
+    static const struct lock_node node = {.host = "127.0.0.1", .port = 1};
     struct adapter_config cfg = {.argv = argv, .worker = 0, .nodes = &node, .nnodes = 1,
                                  .hello_timeout_ns = 2 * LS_NS_PER_S};
     memset(err, 0, sizeof(*err));

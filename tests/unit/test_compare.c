@@ -1,10 +1,10 @@
 /*
  * test_compare.c: the comparison of runs (reports/compare.h) from
- * result.json files written here: one row per run with the contract
- * fields, per-fault-kind sums over fault windows (grants/s over the
- * windows' length, the largest p99, unknown outcomes), violations counted
- * once per kind of the faults active during them, "-" for fences a lock
- * does not offer, the same-schedule check, and the text tables.
+ * result.json files written here: rows with the contract fields, per-kind
+ * sums over fault windows, violations counted per kind active during them
+ * (or, with none active, as the "after" of the window that ended last),
+ * n/a kinds of a compare variant, "-" for fences a lock does not offer,
+ * the same-schedule check, and the text tables.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +53,40 @@ static const char RUN_B[] =
     "\"faults\":[{\"id\":0,\"kind\":\"latency\"}],"
     "\"fault_windows\":[{\"id\":0,\"kind\":\"latency\",\"duration_ms\":2000,\"attempts\":8,"
     "\"grants\":8,\"unknown\":2,\"acquire_p99_ms\":40}],"
+    "\"violations\":[]}";
+
+/* A replicated run with a failover after a pause: a violation inside the
+ * failover window, two begun once a window had ended (the aftermath), one
+ * before any window ended (counted for no kind). */
+static const char RUN_C[] =
+    "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"fail\","
+    "\"interrupted\":false,\"duration_s\":10,"
+    "\"workload\":{\"name\":\"w\",\"duration\":\"10s\","
+    "\"faults\":[{\"kind\":\"pause\"},{\"kind\":\"failover\"}],"
+    "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"redis-single\"},"
+    "\"cluster\":{\"topology\":\"replicated\",\"nodes\":2}},"
+    "\"counts\":{\"grants\":10,\"attempts\":10,\"unknown\":0},"
+    "\"faults\":[{\"id\":0,\"kind\":\"pause\"},{\"id\":1,\"kind\":\"failover\"}],"
+    "\"fault_windows\":["
+    "{\"id\":0,\"kind\":\"pause\",\"start_ms\":1000,\"end_ms\":2000,\"duration_ms\":1000},"
+    "{\"id\":1,\"kind\":\"failover\",\"start_ms\":4000,\"end_ms\":5000,\"duration_ms\":1000}],"
+    "\"violations\":["
+    "{\"class\":\"lock-broken\",\"faults\":[],\"overlap_start_ms\":500},"
+    "{\"class\":\"lock-broken\",\"faults\":[],\"overlap_start_ms\":2500},"
+    "{\"class\":\"lock-broken\",\"faults\":[1],\"overlap_start_ms\":4500},"
+    "{\"class\":\"stale-holder\",\"faults\":[],\"overlap_start_ms\":6000}]}";
+
+/* The same workload on one independent node, its failover left out. */
+static const char RUN_D[] =
+    "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"pass\","
+    "\"interrupted\":false,\"duration_s\":10,"
+    "\"workload\":{\"name\":\"w\",\"duration\":\"10s\",\"faults\":[{\"kind\":\"pause\"}],"
+    "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"redis-single\"},"
+    "\"cluster\":{\"topology\":\"independent\",\"nodes\":1}},"
+    "\"counts\":{\"grants\":10,\"attempts\":10,\"unknown\":0},"
+    "\"faults\":[{\"id\":0,\"kind\":\"pause\"}],"
+    "\"fault_windows\":["
+    "{\"id\":0,\"kind\":\"pause\",\"start_ms\":1000,\"end_ms\":2000,\"duration_ms\":1000}],"
     "\"violations\":[]}";
 
 /* Contract: dir/result.json with text; returns the directory (static buffer per call site). */
@@ -160,11 +194,59 @@ static void test_errors(void)
     CHECK(compare_build(dirs, 0, NULL, &doc, &err) == LS_EUSAGE);
 }
 
+/* A kind a variant left out is n/a with its reason, and does not make the
+ * schedules differ; a violation with no fault active counts as the
+ * aftermath of the window that ended last before it. */
+static void test_na_and_after(void)
+{
+    char c[4096], d[4096];
+    write_run("repl", RUN_C, c, sizeof(c));
+    write_run("single", RUN_D, d, sizeof(d));
+    const char *dirs[] = {c, d};
+    struct compare_na na[] = {{1, "failover", "no replica to promote"}};
+    struct json *doc = NULL;
+    struct ls_err err = {0};
+    REQUIRE(compare_build_na(dirs, 2, NULL, na, 1, &doc, &err) == 0);
+    const struct json *same = json_obj_get(doc, "same_schedule");
+    CHECK(same && same->type == JSON_BOOL && same->i == 1);
+    const struct json *p = json_path(doc, "runs[0].by_fault.pause");
+    const struct json *f = json_path(doc, "runs[0].by_fault.failover");
+    REQUIRE(p && f);
+    CHECK_INT(json_get_int(p, "lock_broken", -1), 0);
+    CHECK_INT(json_get_int(p, "after_lock_broken", -1), 1);
+    CHECK_INT(json_get_int(p, "after_stale_holder", -1), 0);
+    CHECK_INT(json_get_int(f, "lock_broken", -1), 1);
+    CHECK_INT(json_get_int(f, "after_stale_holder", -1), 1);
+    CHECK_INT(json_get_int(f, "after_lock_broken", -1), 0);
+    CHECK_STR(json_get_str(json_path(doc, "runs[1].by_fault.failover"), "not_applicable", ""),
+              "no replica to promote");
+    CHECK(json_path(doc, "runs[1].by_fault.pause") != NULL);
+    const struct json *k = json_obj_get(doc, "fault_kinds");
+    CHECK(k && k->n == 2);
+    struct strbuf sb = STRBUF_INIT;
+    render_compare_text(doc, &sb);
+    const char *t = sb_cstr(&sb);
+    CHECKF(strstr(t, "| failover") && strstr(t, "after"), "%s", t);
+    CHECKF(strstr(t, "n/a: single, failover: no replica to promote\n") != NULL, "%s", t);
+    CHECKF(strstr(t, "   n/a") != NULL, "%s", t);
+    CHECKF(strstr(t, "same seed, workers and fault schedule") != NULL, "%s", t);
+    sb_free(&sb);
+    json_free(doc);
+
+    /* without the n/a mark the schedules differ, and the group is "-" */
+    REQUIRE(compare_build(dirs, 2, NULL, &doc, &err) == 0);
+    same = json_obj_get(doc, "same_schedule");
+    CHECK(same && same->type == JSON_BOOL && same->i == 0);
+    CHECK(json_path(doc, "runs[1].by_fault.failover") == NULL);
+    json_free(doc);
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
     RUN(test_rows_and_kinds);
     RUN(test_errors);
+    RUN(test_na_and_after);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();

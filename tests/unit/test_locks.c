@@ -3,7 +3,10 @@
  * redis-server started in a temp directory: grants, busy, release and
  * stale release, renew, TTLs, fences, NOSCRIPT fallback, unknown outcome
  * under SIGSTOP, connect refused, and each negative control's bug made to
- * happen on purpose (stolen DEL, TTL-less gap, check-then-set race).
+ * happen on purpose (stolen DEL, TTL-less gap, check-then-set race). The
+ * node requires a password (as a run's nodes do): every lock authenticates;
+ * a wrong one is a failed connect; a release after a node restart
+ * reconnects instead of failing.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -86,6 +89,7 @@ static void tl_open(struct tlock *t, const char *impl, int64_t ttl, int fencing,
     memset(t, 0, sizeof(*t));
     snprintf(t->n.host, sizeof(t->n.host), "%s", node.host);
     t->n.port = node.port;
+    snprintf(t->n.password, sizeof(t->n.password), "%s", node.password);
     t->opt.timeout = timeout ? timeout : 200 * LS_NS_PER_MS;
     t->opt.gap = gap;
     t->cfg.nodes = &t->n;
@@ -583,27 +587,102 @@ static void test_refused(void)
     lock_close(&a.lk);
 }
 
+/* Contract: (re)open the admin connection to the fixture node; 0 or -1. */
+static int admin_connect(void)
+{
+    if (adm)
+        redisFree(adm);
+    struct timeval tv = {2, 0};
+    adm = node_connect(&node, tv);
+    if (!adm || adm->err)
+        return -1;
+    redisSetTimeout(adm, tv);
+    return 0;
+}
+
+/* The node refuses a client without the password, and a lock with a wrong
+ * one fails to connect (nothing sent), saying AUTH. */
+static void test_password(void)
+{
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout(node.host, node.port, tv);
+    REQUIRE(c && !c->err);
+    redisReply *r = redisCommand(c, "GET lockstorm:r0");
+    CHECKF(r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0, "%s",
+           r && r->str ? r->str : "no reply");
+    freeReplyObject(r);
+    redisFree(c);
+    /* (every other test here authenticates: the fixture node has a password) */
+    struct tlock t;
+    tl_open(&t, "redis-single", 5 * LS_NS_PER_S, 1, 0, 0);
+    REQUIRE_OPEN(t);
+    snprintf(((struct rsingle *)t.lk.ctx)->conn.password, LS_PASSWORD_MAX, "wrong");
+    rconn_close(&((struct rsingle *)t.lk.ctx)->conn);
+    struct grant g;
+    int ek;
+    grant_init(&g, 2, "tok-password-02");
+    int o = acq(&t, &g, &ek);
+    CHECKF(o == LOCK_FAIL && ek == EVE_CONN, "wrong password: %d/%d", o, ek);
+    CHECKF(strstr(((struct rsingle *)t.lk.ctx)->conn.errstr, "AUTH") != NULL, "%s",
+           ((struct rsingle *)t.lk.ctx)->conn.errstr);
+    lock_close(&t.lk);
+}
+
+/* A node restart breaks the lock's idle connection: the release after it
+ * notices (rconn_stale), reconnects and reaches the new node, instead of
+ * failing once with an unknown outcome. */
+static void test_restart(void)
+{
+    struct tlock t;
+    tl_open(&t, "redis-single", 5 * LS_NS_PER_S, 1, 0, 0);
+    REQUIRE_OPEN(t);
+    struct rconn *conn = &((struct rsingle *)t.lk.ctx)->conn;
+    struct grant g;
+    int ek;
+    grant_init(&g, 3, "tok-restart-0001");
+    CHECK(acq(&t, &g, &ek) == LOCK_OK);
+    uint64_t connects = conn->connects;
+    CHECK(!rconn_stale(conn));
+    struct ls_err err = {0};
+    REQUIRE(node_kill(&node, SIGKILL, 5 * LS_NS_PER_S, NULL, &err) == 0);
+    int64_t until = ls_now_ns() + 5 * LS_NS_PER_S; /* the FIN of the dead node, bounded */
+    while (!rconn_stale(conn) && ls_now_ns() < until)
+        ls_sleep_ns(LS_NS_PER_MS);
+    CHECK(rconn_stale(conn));
+    int rc = node_restart(&node, 10 * LS_NS_PER_S, &err);
+    REQUIRE(rc == 0);
+    REQUIRE(admin_connect() == 0);
+    /* no persistence: the grant is gone with the old process, so the
+     * release reaches the new node and finds nothing of it */
+    int o = rel(&t, &g);
+    CHECKF(o == LOCK_NOT_OWNER, "release after a restart: %d (%s)", o, conn->errstr);
+    CHECKF(conn->connects == connects + 1, "%llu connects, wanted %llu",
+           (unsigned long long)conn->connects, (unsigned long long)connects + 1);
+    grant_init(&g, 3, "tok-restart-0002");
+    CHECK(acq(&t, &g, &ek) == LOCK_OK);
+    CHECK(rel(&t, &g) == LOCK_OK);
+    lock_close(&t.lk);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     char *dir = t_tmpdir();
     struct ls_err err = {0};
-    if (node_start(&node, dir, "locks", PERSIST_NONE, &err) < 0) {
+    if (ls_password_new(node.password, sizeof(node.password), &err) < 0 ||
+        node_start(&node, dir, "locks", PERSIST_NONE, &err) < 0) {
         fprintf(stderr, "cannot start redis-server: %s\n", err.msg);
         t_rmdir(dir);
         free(dir);
         return 1;
     }
-    struct timeval tv = {2, 0};
-    adm = redisConnectWithTimeout(node.host, node.port, tv);
-    if (!adm || adm->err) {
+    if (admin_connect() < 0) {
         fprintf(stderr, "admin connection failed\n");
         node_stop(&node);
         t_rmdir(dir);
         free(dir);
         return 1;
     }
-    redisSetTimeout(adm, tv);
 
     RUN(test_registry);
     RUN(test_options);
@@ -613,6 +692,8 @@ int main(void)
     RUN(test_setnx_gap);
     RUN(test_get_set_race);
     RUN(test_unknown);
+    RUN(test_password);
+    RUN(test_restart);
     RUN(test_refused);
 
     redisFree(adm);

@@ -6,7 +6,10 @@
  * (existing connections reset, new ones refused until heal), one link cut
  * leaving its neighbours alone, bandwidth, slicer, backpressure, rule
  * composition, and a clean stop. Two proxy "nodes" point at the same
- * redis-server so links differ only by listener.
+ * redis-server so links differ only by listener. Also: a node with a
+ * password, reached by a client that sends none, through a proxy that
+ * authenticates for it (its AUTH and +OK never reach the client or the
+ * byte counts; a refused AUTH resets the connection and is logged).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -28,6 +31,7 @@
 #include "locks/lock.h"
 #include "tests/unit/testing.h"
 #include "util/rng.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define NW 2
@@ -37,6 +41,7 @@ static struct node_proc node;
 static struct proxy *px;
 static redisContext *adm;   /* direct to the node */
 static int next_id = 100;
+static char *tmpdir;
 
 static redisContext *conn_to(const char *host, int port, int64_t timeout_ms)
 {
@@ -182,7 +187,7 @@ static int64_t acquire_median(const struct lock_node *n, int rounds)
 /* The benchmark: acquire p50 through the idle proxy vs direct. */
 static void test_idle_acquire(void)
 {
-    struct lock_node direct;
+    struct lock_node direct = {0};
     snprintf(direct.host, sizeof(direct.host), "%s", node.host);
     direct.port = node.port;
     int64_t md = 0, mp = 0;
@@ -621,10 +626,87 @@ static void test_stop(void)
     CHECK(kill(pid, 0) < 0 && errno == ESRCH);
 }
 
+/* The proxy's AUTH: node 0 of a second proxy has the node's password,
+ * node 1 a wrong one; the client sends no AUTH either way. */
+static void test_auth(void)
+{
+    struct node_proc pn;
+    memset(&pn, 0, sizeof(pn));
+    struct ls_err err = {0};
+    REQUIRE(ls_password_new(pn.password, sizeof(pn.password), &err) == 0);
+    REQUIRE(node_start(&pn, tmpdir, "proxy-auth", PERSIST_NONE, &err) == 0);
+    struct lock_node up[2];
+    memset(up, 0, sizeof(up));
+    for (int n = 0; n < 2; n++) {
+        snprintf(up[n].host, sizeof(up[n].host), "%s", pn.host);
+        up[n].port = pn.port;
+    }
+    snprintf(up[0].password, sizeof(up[0].password), "%s", pn.password);
+    snprintf(up[1].password, sizeof(up[1].password), "not-the-password");
+    char log[4096];
+    snprintf(log, sizeof(log), "%s/proxy-auth.log", tmpdir);
+    struct proxy_config cfg = {.nworkers = 1, .nnodes = 2, .nodes = up, .log_path = log, .seed = 1};
+    struct proxy *ap = NULL;
+    if (proxy_start(&cfg, &ap, &err) < 0) {
+        CHECKF(0, "proxy: %s", err.msg);
+        node_stop(&pn);
+        return;
+    }
+    const struct lock_node *l = proxy_worker_nodes(ap, 0);
+    CHECK(l[0].password[0] == '\0'); /* clients of the proxy need none */
+    redisContext *direct = conn_to(pn.host, pn.port, 2000);
+    redisReply *r = direct ? redisCommand(direct, "PING") : NULL;
+    CHECKF(r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0,
+           "a direct client without AUTH: %s", r && r->str ? r->str : "no reply");
+    freeReplyObject(r);
+    redisContext *c = conn_to(l[0].host, l[0].port, 2000);
+    CHECK(ping_ok(c));
+    r = c ? redisCommand(c, "SET k v") : NULL;
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = c ? redisCommand(c, "GET k") : NULL;
+    CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "v") == 0);
+    freeReplyObject(r);
+    struct proxy_link_stats ls;
+    /* the client's bytes only: PING, SET k v, GET k; +PONG, +OK, $1 v (the
+     * proxy counts a write after it, so the last may lag the reply: polled) */
+    uint64_t sent = 14 + 27 + 20, got = 7 + 5 + 7;
+    int64_t until = ls_now_ns() + 2 * LS_NS_PER_S;
+    for (;;) {
+        proxy_link_stats(ap, 0, 0, &ls);
+        if ((ls.bytes[PROXY_TO_NODE] >= sent && ls.bytes[PROXY_FROM_NODE] >= got) ||
+            ls_now_ns() >= until)
+            break;
+        ls_sleep_ns(LS_NS_PER_MS);
+    }
+    CHECKF(ls.bytes[PROXY_TO_NODE] == sent && ls.bytes[PROXY_FROM_NODE] == got,
+           "bytes to the node %llu (want %llu), from it %llu (want %llu)",
+           (unsigned long long)ls.bytes[PROXY_TO_NODE], (unsigned long long)sent,
+           (unsigned long long)ls.bytes[PROXY_FROM_NODE], (unsigned long long)got);
+    if (c)
+        redisFree(c);
+    c = conn_to(l[1].host, l[1].port, 2000); /* the wrong password: reset, never NOAUTH */
+    r = c && !c->err ? redisCommand(c, "PING") : NULL;
+    CHECKF(!r, "a refused AUTH answered the client: %s", r && r->str ? r->str : "");
+    freeReplyObject(r);
+    if (c)
+        redisFree(c);
+    proxy_stop(ap);
+    struct strbuf sb = STRBUF_INIT;
+    CHECK(sb_read_file(&sb, log) == 0);
+    CHECKF(strstr(sb_cstr(&sb), "refused the proxy's AUTH") != NULL, "%s", sb_cstr(&sb));
+    CHECK(strstr(sb_cstr(&sb), pn.password) == NULL && !strstr(sb_cstr(&sb), "not-the-password"));
+    sb_free(&sb);
+    if (direct)
+        redisFree(direct);
+    node_stop(&pn);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     char *dir = t_tmpdir();
+    tmpdir = dir;
     struct ls_err err = {0};
     if (node_start(&node, dir, "proxy", PERSIST_NONE, &err) < 0) {
         fprintf(stderr, "cannot start redis-server: %s\n", err.msg);
@@ -634,6 +716,7 @@ int main(void)
     }
     /* the proxy is forked before any connection is open, so it holds none */
     struct lock_node up[NN];
+    memset(up, 0, sizeof(up));
     for (int n = 0; n < NN; n++) {
         snprintf(up[n].host, sizeof(up[n].host), "%s", node.host);
         up[n].port = node.port;
@@ -662,6 +745,7 @@ int main(void)
     RUN(test_slicer);
     RUN(test_backpressure);
     RUN(test_compose);
+    RUN(test_auth);
     RUN(test_stop);
 
     if (px)

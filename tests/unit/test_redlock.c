@@ -146,8 +146,21 @@ static void defaults(struct redlock_options *o)
     CHECKF(rc == 0, "%s", err.msg);
 }
 
+/* The per-node timeout of the tests that are not about timeouts: the
+ * default 50 ms turns a reply delayed by a loaded machine into an unknown
+ * outcome (seen: 2-6 per run with four builds running). A node that does
+ * not answer in 2 s is broken, not slow. */
+#define ROBUST_TIMEOUT (2 * LS_NS_PER_S)
+
+/* Default options of redlock with node_timeout ROBUST_TIMEOUT. */
+static void robust(struct redlock_options *o)
+{
+    defaults(o);
+    o->node_timeout = ROBUST_TIMEOUT;
+}
+
 /* Open redlock on the fixture nodes idx[0..n) (DEAD = the refusing port)
- * with options o (NULL = defaults). */
+ * with options o (NULL = robust()). */
 static void tl_open(struct tl *t, const int *idx, int n, int64_t ttl, int fencing,
                     const struct redlock_options *o)
 {
@@ -159,7 +172,7 @@ static void tl_open(struct tl *t, const int *idx, int n, int64_t ttl, int fencin
     if (o)
         t->opt = *o;
     else
-        defaults(&t->opt);
+        robust(&t->opt);
     t->cfg.nodes = t->n;
     t->cfg.nnodes = n;
     t->cfg.worker = 3;
@@ -425,12 +438,15 @@ static void test_busy(void)
     lock_close(&t.lk);
 }
 
-/* 5 nodes, 2 paused: granted in about one node_timeout (the round is
- * concurrent); 3 paused: not granted, and the 2 reachable keys are gone. */
+/* 5 nodes, 2 paused: granted in one node_timeout, not one per paused node
+ * (the round is concurrent); 3 paused: not granted, and the 2 reachable
+ * keys are gone. node_timeout 500 ms: the live nodes answer within it on a
+ * loaded machine, and the bounds (one round < 2 timeouts) stay far from a
+ * sequential round's. */
 static void test_paused_nodes(void)
 {
     flush_all();
-    const int64_t nt = 100 * LS_NS_PER_MS;
+    const int64_t nt = 500 * LS_NS_PER_MS;
     struct redlock_options o;
     defaults(&o);
     o.node_timeout = nt;
@@ -450,10 +466,10 @@ static void test_paused_nodes(void)
     int out = acq(&t, &g, &ek);
     int64_t took = ls_now_ns() - t0;
     CHECKF(out == LOCK_OK, "2 of 5 paused: %d/%d", out, ek);
-    /* concurrent: about one node_timeout, not one per paused node */
-    CHECKF(took >= nt - 5 * LS_NS_PER_MS && took < nt + 60 * LS_NS_PER_MS, "took %lld ms",
+    /* concurrent: one node_timeout, not one per paused node (2 x nt) */
+    CHECKF(took >= nt - 5 * LS_NS_PER_MS && took < 2 * nt, "took %lld ms",
            (long long)(took / LS_NS_PER_MS));
-    printf("# acquire with 2 of 5 nodes paused, node_timeout 100ms: %.1f ms\n",
+    printf("# acquire with 2 of 5 nodes paused, node_timeout 500ms: %.1f ms\n",
            (double)took / 1e6);
     CHECK(g.validity_ns == 3 * LS_NS_PER_S - redlock_drift(3 * LS_NS_PER_S, 0.01));
     for (int i = 0; i < 3; i++)
@@ -463,7 +479,7 @@ static void test_paused_nodes(void)
     out = rel(&t, &g, &ek);
     took = ls_now_ns() - t0;
     CHECKF(out == LOCK_OK, "release with 2 of 5 paused: %d/%d", out, ek);
-    CHECKF(took < nt + 60 * LS_NS_PER_MS, "release took %lld ms", (long long)(took / LS_NS_PER_MS));
+    CHECKF(took < 2 * nt, "release took %lld ms", (long long)(took / LS_NS_PER_MS));
     for (int i = 0; i < 3; i++)
         CHECK_INT(admin_int(i, "EXISTS %s", "lockstorm:r2"), 0);
 
@@ -478,7 +494,8 @@ static void test_paused_nodes(void)
     /* unlock-on-failure: the reachable nodes had granted, and are clean */
     CHECK_INT(admin_int(0, "EXISTS %s", "lockstorm:r2"), 0);
     CHECK_INT(admin_int(1, "EXISTS %s", "lockstorm:r2"), 0);
-    CHECKF(took < 2 * nt + 80 * LS_NS_PER_MS, "took %lld ms (acquire + unlock rounds)",
+    /* an acquire round and an unlock round, each one timeout (per node: 6) */
+    CHECKF(took < 3 * nt, "took %lld ms (acquire + unlock rounds)",
            (long long)(took / LS_NS_PER_MS));
     printf("# failed acquire with 3 of 5 paused (acquire + unlock rounds): %.1f ms\n",
            (double)took / 1e6);
@@ -581,9 +598,10 @@ static void test_no_validity(void)
     REQUIRE_OPEN(t);
     struct grant g;
     int ek;
-    /* without faults, a 5ms lease is granted with what is left of it */
+    /* without faults, a 5ms lease is granted with what is left of it (200
+     * tries: a loaded machine may leave none of the 5 ms in many of them) */
     int granted = 0;
-    for (int k = 0; k < 20; k++) {
+    for (int k = 0; k < 200 && granted < 3; k++) {
         grant_init(&g, 7, "tok-tiny-0000001");
         int out = acq(&t, &g, &ek);
         if (out == LOCK_OK) {
@@ -592,7 +610,7 @@ static void test_no_validity(void)
             rel(&t, &g, &ek);
         }
     }
-    CHECKF(granted > 0, "no 5ms lease granted in 20 tries");
+    CHECKF(granted > 0, "no 5ms lease granted in 200 tries");
     /* a slow node (paused) makes the round take node_timeout > ttl: the two
      * others grant, but no validity is left */
     REQUIRE(pause_node(2) == 0);
@@ -608,7 +626,7 @@ static void test_no_validity(void)
 
     /* a TTL at the drift floor: a quorum grants but it is never returned;
      * definite failure (timeout), every key deleted again */
-    o.node_timeout = 200 * LS_NS_PER_MS;
+    o.node_timeout = ROBUST_TIMEOUT;
     tl_open(&t, first3, 3, 2 * LS_NS_PER_MS, 0, &o);
     REQUIRE_OPEN(t);
     grant_init(&g, 8, "tok-floor-000001");
@@ -627,7 +645,7 @@ static void test_fences(void)
     struct redlock_options o;
     defaults(&o);
     o.fencing = REDLOCK_FENCE_MAX_OF_QUORUM;
-    o.node_timeout = 100 * LS_NS_PER_MS;
+    o.node_timeout = LS_NS_PER_S; /* node 0 paused below: a round waits this long */
     struct tl t;
     tl_open(&t, first3, 3, 2 * LS_NS_PER_S, 1, &o);
     REQUIRE_OPEN(t);
@@ -671,7 +689,7 @@ static void test_unsafe_quorum(void)
 {
     flush_all();
     struct redlock_options o;
-    defaults(&o);
+    robust(&o);
     o.quorum = 1;
     o.unsafe = 1;
     struct tl t;
@@ -720,7 +738,7 @@ static void test_realtime_and_speed(void)
 {
     flush_all();
     struct redlock_options o;
-    defaults(&o);
+    robust(&o);
     o.clock = REDLOCK_CLOCK_REALTIME;
     struct tl t;
     tl_open(&t, all5, NN, 2 * LS_NS_PER_S, 0, &o);
@@ -767,6 +785,7 @@ int main(void)
     }
     /* a port that refuses: a node started and stopped again */
     struct node_proc gone;
+    memset(&gone, 0, sizeof(gone));
     if (node_start(&gone, dir, "rl-gone", PERSIST_NONE, &err) < 0) {
         fprintf(stderr, "cannot start redis-server: %s\n", err.msg);
         goto out;

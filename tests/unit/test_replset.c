@@ -56,7 +56,7 @@ static int setup(struct fixture *f, const char *yaml)
     snprintf(f->r.dir, sizeof(f->r.dir), "%s", f->dir);
     sigemptyset(&f->r.sigs);
     int rc = cluster_start(&f->r.cluster, f->dir, (int)f->w->cluster.nodes, PERSIST_NONE, 0, NULL,
-                           NULL, &err);
+                           NULL, NULL, &err);
     if (rc == 0)
         rc = replset_start(&f->r, &err);
     if (rc != 0) {

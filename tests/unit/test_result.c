@@ -514,6 +514,8 @@ static void test_json_load_file(void)
     sb_free(&raw);
     sb_free(&sb);
     json_free(r);
+    t_rmdir(dir);
+    free(dir);
 }
 
 /* ---- expectations, verdict, exit code ------------------------------------- */

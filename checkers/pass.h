@@ -1,0 +1,57 @@
+/*
+ * pass.h: the checkers' one pass over a history (docs/performance.md
+ * "Checker"). A k-way merge of the per-worker logs (each already in time
+ * order: merged, never sorted) delivers every record once, in (time, worker
+ * index) order with each worker's own order kept, to every consumer; each
+ * consumer keeps state bounded by workers, resources, open holds and
+ * pending violations, never by the history's length. The mapped logs'
+ * pages are dropped behind the cursors, so RSS does not grow either.
+ */
+#ifndef LS_PASS_H
+#define LS_PASS_H
+
+#include "checkers/check.h"
+#include "checkers/history.h"
+
+/* One consumer of the pass. wi is the index into h->w. */
+#define PASS_TYPE(t) (1u << (t))
+struct pass_ops {
+    const char *name;
+    /* The record types it wants, bit (1 << type); 0: all. */
+    uint32_t types;
+    void (*event)(void *st, int wi, const struct ev_rec *r);
+    /* After worker wi's last record (called at that record's place in the
+     * merged order; also for a worker without records, first). May be NULL. */
+    void (*worker_end)(void *st, int wi);
+    /* After the last record of all. May be NULL. */
+    void (*end)(void *st);
+};
+
+struct pass_consumer {
+    const struct pass_ops *ops;
+    void *st;
+};
+
+/* Contract: feed every record of h to the n consumers c, in merged order,
+ * checking the records of unverified logs (history.h) on the way. Returns
+ * 0, or -1 when one of those was bad: the consumers saw part of the history
+ * only (discard them, history_reload(h), and pass again). */
+int pass_run(const struct history *h, const struct pass_consumer *c, int n);
+
+/* A checker as a consumer of the pass: init makes its state (it may add
+ * placeholders to res), the pass feeds it, finish writes its sections of
+ * res, frees the state and returns its verdict. */
+struct checker_def {
+    struct pass_ops ops;
+    void *(*init)(const struct history *h, const struct check_params *p, struct json *res);
+    int (*finish)(void *st, struct json *res);
+};
+
+extern const struct checker_def mutex_checker, fencing_checker, liveness_checker,
+    stats_checker, windows_checker;
+
+/* Contract: run one checker alone: its own pass over h (check_mutex etc.). */
+int checker_run_one(const struct checker_def *d, const struct history *h,
+                    const struct check_params *p, struct json *res);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * reaper.h: the run's last word on its workers' process groups. An
+ * adapter's own children (a grandchild of the harness: a library's helper
+ * process, a shell an adapter runs) have no death signal; they are in the
+ * worker's process group, which outlives the worker while they live. The
+ * reaper is a small process forked before the workers, in its own process
+ * group, without a death signal: it waits for the harness to close its
+ * pipe -- at the end of the teardown, or by dying, SIGKILL included (the
+ * kernel closes it then) -- and SIGKILLs every worker's process group (the
+ * pgids the workers wrote into shm, every epoch's latest), then exits.
+ */
+#ifndef LS_REAPER_H
+#define LS_REAPER_H
+
+#include <sys/types.h>
+
+#include "util/err.h"
+
+struct shm;
+
+struct reaper {
+    pid_t pid;    /* 0: not started */
+    int fd;       /* write end of its pipe (close-on-exec); meaningful while pid > 0 */
+};
+
+/* Fork the reaper over shm's workers (shm borrowed: the child has its own
+ * mapping of it). Returns 0 with rp filled, or LS_EENV with err set. */
+int reaper_start(struct reaper *rp, struct shm *shm, struct ls_err *err);
+/* Let it act now (after the workers stopped): close the pipe, wait up to
+ * 2 s for it to exit (then SIGKILL it) and reap it. Accepts a zeroed rp
+ * (does nothing) and is idempotent. */
+void reaper_stop(struct reaper *rp);
+
+#endif

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Processes an adapter starts itself (grandchildren of the harness, with no
+# death signal of their own) die with the run (docs/reliability.md "Nothing
+# left behind"): the fixture adapter tests/fixtures/spawning_adapter.py
+# starts a process that ignores SIGTERM, SIGHUP and SIGINT and sleeps 300 s.
+# After a normal run, and within 2 s of a SIGKILL of the harness mid-run,
+# that process is gone (the reaper kills the workers' process groups,
+# harness/reaper.h). The grandchild is seen alive first, so the test can fail.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null || { fail "python3 is needed for the fixture adapter"; t_finish; }
+FIX=$SRC/tests/fixtures/spawning_adapter.py
+
+# alive PID: a live process (a zombie is dead: nobody may reap it in a container)
+alive() { [ -r "/proc/$1/stat" ] && ! grep -qs '^[0-9]* ([^)]*) Z' "/proc/$1/stat"; }
+# all_gone PIDFILE: no pid of the file is alive
+all_gone() { local p; for p in $(cat "$1"); do alive "$p" && return 1; done; return 0; }
+# any_alive PIDFILE: some pid of the file is alive
+any_alive() { local p; for p in $(cat "$1" 2>/dev/null); do alive "$p" && return 0; done; return 1; }
+
+wl() { # wl PIDFILE DURATION
+    cat <<YAML
+name: grandchild
+duration: $2
+cluster: {nodes: 1}
+lock:
+  impl: external
+  ttl: 1s
+  options: {command: [python3, "$FIX", "$1"]}
+workers: {count: 1, resources: 1, hold: {dist: uniform, min: 5ms, max: 20ms}, think: 5ms}
+YAML
+}
+
+# ---- a normal end ----
+pf=$T_TMP/normal.pids
+: >"$pf"
+wl "$pf" 1500ms >"$T_TMP/normal.yaml"
+d=$T_TMP/normal
+"$LS" run "$T_TMP/normal.yaml" --out "$d" --quiet >"$d.stdout" 2>"$d.stderr" &
+pid=$!
+check "the adapter started its own process, alive during the run" wait_for 20 any_alive "$pf"
+set +e; wait "$pid"; rc=$?; set -e
+check "normal run: exit 0 ($rc; $(tail -c 300 "$d.stderr"))" [ "$rc" -eq 0 ]
+expect_val "$d" counts.grants ">" 5
+check "normal run: the adapter's own process is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" \
+    wait_for 2 all_gone "$pf"
+t_no_leftovers "$d"
+
+# ---- the harness SIGKILLed mid-run ----
+pf=$T_TMP/killed.pids
+: >"$pf"
+wl "$pf" 30s >"$T_TMP/killed.yaml"
+d=$T_TMP/killed
+setsid "$LS" run "$T_TMP/killed.yaml" --out "$d" --quiet >"$d.stdout" 2>"$d.stderr" &
+pid=$!
+check "killed run: the adapter's own process is alive" wait_for 20 any_alive "$pf"
+check "killed run: the run has begun" wait_for 20 grep -qs '"go_ms"\|"workers"' "$d/run.json"
+sid=$(awk '{print $6}' "/proc/$pid/stat" 2>/dev/null || echo "")
+procs=$(session_procs "$sid")
+ports=$(listen_ports $procs)
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+check "killed run: the adapter's own process is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" \
+    wait_for 2 all_gone "$pf"
+t_no_session_leftovers "$sid" "killed run" $ports
+t_finish
