@@ -25,6 +25,7 @@
 #include "locks/adapter.h"
 #include "util/json.h"
 #include "util/timeutil.h"
+#include "util/secret.h"
 
 #define REQ_TIMEOUT (2 * LS_NS_PER_S)
 #define RES_LEN 64
@@ -438,7 +439,15 @@ int adapter_test_main(int argc, char **argv)
     memset(&cl, 0, sizeof(cl));
     struct ls_err err = {0};
     int code = 0;
-    if (cluster_start(&cl, dir, nnodes, PERSIST_NONE, 0, NULL, NULL, NULL, &err) < 0) {
+    /* the scratch nodes are protected like a run's (docs/reliability.md
+     * "Security"); the adapter never needs the password: the proxy
+     * authenticates its connections */
+    char pw[LS_PASSWORD_MAX];
+    int rc = ls_password_new(pw, sizeof(pw), &err);
+    if (rc == 0)
+        rc = cluster_start(&cl, dir, nnodes, PERSIST_NONE, 0, pw, NULL, NULL, &err);
+    ls_wipe(pw, sizeof(pw));
+    if (rc < 0) {
         fprintf(stderr, "lockstorm: adapter-test: %s\n", err.msg);
         code = 3;
         goto out;
@@ -448,12 +457,15 @@ int adapter_test_main(int argc, char **argv)
     for (int n = 0; n < nnodes; n++) {
         snprintf(nodes[n].host, sizeof(nodes[n].host), "%s", cl.nodes[n].host);
         nodes[n].port = cl.nodes[n].port;
+        memcpy(nodes[n].password, cl.nodes[n].password, sizeof(nodes[n].password));
     }
     char plog[600];
     snprintf(plog, sizeof(plog), "%s/proxy.log", dir);
     struct proxy_config pc = {.nworkers = 1, .nnodes = nnodes, .nodes = nodes, .log_path = plog,
                               .seed = 1};
-    if (proxy_start(&pc, &t.px, &err) < 0) {
+    rc = proxy_start(&pc, &t.px, &err);
+    ls_wipe(nodes, sizeof(nodes)); /* the proxy process has its copy */
+    if (rc < 0) {
         fprintf(stderr, "lockstorm: adapter-test: %s\n", err.msg);
         code = 3;
         goto out;
