@@ -475,7 +475,7 @@ int adapter_test_main(int argc, char **argv)
     snprintf(logp, sizeof(logp), "%s/adapter.log", dir);
     struct adapter_config ac = {.argv = cmd, .stderr_path = errp, .log_path = logp, .worker = 0,
                                 .nodes = proxy_worker_nodes(t.px, 0), .nnodes = nnodes,
-                                .options_json = options};
+                                .options_json = options, .own_group = 1};
     printf("adapter-test: %s on %d node%s (scratch directory %s)\n", cmd[0], nnodes,
            nnodes == 1 ? "" : "s", dir);
     int64_t t0 = ls_now_ns();

@@ -174,6 +174,8 @@ static int spawn(struct adapter *a, struct ls_err *err)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(127);
+        if (a->cfg.own_group)
+            setpgid(0, 0);
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(errfd, 2);
@@ -208,6 +210,10 @@ static int spawn(struct adapter *a, struct ls_err *err)
     fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
     fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
     a->pid = pid;
+    if (a->cfg.own_group) {
+        setpgid(pid, pid); /* as the child does: whichever runs first */
+        a->group = pid;
+    }
     a->to_fd = in[1];
     a->from_fd = out[0];
     a->exit_text[0] = '\0';
@@ -623,6 +629,13 @@ void adapter_close(struct adapter *a)
             }
         }
         logf_(a, "adapter stopped (%s)", a->exit_text);
+    }
+    if (a->group > 0) {
+        /* the leader is reaped; its group lives on (and its id cannot be
+         * reused) while anything it started is in it */
+        if (kill(-a->group, SIGKILL) == 0)
+            logf_(a, "killed what the adapter left in its process group %d", (int)a->group);
+        a->group = 0;
     }
     close_fds(a);
     aproto_lines_free(&a->lines);

@@ -45,6 +45,12 @@ struct adapter_config {
      * offending line quoted ("" when none); NULL: none */
     void (*on_proto_error)(void *ctx, const char *what, const char *quoted);
     void *on_proto_error_ctx;
+    /* 0 (a run): the adapter joins the caller's process group, so a pause
+     * or kill of the worker reaches it and the reaper's kill of the
+     * worker's group ends whatever it started. 1 (adapter-test, which has
+     * no worker): the adapter leads a group of its own, SIGKILLed by
+     * adapter_close once the adapter is gone, so what it started dies too */
+    int own_group;
 };
 
 struct adapter_stats {
@@ -71,6 +77,7 @@ struct adapter {
     pthread_mutex_t mu;
     int mu_init;
     pid_t pid;                     /* 0: no process */
+    pid_t group;                   /* own_group: the last adapter's process group, or 0 */
     int to_fd, from_fd;            /* its stdin (we write), its stdout (we read); -1 closed */
     int alive;                     /* handshake done and no exit noticed since */
     int exit_pending;              /* an exit noticed, not yet reported by wait_event */

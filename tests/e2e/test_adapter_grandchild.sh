@@ -6,6 +6,8 @@
 # After a normal run, and within 2 s of a SIGKILL of the harness mid-run,
 # that process is gone (the reaper kills the workers' process groups,
 # harness/reaper.h). The grandchild is seen alive first, so the test can fail.
+# `lockstorm adapter-test` (no worker, no reaper) gives the adapter a process
+# group of its own and kills it at the end: the grandchild is gone there too.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -64,4 +66,17 @@ wait "$pid" 2>/dev/null || true
 check "killed run: the adapter's own process is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" \
     wait_for 2 all_gone "$pf"
 t_no_session_leftovers "$sid" "killed run" $ports
+
+# ---- adapter-test ----
+pf=$T_TMP/at.pids
+: >"$pf"
+set +e
+timeout 120 "$LS" adapter-test -- python3 "$FIX" "$pf" >"$T_TMP/at.out" 2>&1
+rc=$?
+set -e
+check "adapter-test ran the fixture (exit $rc, it speaks the protocol)" \
+    grep -q "^PASS handshake" "$T_TMP/at.out"
+check "adapter-test: the adapter had started its own process" [ -s "$pf" ]
+check "adapter-test: the adapter's own process is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" \
+    wait_for 2 all_gone "$pf"
 t_finish
