@@ -839,9 +839,9 @@ int history_reload(const struct history *ch)
     int rc = load_rundir(h->source, &fresh, 1, &err);
     if (rc) { /* the directory changed under us: go on with what was read */
         history_free(&fresh);
-        history_mark_verified(h);
-        history_warn(h, "event logs: reading them again failed (%s); checked as first read",
-                     err.msg);
+        h->memo->reload_failed = 1;
+        history_warn(h, "event logs: reading them again failed (%s); each log is checked up to "
+                        "its first damaged record", err.msg);
         return rc;
     }
     /* Keep the workload and run.json objects (read from the same files):
@@ -865,6 +865,15 @@ void history_verify(const struct history *h)
             history_reload(h);
             return;
         }
+}
+
+void history_cut(const struct history *ch, int wi, size_t n)
+{
+    struct history *h = ch->memo ? ch->memo->self : NULL;
+    if (h && wi >= 0 && wi < h->nworkers && n < h->w[wi].n) {
+        h->w[wi].n = n;
+        h->w[wi].complete = 0;
+    }
 }
 
 void history_mark_verified(const struct history *ch)

@@ -29,6 +29,8 @@ struct hist_memo {
     struct series_acc *series;  /* owned until taken; NULL none */
     struct history *self;       /* the history this belongs to (for history_reload) */
     int verify_all;             /* load: check every record at once, defer nothing */
+    int reload_failed;          /* history_reload could not read the logs again: a pass
+                                 * cuts a log at its first bad record instead */
 };
 
 struct hist_worker {
@@ -123,6 +125,10 @@ int history_reload(const struct history *h);
 void history_verify(const struct history *h);
 /* After a pass that checked every record: nothing is unverified any more. */
 void history_mark_verified(const struct history *h);
+/* Worker wi's log ends before record n (a damaged record that could not be
+ * read again: memo.reload_failed); the log counts as incomplete. Through
+ * the memo, like history_reload; a hand-made history is left alone. */
+void history_cut(const struct history *h, int wi, size_t n);
 
 /* Drop the resident pages of w's records [from, to) from this process (a
  * mapped log only; the records stay readable, the page cache keeps them).

@@ -52,6 +52,15 @@ static int rec_ok(const struct history *h, const struct ev_rec *r, size_t p, int
            (r->type == EV_CRASH || r->res < h->nres) && r->crc == ev_rec_crc(r);
 }
 
+/* The merge key of a record's time. INT64_MAX marks an exhausted log, so a
+ * record (of a damaged, still unverified log) claiming that time is keyed
+ * just below it: it is still delivered, and rec_ok then rejects it, instead
+ * of silently ending its log and every log sorting after it. */
+static inline int64_t key_of(int64_t t)
+{
+    return t == INT64_MAX ? INT64_MAX - 1 : t;
+}
+
 int pass_run(const struct history *h, const struct pass_consumer *c, int n)
 {
     int rc = 0;
@@ -70,7 +79,7 @@ int pass_run(const struct history *h, const struct pass_consumer *c, int n)
         cur[i] = (struct cursor){INT64_MAX, i};
         if (i < nw && h->w[i].n) {
             history_willneed(&h->w[i], 0, 2 * DROP_EVERY);
-            cur[i].t = h->w[i].ev[0].t;
+            cur[i].t = key_of(h->w[i].ev[0].t);
         }
         else if (i < nw)
             worker_done(c, n, i);
@@ -94,21 +103,28 @@ int pass_run(const struct history *h, const struct pass_consumer *c, int n)
         const struct ev_rec *r = &w->ev[p];
         if (p + PREFETCH_AHEAD < w->n)
             __builtin_prefetch(&w->ev[p + PREFETCH_AHEAD]);
-        if (w->unverified && !rec_ok(h, r, p, p ? w->ev[p - 1].t : INT64_MIN)) {
-            rc = -1;
+        int bad = w->unverified && !rec_ok(h, r, p, p ? w->ev[p - 1].t : INT64_MIN);
+        if (bad && !(h->memo && h->memo->reload_failed)) {
+            rc = -1; /* the caller reloads with every record checked, and starts over */
             break;
         }
-        uint32_t bit = 1u << (r->type & 31);
-        for (int k = 0; k < n; k++)
-            if (mask[k] & bit)
-                c[k].ops->event(c[k].st, wi, r);
-        if (p + 1 - dropped[wi] >= DROP_EVERY) {
-            history_drop(w, dropped[wi], p + 1);
-            dropped[wi] = p + 1;
-            history_willneed(w, p + 1 + DROP_EVERY, p + 1 + 2 * DROP_EVERY);
+        if (!bad) {
+            uint32_t bit = 1u << (r->type & 31);
+            for (int k = 0; k < n; k++)
+                if (mask[k] & bit)
+                    c[k].ops->event(c[k].st, wi, r);
+            if (p + 1 - dropped[wi] >= DROP_EVERY) {
+                history_drop(w, dropped[wi], p + 1);
+                dropped[wi] = p + 1;
+                history_willneed(w, p + 1 + DROP_EVERY, p + 1 + 2 * DROP_EVERY);
+            }
         }
-        if (p + 1 < w->n) {
-            cur[wi].t = w->ev[p + 1].t;
+        /* a bad record that cannot be read again ends its log (the loader
+         * cuts a damaged log there too; history_reload warned) */
+        if (bad)
+            history_cut(h, wi, p);
+        if (!bad && p + 1 < w->n) {
+            cur[wi].t = key_of(w->ev[p + 1].t);
         } else {
             cur[wi].t = INT64_MAX;
             worker_done(c, n, wi);

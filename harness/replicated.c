@@ -450,6 +450,12 @@ static void stop_sentinels(struct replset *rs)
     for (int k = 0; k < rs->nsentinels; k++) {
         proc_stop(rs->sentinels[k].pid, 0, 2 * LS_NS_PER_S);
         rs->sentinels[k].pid = 0;
+        /* a sentinel rewrites its config (with the password) at start and
+         * at each failover, as a new 0644 & ~umask file: 0600 again, so the
+         * run directory can be archived or copied without it (the 0700
+         * directory protected it while the run lasted) */
+        if (rs->sentinels[k].conf[0])
+            chmod(rs->sentinels[k].conf, 0600);
     }
 }
 

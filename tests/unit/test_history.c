@@ -559,6 +559,25 @@ static void test_rundir_deferred(void)
     json_free(r);
     history_free(&h);
 
+    /* the logs cannot be read again (run.json gone after the load): the
+     * damaged log is cut at its bad record, nothing past it reaches a
+     * checker, and the history says why */
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    CHECK_INT(h.w[1].unverified, 1);
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    char saved[8192];
+    snprintf(saved, sizeof(saved), "%s/run.json.saved", dir);
+    REQUIRE(rename(path, saved) == 0);
+    check_params_from(&h, &p);
+    r = check_run(&h, &p);
+    CHECK_INT(h.w[1].n, 1); /* cut before the damaged grant */
+    CHECK_INT(h.w[1].complete, 0);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 0);
+    CHECK(has_warning(r, "reading them again failed"));
+    json_free(r);
+    history_free(&h);
+    REQUIRE(rename(saved, path) == 0);
+
     /* the same directory loaded for export is checked before export */
     REQUIRE(history_load_rundir(dir, &h, &err) == 0);
     char out[8192];
