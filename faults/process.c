@@ -473,9 +473,18 @@ static int restart_node(struct run *r, struct fault_inst *fi, struct ls_err *err
         return rc;
     }
     /* a replicated node gets its runtime settings back (repl-diskless-sync-delay
-     * 0: else its replicas time out waiting 5 s for a full sync) */
-    if (r->repl && replset_configure(r, fi->node, err) < 0)
-        json_obj_set_str(d, "configure_error", err->msg);
+     * 0: else its replicas time out waiting 5 s for a full sync), and a
+     * replica its primary (the one the harness knows now): redis-server
+     * forgets a runtime REPLICAOF when it restarts */
+    if (r->repl) {
+        int primary = replset_primary(r);
+        if (replset_configure(r, fi->node, err) < 0)
+            json_obj_set_str(d, "configure_error", err->msg);
+        else if (primary >= 0 && primary != fi->node && replset_follow(r, fi->node, primary, err) < 0)
+            json_obj_set_str(d, "configure_error", err->msg);
+        else if (primary >= 0 && primary != fi->node)
+            json_obj_set_int(d, "follows", primary);
+    }
     json_obj_set_bool(d, "restarted", 1);
     json_obj_set_int(d, "new_pid", n->pid);
     json_obj_set_int(d, "port", n->port);
