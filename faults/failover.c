@@ -3,7 +3,8 @@
  * SIGKILLed or SIGSTOPped and a replica promoted, by Sentinel (mode
  * sentinel) or by the harness as operator (mode manual). With cut_before
  * the primary's replication link is cut first, so grants made meanwhile are
- * lost. Starts once the old primary is reaped / in state T; ends once the
+ * lost: through the replication proxy (cut: proxy, no root needed) or with
+ * iptables rules (cut: iptables, root; harness/iptables.h). Starts once the old primary is reaped / in state T; ends once the
  * new one answers ROLE master and workers can find it. Not here: the set
  * itself (harness/replicated.c).
  */
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
+#include "harness/iptables.h"
 #include "harness/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"
@@ -28,17 +30,20 @@
 
 enum { MODE_SENTINEL, MODE_MANUAL };
 enum { HOW_KILL, HOW_PAUSE };
+enum { CUT_PROXY, CUT_IPTABLES };
 
 struct failover_opts {
     int mode;
     int how;
     int64_t cut_before;   /* ns; 0 = replication is not cut */
+    int cut;              /* CUT_*: how */
     int64_t replica;      /* manual: the node to promote, -1 = the first replica up */
     int64_t timeout;      /* sentinel: how long to wait for the promotion */
 };
 
 static const char *const mode_words[] = {"sentinel", "manual", NULL};
 static const char *const how_words[] = {"kill", "pause", NULL};
+static const char *const cut_words[] = {"proxy", "iptables", NULL};
 
 static const struct opt_def failover_options[] = {
     {"mode", OPT_ENUM, offsetof(struct failover_opts, mode), "sentinel", 0, 0, mode_words, NULL,
@@ -51,6 +56,13 @@ static const struct opt_def failover_options[] = {
     {"cut_before", OPT_DURATION, offsetof(struct failover_opts, cut_before), "0", 0, 10e9, NULL,
      NULL, "cut the primary's replication link this long before it goes away, kept cut until the "
      "new primary is confirmed (grants made meanwhile are lost); 0 = no cut"},
+    {"cut", OPT_ENUM, offsetof(struct failover_opts, cut), "proxy", 0, 0, cut_words, NULL,
+     "how cut_before cuts: proxy: the replicas replicate through lockstorm's replication proxy, "
+     "which blackholes the primary (no root; the sentinels lose it too); iptables: they "
+     "replicate directly, each from its own loopback address (127.0.0.(10+n)), and iptables "
+     "DROP rules tagged lockstorm:<pid> cut just that traffic (needs root and the iptables "
+     "command: apt-get install iptables; refused at load otherwise); all failover faults of a "
+     "workload use the same cut"},
     {"replica", OPT_INT, offsetof(struct failover_opts, replica), "-1", -1, 15, NULL, NULL,
      "manual: the node to promote; -1 = the lowest-numbered replica that is up"},
     {"timeout", OPT_DURATION, offsetof(struct failover_opts, timeout), "10s", 1e9, 60e9, NULL,
@@ -327,9 +339,41 @@ static int fo_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
     return rc;
 }
 
+int failover_uses_iptables(const struct workload *w)
+{
+    int ipt = 0, proxy = 0;
+    for (int i = 0; i < w->nfaults; i++) {
+        const struct fault_spec *fs = &w->faults[i];
+        if (!fs->ops || strcmp(fs->ops->name, "failover") != 0 || !fs->params)
+            continue;
+        const struct failover_opts *o = fs->params;
+        if (o->cut == CUT_IPTABLES)
+            ipt = 1;
+        else if (o->cut_before > 0)
+            proxy = 1;
+    }
+    return ipt && proxy ? -1 : ipt;
+}
+
 static int fo_validate(const struct workload *w, const struct fault_spec *fs, char *why, size_t n)
 {
     const struct failover_opts *o = fs->params;
+    if (o->cut == CUT_IPTABLES) {
+        if (o->cut_before <= 0) {
+            snprintf(why, n, "cut: iptables without cut_before (0: no cut); give cut_before a "
+                             "duration, or leave cut out");
+            return -1;
+        }
+        if (ipt_usable(why, n) < 0)
+            return -1;
+    }
+    if (failover_uses_iptables(w) < 0) { /* this one against the failovers before it */
+        snprintf(why, n, "cut: %s here but cut: %s in an earlier failover fault; a workload's "
+                         "failovers cut the same way (the set replicates through the proxy or "
+                         "directly), so give every one the same cut", cut_words[o->cut],
+                 cut_words[!o->cut]);
+        return -1;
+    }
     if (w->cluster.topology != TOPO_REPLICATED) {
         snprintf(why, n, "kind failover needs cluster.topology: replicated");
         return -1;

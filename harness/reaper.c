@@ -12,9 +12,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include "harness/iptables.h"
 #include "harness/proc.h"
 #include "harness/shm.h"
 #include "util/timeutil.h"
@@ -41,36 +44,89 @@ static void reaper_main(int fd, struct shm *shm)
     _exit(0);
 }
 
-int reaper_start(struct reaper *rp, struct shm *shm, struct ls_err *err)
+/* Contract: the rules reaper's life: block until EOF on fd or until the
+ * parent is gone, then delete the rules tagged comment (a second try if
+ * the first fails: the xtables lock may be busy). Never returns. */
+static void rules_reaper_main(int fd, pid_t parent, const char *comment)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    for (;;) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int n = poll(&pf, 1, 100);
+        if (getppid() != parent)
+            break;
+        if (n > 0) {
+            char c;
+            ssize_t k = read(fd, &c, 1);
+            if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
+                break;
+        } else if (n < 0 && errno != EINTR) {
+            break;
+        }
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct ls_err e = {0};
+        if (ipt_remove_tagged(comment, &e) >= 0)
+            break;
+    }
+    _exit(0);
+}
+
+/* Contract: fork a reaper process (what names it in errors) holding only
+ * the read end of a new pipe, as fd 3, in a process group of its own and
+ * without a death signal (it must outlive the harness); in the parent rp
+ * is filled. Returns 0 in the child, the pid in the parent, or LS_EENV
+ * with err set. */
+static pid_t fork_reaper(struct reaper *rp, const char *what, struct ls_err *err)
 {
     rp->pid = 0;
     rp->fd = -1;
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
-        return ls_err_errno(err, LS_EENV, errno, "reaper: pipe");
+        return ls_err_errno(err, LS_EENV, errno, "%s: pipe", what);
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
         close(p[0]);
         close(p[1]);
-        return ls_err_errno(err, LS_EENV, e, "reaper: fork");
+        return ls_err_errno(err, LS_EENV, e, "%s: fork", what);
     }
     if (pid == 0) {
         setpgid(0, 0); /* a pause or kill of a group never reaches it */
-        /* no death signal: it must outlive the harness; it holds only its
-         * pipe's read end (3) so that the harness's end closes the pipe */
+        /* only the pipe's read end (3): the harness's end closes the pipe */
         if (p[0] != 3) {
             dup2(p[0], 3);
             close(p[0]);
         }
         close_range(4, ~0U, 0);
-        reaper_main(3, shm);
+        return 0;
     }
     setpgid(pid, pid);
     close(p[0]);
     rp->pid = pid;
     rp->fd = p[1];
-    return 0;
+    return pid;
+}
+
+int reaper_rules_start(struct reaper *rp, const char *comment, struct ls_err *err)
+{
+    char tag[IPT_COMMENT_MAX];
+    snprintf(tag, sizeof(tag), "%s", comment);
+    pid_t parent = getpid();
+    pid_t pid = fork_reaper(rp, "rules reaper", err);
+    if (pid == 0)
+        rules_reaper_main(3, parent, tag);
+    return pid < 0 ? (int)pid : 0;
+}
+
+int reaper_start(struct reaper *rp, struct shm *shm, struct ls_err *err)
+{
+    pid_t pid = fork_reaper(rp, "reaper", err);
+    if (pid == 0)
+        reaper_main(3, shm);
+    return pid < 0 ? (int)pid : 0;
 }
 
 void reaper_stop(struct reaper *rp)

@@ -8,6 +8,9 @@
  * pipe -- at the end of the teardown, or by dying, SIGKILL included (the
  * kernel closes it then) -- and SIGKILLs every worker's process group (the
  * pgids the workers wrote into shm, every epoch's latest), then exits.
+ * A rules reaper (reaper_rules_start) is the same for the run's iptables
+ * rules (harness/iptables.h): it deletes the rules tagged with the run's
+ * comment once the harness closes its pipe or dies.
  */
 #ifndef LS_REAPER_H
 #define LS_REAPER_H
@@ -26,6 +29,12 @@ struct reaper {
 /* Fork the reaper over shm's workers (shm borrowed: the child has its own
  * mapping of it). Returns 0 with rp filled, or LS_EENV with err set. */
 int reaper_start(struct reaper *rp, struct shm *shm, struct ls_err *err);
+/* Fork a rules reaper for the iptables rules tagged comment (copied):
+ * once the pipe closes or its parent is gone (it checks every 100 ms, so a
+ * pipe end inherited by a forked worker cannot hold it back), it deletes
+ * them (harness/iptables.h) and exits. Stopped with reaper_stop. 0 with rp
+ * filled, or LS_EENV with err set. */
+int reaper_rules_start(struct reaper *rp, const char *comment, struct ls_err *err);
 /* Let it act now (after the workers stopped): close the pipe, wait up to
  * 2 s for it to exit (then SIGKILL it) and reap it. Accepts a zeroed rp
  * (does nothing) and is idempotent. */

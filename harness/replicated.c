@@ -26,7 +26,9 @@
 
 #include "faults/proxy.h"
 #include "harness/cluster.h"
+#include "harness/iptables.h"
 #include "harness/proc.h"
+#include "harness/reaper.h"
 #include "harness/run.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -56,8 +58,13 @@ struct replset {
     int failovers;          /* promotions so far */
     int quorum;
     int cut_id, cut_node;   /* the fault whose cut is in place and its node; -1: none */
-    struct proxy *proxy;    /* replication proxy: row 0, one listener per node */
+    struct proxy *proxy;    /* replication proxy: row 0, one listener per node; NULL with iptables */
     pid_t proxy_pid;
+    int iptables;           /* cut: iptables: no proxy, node n replicates from 127.0.0.(10+n) */
+    char ipt_comment[IPT_COMMENT_MAX]; /* the run's rules' comment: lockstorm:<harness pid> */
+    int ipt_stale;          /* stale rules of dead runs removed at start */
+    struct reaper ipt_reaper; /* deletes the run's rules if the harness dies */
+    pid_t ipt_reaper_pid;   /* kept for run.json once stopped */
     int nsentinels;
     struct sentinel *sentinels;
     _Atomic int32_t *shared; /* MAP_SHARED: the primary, for workers (no sentinels) */
@@ -228,6 +235,17 @@ int replset_configure(struct run *r, int node, struct ls_err *err)
                                "CONFIG SET replica-announce-port %d repl-diskless-sync-delay 0",
                                rs->map.names[node]),
                       "config set replica-announce-port", node, err);
+    /* cut: iptables: the node connects to a primary from its own loopback
+     * address (the rules match it); it still listens on 127.0.0.1 only, and
+     * names itself so to the sentinels; protected mode off since Redis
+     * takes only 127.0.0.1 (not all of 127/8) as local */
+    char src[32];
+    snprintf(src, sizeof(src), "127.0.0.%d", 10 + node);
+    if (rc == 0 && rs->iptables)
+        rc = ok_reply(node_cmd(n, CMD_TIMEOUT_US,
+                               "CONFIG SET bind-source-addr %s replica-announce-ip 127.0.0.1 "
+                               "protected-mode no", src),
+                      "config set bind-source-addr", node, err);
     if (rc == 0 && w->cluster.min_replicas_to_write > 0)
         rc = ok_reply(node_cmd(n, CMD_TIMEOUT_US,
                                "CONFIG SET min-replicas-to-write %lld min-replicas-max-lag %lld",
@@ -329,20 +347,50 @@ static int in_sync(struct run *r, char *why, size_t n)
 
 /* ---- cut ---- */
 
+/* Contract: cut: iptables: DROP rules between node's port and every
+ * other node's source address; all or none (rules added before a failure
+ * are deleted). 0 or negative with err. */
+static int ipt_cut(struct run *r, int node, struct json *detail, struct ls_err *err)
+{
+    struct replset *rs = r->repl;
+    int rc = 0, nrules = 0;
+    for (int k = 0; k < rs->nnodes && rc == 0; k++) {
+        char src[32];
+        snprintf(src, sizeof(src), "127.0.0.%d", 10 + k);
+        if (k != node && (rc = ipt_cut_pair(1, rs->ipt_comment, src, rs->map.real[node], err)) == 0)
+            nrules += 2;
+    }
+    if (rc < 0) {
+        ipt_remove_tagged(rs->ipt_comment, NULL);
+        return rc;
+    }
+    json_obj_set_str(detail, "cut", "iptables");
+    json_obj_set_int(detail, "cut_rules", nrules);
+    json_obj_set_str(detail, "cut_comment", rs->ipt_comment);
+    return 0;
+}
+
 int replset_cut(struct run *r, int id, int node, struct json *detail, struct ls_err *err)
 {
     struct replset *rs = r->repl;
-    uint8_t dirs[REPLSET_MAX_NODES] = {0};
-    dirs[node] = PROXY_BOTH;
-    struct proxy_rule rule = {.partition = PROXY_PART_BLACKHOLE};
-    struct proxy_ack ack = {0};
-    int rc = proxy_fault_set(rs->proxy, id, PROXY_SET_PARTITION, &rule, dirs, &ack, err);
-    if (rc < 0)
-        return rc;
+    if (rs->iptables) {
+        int rc = ipt_cut(r, node, detail, err);
+        if (rc < 0)
+            return rc;
+    } else {
+        uint8_t dirs[REPLSET_MAX_NODES] = {0};
+        dirs[node] = PROXY_BOTH;
+        struct proxy_rule rule = {.partition = PROXY_PART_BLACKHOLE};
+        struct proxy_ack ack = {0};
+        int rc = proxy_fault_set(rs->proxy, id, PROXY_SET_PARTITION, &rule, dirs, &ack, err);
+        if (rc < 0)
+            return rc;
+        json_obj_set_str(detail, "cut", "proxy");
+        json_obj_set_int(detail, "cut_proxy_generation", (int64_t)ack.generation);
+        json_obj_set_num(detail, "cut_proxy_ack_ms", (double)ack.waited_ns / 1e6);
+    }
     rs->cut_id = id;
     rs->cut_node = node;
-    json_obj_set_int(detail, "cut_proxy_generation", (int64_t)ack.generation);
-    json_obj_set_num(detail, "cut_proxy_ack_ms", (double)ack.waited_ns / 1e6);
     /* verify: a write on the node must not reach its replicas */
     const struct node_proc *p = &r->cluster.nodes[node];
     redisReply *inc = node_cmd(p, CMD_TIMEOUT_US, "INCR %s", PROBE_KEY);
@@ -382,6 +430,13 @@ int replset_cut(struct run *r, int id, int node, struct json *detail, struct ls_
 int replset_uncut(struct run *r, int id, struct ls_err *err)
 {
     struct replset *rs = r->repl;
+    if (rs && rs->iptables && rs->cut_node >= 0 && rs->cut_id == id) {
+        /* DROP loses no byte of a TCP stream (it is sent again once the
+         * rules go), so no stream resumes with a hole: nothing to reset */
+        rs->cut_node = rs->cut_id = -1;
+        int rc = ipt_remove_tagged(rs->ipt_comment, err);
+        return rc < 0 ? rc : 0;
+    }
     if (!rs || !rs->proxy || rs->cut_node < 0 || rs->cut_id != id)
         return 0;
     /* reset what the cut left open first: a replication stream with a hole
@@ -683,7 +738,28 @@ int replset_start(struct run *r, struct ls_err *err)
     if (!rs->sentinels)
         return ls_err_set(err, LS_ENOMEM, "replicated set: out of memory");
 
-    int rc = start_proxy(r, err);
+    int rc = 0;
+    rs->iptables = failover_uses_iptables(w);
+    if (rs->iptables < 0)
+        return ls_err_set(err, LS_EUSAGE, "failover faults: cut: iptables and cut: proxy cannot "
+                          "be mixed in one workload (the set replicates either directly or "
+                          "through the replication proxy); use one cut for all");
+    if (rs->iptables) {
+        char why[256];
+        if (ipt_usable(why, sizeof(why)) < 0)
+            return ls_err_set(err, LS_EENV, "%s", why);
+        ipt_comment(getpid(), rs->ipt_comment, sizeof(rs->ipt_comment));
+        rc = ipt_remove_stale(stderr, err); /* of a harness that died with its reaper */
+        if (rc < 0)
+            return rc;
+        rs->ipt_stale = rc;
+        rc = reaper_rules_start(&rs->ipt_reaper, rs->ipt_comment, err);
+        rs->ipt_reaper_pid = rs->ipt_reaper.pid;
+        for (int n = 0; n < nn; n++) /* no proxy: every name is the node's own port */
+            rs->map.names[n] = rs->map.real[n] = r->cluster.nodes[n].port;
+    } else {
+        rc = start_proxy(r, err);
+    }
     for (int n = 0; n < nn && rc == 0; n++)
         rc = replset_configure(r, n, err);
     for (int n = 1; n < nn && rc == 0; n++)
@@ -742,6 +818,15 @@ void replset_stop(struct run *r)
     stop_sentinels(rs);
     proxy_stop(rs->proxy);
     rs->proxy = NULL;
+    if (rs->ipt_reaper.pid > 0) {
+        /* no rule outlives the run: delete them now; the rules reaper
+         * checks once more as it exits */
+        struct ls_err e = {0};
+        rs->cut_node = rs->cut_id = -1;
+        if (ipt_remove_tagged(rs->ipt_comment, &e) < 0)
+            fprintf(stderr, "lockstorm: warning: %s (the rules reaper tries again)\n", e.msg);
+        reaper_stop(&rs->ipt_reaper);
+    }
 }
 
 void replset_free(struct run *r)
@@ -767,15 +852,28 @@ struct json *replset_json(const struct run *r)
     struct json *j = json_new_obj();
     json_obj_set_int(j, "primary", rs->primary);
     json_obj_set_int(j, "failovers", rs->failovers);
-    struct json *p = json_obj_set(j, "proxy", json_new_obj());
-    json_obj_set_int(p, "pid", rs->proxy_pid);
-    json_obj_set_str(p, "log", "nodes/replication-proxy.log");
+    json_obj_set_str(j, "cut", rs->iptables ? "iptables" : "proxy");
+    if (rs->iptables) {
+        struct json *q = json_obj_set(j, "iptables", json_new_obj());
+        json_obj_set_str(q, "comment", rs->ipt_comment);
+        json_obj_set_int(q, "stale_rules_removed", rs->ipt_stale);
+        json_obj_set_int(q, "pid", rs->ipt_reaper_pid); /* the rules reaper */
+    } else {
+        struct json *p = json_obj_set(j, "proxy", json_new_obj());
+        json_obj_set_int(p, "pid", rs->proxy_pid);
+        json_obj_set_str(p, "log", "nodes/replication-proxy.log");
+    }
     struct json *ns = json_obj_set(j, "nodes", json_new_arr());
     for (int n = 0; n < rs->nnodes; n++) {
         struct json *e = json_arr_push(ns, json_new_obj());
         json_obj_set_int(e, "index", n);
         json_obj_set_int(e, "port", rs->map.real[n]);
         json_obj_set_int(e, "replication_port", rs->map.names[n]);
+        if (rs->iptables) {
+            char src[32];
+            snprintf(src, sizeof(src), "127.0.0.%d", 10 + n);
+            json_obj_set_str(e, "source_addr", src);
+        }
     }
     struct json *ss = json_obj_set(j, "sentinels", json_new_arr());
     for (int k = 0; k < rs->nsentinels; k++) {

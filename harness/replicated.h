@@ -3,7 +3,12 @@
  * its replicas and optional Sentinel processes. Replication and sentinels
  * reach the nodes through a replication proxy of their own, so a primary
  * can be cut off from its replicas without root; every node is known by
- * that proxy's port (replica-announce-port). Workers learn the primary from
+ * that proxy's port (replica-announce-port). With a failover fault's
+ * `cut: iptables` there is no such proxy: node n replicates directly from
+ * source address 127.0.0.(10+n) (bind-source-addr; protected mode off,
+ * still bound to 127.0.0.1 only) and a cut is tagged iptables DROP rules
+ * (harness/iptables.h), removed at heal, at teardown, and by a rules
+ * reaper (harness/reaper.h) if the harness dies. Workers learn the primary from
  * the sentinels or a shared page (locks/replset.h). Not here: the failover
  * fault (faults/failover.c).
  */
@@ -45,6 +50,12 @@ struct json *replset_json(const struct run *r);
 
 /* ---- for the failover fault ---- */
 
+/* Defined in faults/failover.c: 1 when the workload's failover faults cut
+ * with iptables, 0 when none does, -1 when some do and others cut through
+ * the proxy (refused). */
+struct workload;
+int failover_uses_iptables(const struct workload *w);
+
 /* The node the harness knows as the primary now. */
 int replset_primary(const struct run *r);
 int replset_nsentinels(const struct run *r);
@@ -53,10 +64,12 @@ int replset_busy(const struct run *r);
 void replset_set_busy(struct run *r, int busy);
 
 /* Cut node's replication link (its proxy listener, both directions:
- * blackhole), as fault id, and verify it: a probe key written on the node
- * must not reach any replica within 100 ms. The sentinels lose the node
- * too (they reach it the same way). Returns 0, or negative with err set
- * (the cut is undone then). */
+ * blackhole; with iptables: DROP rules for TCP between every other node's
+ * source address and node's port, both directions), as fault id, and
+ * verify it: a probe key written on the node must not reach any replica
+ * within 100 ms. Through the proxy the sentinels lose the node too (they
+ * reach it the same way); with iptables they still see it. Returns 0, or
+ * negative with err set (the cut is undone then). */
 int replset_cut(struct run *r, int id, int node, struct json *detail, struct ls_err *err);
 /* Undo the cut of fault id: reset the connections it left open (a
  * replication stream with a hole must not resume), then clear it. No-op

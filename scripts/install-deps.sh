@@ -25,6 +25,10 @@ pkgs+=(clang strace)
 # package's `postgres` user). policy-rc.d below keeps the package's own
 # server from starting.
 pkgs+=(postgresql-15 postgresql-client-15 libpq-dev)
+# iptables: the failover fault's `cut: iptables` (faults/failover.c;
+# tests/e2e/test_failover_iptables.sh), which only root can use: asked for
+# only when running as root, so a user without sudo is not stopped by it
+if [ "$(id -u)" -eq 0 ]; then pkgs+=(iptables); fi
 if [ "${LS_WITH_CHROMIUM:-0}" = 1 ]; then pkgs+=(chromium); fi
 
 missing=()

@@ -197,13 +197,20 @@ expect_val "$d4/redis-single" checks.mutex.by_class.lock_broken ">" 0
 expect_val "$d4/redis-single" checks.fencing.fenced_lost_updates == 0
 expect_val "$d4/redlock-3" checks.mutex.by_class.lock_broken == 0
 expect_val "$d4/redlock-5" checks.mutex.by_class.lock_broken == 0
-# node crash without persistence: in the kill window or its aftermath
-kill_broken() { # ROW: lock-broken in the kill group, inside its window + after it
-    echo $(( $("$LS" get "$cj" "runs[$1].by_fault.kill.lock_broken") + \
-             $("$LS" get "$cj" "runs[$1].by_fault.kill.after_lock_broken") ))
+# node-level faults on node 0 (the crash without persistence, the clock
+# jump): in their windows or their aftermath they break the single node's
+# lock and never Redlock's majority. Per kind the single node's damage is
+# likely, not certain (a crash between holds breaks nothing: the kill group
+# was 1-2 in 6 of 6 plain runs, 0 in one run under ASan), so the single
+# node is judged over both kinds together
+group_broken() { # ROW KIND: lock-broken in the KIND group, inside its windows + after them
+    echo $(( $("$LS" get "$cj" "runs[$1].by_fault.$2.lock_broken") + \
+             $("$LS" get "$cj" "runs[$1].by_fault.$2.after_lock_broken") ))
 }
-check "node crash: redis-single broken in the kill group ($(kill_broken 0); measured 1-2 in 6 of 6 runs)" \
-    [ "$(kill_broken 0)" -ge 1 ]
+kill_broken() { group_broken "$1" kill; }
+node_broken() { echo $(( $(group_broken "$1" kill) + $(group_broken "$1" clock) )); }
+check "node crash + clock jump: redis-single broken ($(kill_broken 0) + $(group_broken 0 clock))" \
+    [ "$(node_broken 0)" -ge 1 ]
 check "node crash: redlock-3 not broken ($(kill_broken 2))" [ "$(kill_broken 2)" -eq 0 ]
 check "node crash: redlock-5 not broken ($(kill_broken 3))" [ "$(kill_broken 3)" -eq 0 ]
 # failover: the grants acknowledged while replication was cut exist only on
