@@ -36,7 +36,7 @@ done
 check "README shows a verdict line" grep -qE '^lockstorm: (PASS|FAIL) workload=' README.md
 
 # `lockstorm X` in code blocks and inline code names a real command
-cmds=" $("$LS" help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}' | tr '\n' ' ') "
+cmds=" $("$LS" help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}' | tr '\n' ' ') "
 for f in "${pages[@]}"; do
     used=$(awk '/^```/ {inb = !inb; next}
         inb && match($0, /^[ ]*(build\/)?lockstorm [a-z][a-z-]*/) {

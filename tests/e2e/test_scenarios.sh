@@ -128,7 +128,9 @@ t_no_leftovers "$d"
 
 # a preloaded library that is not the shim: the node's clock never moves,
 # and the fault must say so (failed), not count as started
-fake=$(ldconfig -p 2>/dev/null | awk '/libm\.so\.6 .*x86-64/ {print $NF; exit}')
+# (awk reads to the end: an early exit would SIGPIPE ldconfig, and under
+# pipefail that failed the assignment and ended the script, at random)
+fake=$(ldconfig -p 2>/dev/null | awk '/libm\.so\.6 .*x86-64/ && !f {f = $NF} END {print f}')
 [ -n "$fake" ] || fake=/lib/x86_64-linux-gnu/libm.so.6
 cat >"$T_TMP/fake.yaml" <<'YAML'
 name: clock-no-shim
