@@ -29,7 +29,7 @@
 #define START_ATTEMPTS 5
 #define READY_TIMEOUT (5 * LS_NS_PER_S)
 
-static int free_port(struct ls_err *err)
+int cluster_free_port(struct ls_err *err)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -202,7 +202,7 @@ int node_start(struct node_proc *n, const char *basedir, const char *name, int p
 
     struct ls_err last = {0};
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        int port = free_port(err);
+        int port = cluster_free_port(err);
         if (port < 0)
             return port;
         n->port = port;

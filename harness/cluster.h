@@ -71,6 +71,12 @@ int cluster_password(const struct workload *w, char *buf, size_t n, struct ls_er
  * (the message names the path, never the password). */
 int cluster_write_secret(const char *path, const char *password, int raw, struct ls_err *err);
 
+/* A TCP port free on 127.0.0.1 right now (bound to port 0 and released):
+ * another process can still take it before the caller binds it. Returns
+ * the port or a negative code with err set. One for nodes, sentinels, the
+ * replication proxy and PostgreSQL. */
+int cluster_free_port(struct ls_err *err);
+
 /* A connection to node n like redisConnectWithTimeout(n->host, n->port,
  * tv), authenticated with n->password (util/secret.h ls_redis_connect: a
  * refused AUTH is a context with err set). Caller frees with redisFree. */

@@ -100,22 +100,6 @@ static char *set_text(const char *key, const struct ynode *v)
 
 /* ---- loading ---- */
 
-/* A variant name is a directory name: 1-64 of A-Z a-z 0-9 . _ -, no
- * leading dot. */
-static int valid_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n < 1 || n > 64 || s[0] == '.')
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
 /* Append override s (taken over) to cv. */
 static void add_set(struct compare_variant *cv, char *s)
 {
@@ -289,7 +273,7 @@ static int parse_variant(const struct compare_spec *c, const struct ynode *root,
         }
     }
     const struct ynode *nm = ymap_get(item, "name");
-    if (!nm || nm->kind != YN_SCALAR || ynode_is_null(nm) || !valid_name(nm->text)) {
+    if (!nm || nm->kind != YN_SCALAR || ynode_is_null(nm) || !workload_valid_name(nm->text)) {
         ydiag_at(dg, nm ? nm : item, "%s.name: %s; 1-64 of A-Z a-z 0-9 . _ - not starting with "
                                      "'.' (it names the variant's run directory)",
                  path, nm ? "not a valid name" : "missing");

@@ -13,6 +13,8 @@
  */
 #include "harness/pgcluster.h"
 
+#include "harness/cluster.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -205,24 +207,6 @@ static pid_t spawn_as(const struct pg_env *e, char *const argv[], const char *da
     return pid;
 }
 
-static int free_port(struct ls_err *err)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return ls_err_errno(err, LS_EENV, errno, "free port: socket");
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
-        int er = errno;
-        close(fd);
-        return ls_err_errno(err, LS_EENV, er, "free port on 127.0.0.1");
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* Run initdb into n->dir and wait for it (bounded). */
 static int run_initdb(const struct pg_env *e, const struct node_proc *n, const char *log,
                       int (*interrupted)(void *), void *arg, struct ls_err *err)
@@ -260,7 +244,7 @@ static int start_server(const struct pg_env *e, struct node_proc *n, int maxconn
     snprintf(maxc, sizeof(maxc), "max_connections=%d", maxconn);
     struct ls_err last = {0};
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        int port = free_port(err);
+        int port = cluster_free_port(err);
         if (port < 0)
             return port;
         n->port = port;

@@ -167,24 +167,6 @@ void replset_role(const struct node_proc *n, char *role, size_t len)
         freeReplyObject(r);
 }
 
-static int free_port(struct ls_err *err)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return ls_err_errno(err, LS_EENV, errno, "free port: socket");
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
-        int e = errno;
-        close(fd);
-        return ls_err_errno(err, LS_EENV, e, "free port on 127.0.0.1");
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* ---- accessors ---- */
 
 const struct replset_map *replset_map_of(const struct run *r)
@@ -550,7 +532,7 @@ static int start_sentinels(struct run *r, struct ls_err *err)
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
         ls_err_clear(&last);
         for (int k = 0; k < rs->nsentinels; k++) {
-            int port = free_port(err);
+            int port = cluster_free_port(err);
             if (port < 0)
                 return port;
             rs->sentinels[k].port = port;

@@ -201,20 +201,6 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
     return parse_axes(L->s, v, where, path, dg);
 }
 
-static int valid_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 64 || s[0] == '.')
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
 static void check_entry(void *ctx, const struct opt_def *d, void *base, const struct ynode *v,
                         const struct ynode *where, const char *path, struct ydiag *dg)
 {
@@ -224,7 +210,7 @@ static void check_entry(void *ctx, const struct opt_def *d, void *base, const st
     if (strcmp(d->name, "sweep") == 0) {
         if (!s->name)
             ydiag_at(dg, where, "a sweep file needs 'sweep: NAME' (it marks the file as a sweep)");
-        else if (!valid_name(s->name))
+        else if (!workload_valid_name(s->name))
             ydiag_at(dg, v, "sweep: '%s' is not a valid name; use 1-64 characters from A-Z a-z "
                             "0-9 . _ - not starting with '.'", s->name);
     } else if (strcmp(d->name, "workload") == 0) {

@@ -187,8 +187,7 @@ static const struct opt_def top_tab[] = {
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
-
-static int valid_name(const char *s)
+int workload_valid_name(const char *s)
 {
     size_t n = strlen(s);
     if (n < 1 || n > 64 || s[0] == '.')
@@ -255,7 +254,7 @@ static void check_entry(void *ctx, const struct opt_def *d, void *base, const st
     if (strcmp(path, "name") == 0) {
         if (!w->name) {
             w->name = derive_name(w->file);
-        } else if (!valid_name(w->name)) {
+        } else if (!workload_valid_name(w->name)) {
             ydiag_at(dg, at,
                      "name: '%s' is not a valid name; use 1-64 characters from A-Z a-z 0-9 . _ - "
                      "(not starting with '.')",

@@ -214,6 +214,10 @@ struct workload {
     int nexpects;
 };
 
+/* Contract: 1 when s can name a workload, a compare variant or a sweep (it
+ * becomes a directory name): 1-64 of A-Z a-z 0-9 . _ -, no leading dot. */
+int workload_valid_name(const char *s);
+
 /* Load and validate a workload file. sets[] are "key.path=value" overrides
  * applied on top of the file before validation. On success *out is a new
  * workload (workload_free). On failure returns LS_EWORKLOAD (or LS_EINPUT /
