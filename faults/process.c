@@ -124,6 +124,16 @@ static int signal_worker(struct run *r, int i, int sig, struct victim *v, struct
     return 0;
 }
 
+/* Contract: poll (bounded by timeout ns) until process group pgid has no
+ * member left; 1 when it is gone, 0 when members remain. */
+static int group_wait_gone(pid_t pgid, int64_t timeout)
+{
+    int64_t until = ls_now_ns() + timeout;
+    while (kill(-pgid, 0) == 0 && ls_now_ns() < until)
+        ls_sleep_ns(2 * LS_NS_PER_MS);
+    return kill(-pgid, 0) < 0 && errno == ESRCH;
+}
+
 /* Contract: wait until v's worker is reaped (SIGTERM: until the absolute
  * deadline, then SIGKILL) and its process group is empty. A worker that was
  * SIGKILLed gets a crash record (time: the kill; res: the resource it held,
@@ -149,11 +159,17 @@ static int finish_worker(struct run *r, struct fault_inst *fi, struct victim *v,
         return ls_err_set(err, LS_ETIMEOUT, "worker %d: pid %d still runs 5s after SIGKILL", v->i,
                           (int)pid);
     int64_t gone = run_now(r);
-    /* anything else in its group (an adapter) goes with it */
-    int64_t until = ls_now_ns() + CONFIRM_TIMEOUT;
-    while (kill(-pid, 0) == 0 && ls_now_ns() < until)
-        ls_sleep_ns(2 * LS_NS_PER_MS);
-    int group_gone = kill(-pid, 0) < 0 && errno == ESRCH;
+    /* anything else in its group (an adapter) goes with it; what is left a
+     * second after the worker (a child that ignored SIGTERM) is SIGKILLed
+     * now: the restarted worker gets a new group, and the reaper knows only
+     * the latest one, so nothing else would end it */
+    int group_gone = group_wait_gone(pid, CONFIRM_TIMEOUT);
+    int group_killed = 0;
+    if (!group_gone) {
+        kill(-pid, SIGKILL);
+        group_killed = 1;
+        group_gone = group_wait_gone(pid, REAP_TIMEOUT);
+    }
 
     /* the process is dead: shm shows exactly where it stopped */
     int holding = atomic_load(&r->shm->w[v->i].holding);
@@ -175,6 +191,8 @@ static int finish_worker(struct run *r, struct fault_inst *fi, struct victim *v,
     json_obj_set_num(o, "gone_ms", (double)gone / 1e6);
     status_field(o, st);
     json_obj_set_bool(o, "process_group_gone", group_gone);
+    if (group_killed)
+        json_obj_set_bool(o, "process_group_killed", 1);
     /* SIGKILL: where it died; SIGTERM: what it had when asked to leave */
     res_field(o, "held_resource", killed ? holding : v->held);
     res_field(o, "acquiring_resource", killed ? acquiring : v->acquiring);

@@ -373,6 +373,10 @@ int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
          * connections, proxy sockets) so that closing them in the harness
          * really closes them. The worker opens everything it needs itself. */
         close_range(3, ~0U, 0);
+        /* An external cluster's password reached the worker in memory; the
+         * variable naming it is not passed on to adapters (reliability.md) */
+        if (r->w->cluster.password_env && r->w->cluster.password_env[0])
+            unsetenv(r->w->cluster.password_env);
         _exit(worker_main(&a));
     }
     setpgid(pid, pid); /* also done in the child: whichever runs first */

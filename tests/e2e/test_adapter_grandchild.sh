@@ -5,7 +5,8 @@
 # starts a process that ignores SIGTERM, SIGHUP and SIGINT and sleeps 300 s.
 # After a normal run, and within 2 s of a SIGKILL of the harness mid-run,
 # that process is gone (the reaper kills the workers' process groups,
-# harness/reaper.h). The grandchild is seen alive first, so the test can fail.
+# harness/reaper.h); a stop fault (SIGTERM) on the worker SIGKILLs what its
+# group left behind before the worker restarts in a new group. The grandchild is seen alive first, so the test can fail.
 # `lockstorm adapter-test` (no worker, no reaper) gives the adapter a process
 # group of its own and kills it at the end: the grandchild is gone there too.
 set -euo pipefail
@@ -66,6 +67,35 @@ wait "$pid" 2>/dev/null || true
 check "killed run: the adapter's own process is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" \
     wait_for 2 all_gone "$pf"
 t_no_session_leftovers "$sid" "killed run" $ports
+
+# ---- a stop fault (SIGTERM) on the worker, restarted ----
+# The worker exits on SIGTERM; its adapter's child ignores SIGTERM and stays
+# in the old process group, which the restarted worker no longer uses (the
+# reaper knows only the latest group): the fault SIGKILLs what is left.
+pf=$T_TMP/stop.pids
+: >"$pf"
+wl "$pf" 4s >"$T_TMP/stop.yaml"
+cat >>"$T_TMP/stop.yaml" <<'YAML'
+faults:
+  - {kind: stop, target: "worker:0", at: 1s, duration: 300ms, grace: 2s}
+YAML
+d=$T_TMP/stop
+"$LS" run "$T_TMP/stop.yaml" --out "$d" --quiet >"$d.stdout" 2>"$d.stderr" &
+pid=$!
+check "stop fault: the first adapter's own process is alive" wait_for 20 any_alive "$pf"
+first=$(head -n1 "$pf")
+check "stop fault: the worker was restarted (a second adapter started its own process)" \
+    wait_for 20 sh -c "[ \$(wc -l <'$pf') -ge 2 ]"
+check "stop fault: the first epoch's leftover ($first) is gone while the run goes on" \
+    wait_for 2 sh -c "! kill -0 $first 2>/dev/null || grep -qs '^[0-9]* ([^)]*) Z' /proc/$first/stat"
+check "stop fault: the run is still going when it is checked" kill -0 "$pid"
+set +e; wait "$pid"; rc=$?; set -e
+check "stop fault: exit 0 ($rc; $(tail -c 300 "$d.stderr"))" [ "$rc" -eq 0 ]
+check "stop fault: faults.jsonl says the leftover of the old group was SIGKILLed" \
+    grep -q '"process_group_killed":true' "$d/faults.jsonl"
+check "stop fault: every adapter's own process is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" \
+    wait_for 2 all_gone "$pf"
+t_no_leftovers "$d"
 
 # ---- adapter-test ----
 pf=$T_TMP/at.pids

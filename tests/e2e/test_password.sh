@@ -174,6 +174,36 @@ check "the external password is in no file of the run directory and no output" \
     bash -c '! grep -rqF -- "$2" "$1" "$1.stdout" "$1.stderr"' _ "$d" "$ext_pw"
 check "the resolved workload names the variable only" grep -q 'password_env: LS_TEST_REDIS_PW' "$d/workload.yaml"
 t_no_leftovers "$d"
+# an adapter is not handed the variable (the worker got the password in
+# memory): the fixture adapter's own child shows the environment it got
+if command -v python3 >/dev/null; then
+    pf=$T_TMP/ext-adapter.pids
+    : >"$pf"
+    cat >"$T_TMP/ext-adapter.yaml" <<YAML
+name: pw-external-adapter
+duration: 3s
+cluster: {topology: external, addresses: ["127.0.0.1:$PORT"], password_env: LS_TEST_REDIS_PW}
+lock: {impl: external, ttl: 1s, options: {command: [python3, "$SRC/tests/fixtures/spawning_adapter.py", "$pf"]}}
+workers: {count: 1, resources: 1, hold: {dist: uniform, min: 5ms, max: 20ms}, think: 5ms}
+YAML
+    d=$T_TMP/ext-adapter
+    LS_TEST_REDIS_PW=$ext_pw "$LS" run "$T_TMP/ext-adapter.yaml" --out "$d" --quiet \
+        >"$d.stdout" 2>"$d.stderr" &
+    pid=$!
+    check "external + adapter: the adapter's child started" wait_for 20 sh -c "[ -s '$pf' ]"
+    gc=$(head -n1 "$pf")
+    env_ok=0
+    if tr '\0' '\n' <"/proc/$gc/environ" >"$T_TMP/gc.env" 2>/dev/null && [ -s "$T_TMP/gc.env" ]; then
+        env_ok=1
+    fi
+    check "external + adapter: the adapter's environment could be read" [ "$env_ok" = 1 ]
+    check "external + adapter: it has PATH (the environment is passed on)" grep -q '^PATH=' "$T_TMP/gc.env"
+    check "external + adapter: LS_TEST_REDIS_PW is not in the adapter's environment" \
+        bash -c '! grep -q "^LS_TEST_REDIS_PW=" "$1" && ! grep -qF -- "$2" "$1"' _ "$T_TMP/gc.env" "$ext_pw"
+    set +e; wait "$pid"; rc=$?; set -e
+    check "external + adapter: exit 0 ($rc; $(tail -c 300 "$d.stderr"))" [ "$rc" -eq 0 ]
+    t_no_leftovers "$d"
+fi
 d=$T_TMP/ext-unset
 run_ls "$d" "$T_TMP/ext.yaml"
 check "external, variable unset: exit 3 naming the variable ($RC: $(head -c 300 "$d.stderr"))" \
