@@ -12,7 +12,8 @@
 #   - that nothing of the run is left 2 s after it ended.
 # It fails (exit 1) when the harness's descriptors grew by more than
 # LS_SOAK_FD_SLACK (default 16) from the start to the end of the run, when
-# something is left behind, or when the run itself errored (exit 3).
+# something is left behind, when the run itself errored (exit 3), or when
+# the checker's peak RSS is over LS_SOAK_CHECK_MAX_KB (default 102400: 100 MB).
 #
 #   LS_SOAK_DURATION   override the duration (e.g. 30s for a quick look)
 #   LS_SOAK_WORKERS    override workers.count
@@ -101,6 +102,13 @@ if [ -n "$left" ]; then
 fi
 if [ -n "${fd_first:-}" ] && [ -n "${fd_last:-}" ] && [ "$fd_last" -gt $((fd_first + slack)) ]; then
     echo "soak: FAILED: the harness's descriptors grew from $fd_first to $fd_last"
+    status=1
+fi
+# the checker streams over the logs (docs/checkers.md): its memory must not
+# follow the history's size; 100 MB is issue 8's bound for 10^8 events
+check_max_kb=${LS_SOAK_CHECK_MAX_KB:-102400}
+if [ -n "${check_kb:-}" ] && [ "$check_kb" -gt "$check_max_kb" ]; then
+    echo "soak: FAILED: the checker's peak RSS $check_kb KiB is over $check_max_kb KiB"
     status=1
 fi
 [ "$status" = 0 ] && echo "soak: ok"
