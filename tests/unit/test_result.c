@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <math.h>
 
 #include "harness/workload.h"
 #include "reports/result.h"
@@ -481,6 +482,68 @@ static void test_json_roundtrip(void)
 /* json_load_file / sb_read_file: a file written by sb_write_file reads back
  * whole (larger than one read block), a missing file is -1 with errno, bad
  * JSON is -2 with the parser's reason. */
+/* The reference the writer's number formatting must match: the shortest
+ * of %.15g / %.17g that reads back as the same double. */
+static void ref_num(char *buf, size_t len, double d)
+{
+    snprintf(buf, len, "%.15g", d);
+    if (strtod(buf, NULL) != d)
+        snprintf(buf, len, "%.17g", d);
+}
+
+/* Contract: json_write of d gives exactly ref_num's text (the writer's
+ * fast path for integers and few decimals must not change a byte); counts
+ * mismatches, reporting the first few. */
+static int num_mismatch(double d, int *shown)
+{
+    struct json *v = json_new_num(d);
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, v, -1);
+    char want[48];
+    if (d == floor(d) && fabs(d) < 9.0e15) /* json_new_num keeps those as integers */
+        snprintf(want, sizeof(want), "%lld", (long long)d);
+    else
+        ref_num(want, sizeof(want), d);
+    int bad = strcmp(sb_cstr(&sb), want) != 0;
+    if (bad && (*shown)++ < 5)
+        CHECKF(0, "%.17g written as %s, want %s", d, sb_cstr(&sb), want);
+    sb_free(&sb);
+    json_free(v);
+    return bad;
+}
+
+static void test_json_numbers(void)
+{
+    static const double fixed[] = {1, -1, 12.345, -12.345, 0.1, 0.0001, 0.00011, 0.00009, 1e-5,
+                                   999999999999999.0, 1e15, 123456789012.3456, 0.5, 2.675,
+                                   1.0 / 3, 1e300, -1e-300, 4503599627370497.0, 100, 9.9999};
+    int shown = 0, bad = 0;
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        bad += num_mismatch(fixed[i], &shown);
+    uint64_t x = 88172645463325252ULL; /* xorshift64: a fixed pseudo-random sweep */
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double d;
+        int64_t k = (int64_t)(x >> 14) % 2000000000000LL - 1000000000000LL;
+        switch (i % 4) {
+        case 0: d = (double)k / 1000.0; break;             /* ms with 3 decimals */
+        case 1: d = (double)(k % 100000000) / 10000.0; break; /* up to 4 decimals */
+        case 2: d = (double)k * 1.000001 / 7.0; break;       /* full precision */
+        default: d = (double)(k % 1000) / 100000.0; break;   /* 5 decimals, tiny */
+        }
+        bad += num_mismatch(d, &shown);
+    }
+    CHECKF(bad == 0, "%d numbers written differently from %%.15g/%%.17g", bad);
+    struct json *v = json_new_int(INT64_MIN);
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, v, -1);
+    CHECK(strcmp(sb_cstr(&sb), "-9223372036854775808") == 0);
+    sb_free(&sb);
+    json_free(v);
+}
+
 static void test_json_load_file(void)
 {
     char *dir = t_tmpdir();
@@ -840,6 +903,7 @@ int main(void)
     RUN(test_text_flags);
     RUN(test_json_roundtrip);
     RUN(test_json_load_file);
+    RUN(test_json_numbers);
     RUN(test_expectations);
     RUN(test_verdict_rules);
     RUN(test_path_valid);
