@@ -5,6 +5,8 @@
  * CPU, peak RSS from wait4) and verifies the checker found exactly what was
  * planted: counts, classes, the first 50 violations, the lost updates.
  * Binary run directories at every size, JSONL up to --jsonl-max.
+ * --epochs N: every worker restarted N-1 times (a log per epoch, as the
+ * process faults leave them), to see the checker's memory stay flat there too.
  */
 #include <math.h>
 #include <stdio.h>
@@ -75,7 +77,7 @@ static int verify(const struct json *res, const struct histgen_result *g, int bi
 
 /* Contract: one size in one form; appends its row to rows. Returns the
  * number of verification mismatches, or -1 when something failed to run. */
-static int one(const struct bench_opts *o, int64_t n, int jsonl, struct json *rows)
+static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, struct json *rows)
 {
     char dir[600], file[700], out[700], log[700];
     snprintf(dir, sizeof(dir), "%s/hist-%lld%s", o->tmp, (long long)n, jsonl ? "-jl" : "");
@@ -83,7 +85,8 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, struct json *ro
     snprintf(out, sizeof(out), "%s-out", dir);
     snprintf(log, sizeof(log), "%s.log", dir);
     struct histgen_opts go = {.events = n, .resources = RES, .violate_every = 1000,
-                              .rundir = jsonl ? NULL : dir, .jsonl = jsonl ? file : NULL};
+                              .rundir = jsonl ? NULL : dir, .jsonl = jsonl ? file : NULL,
+                              .epochs = epochs};
     struct histgen_result g;
     int64_t t0 = ls_now_ns();
     if (histgen(&go, &g) < 0)
@@ -113,6 +116,8 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, struct json *ro
     struct json *row = json_arr_push(rows, json_new_obj());
     json_obj_set_str(row, "form", jsonl ? "jsonl" : "binary");
     json_obj_set_int(row, "events", g.events);
+    if (epochs > 1)
+        json_obj_set_int(row, "epochs_per_worker", epochs);
     json_obj_set_num(row, "generate_s", gen_s);
     json_obj_set_num(row, "wall_s", m.wall_s);
     json_obj_set_num(row, "cpu_s", m.cpu_s);
@@ -154,16 +159,18 @@ static int parse_sizes(const char *s, int64_t *v, int max)
 
 int main(int argc, char **argv)
 {
-    static const char *const extra[] = {"--sizes", "--jsonl-max", NULL};
-    const char *val[2];
+    static const char *const extra[] = {"--sizes", "--jsonl-max", "--epochs", NULL};
+    const char *val[3];
     struct bench_opts o;
     if (bench_parse(argc, argv, &o, extra, val) < 0 || bench_tmp(&o) < 0)
         return 2;
     int64_t sizes[8];
     int nsizes = parse_sizes(val[0] ? val[0] : o.smoke ? "2e5" : "1e6,1e7,1e8", sizes, 8);
     int64_t jsonl_max = o.smoke ? 200000 : 10000000;
-    if (nsizes <= 0 || (val[1] && bench_count("--jsonl-max", val[1], 0, 1e10, &jsonl_max) < 0)) {
-        fprintf(stderr, "bench_check: --sizes N,N,... (e.g. 1e6,1e7), --jsonl-max N\n");
+    int64_t epochs = 1;
+    if (nsizes <= 0 || (val[1] && bench_count("--jsonl-max", val[1], 0, 1e10, &jsonl_max) < 0) ||
+        (val[2] && bench_count("--epochs", val[2], 1, 100000, &epochs) < 0)) {
+        fprintf(stderr, "bench_check: --sizes N,N,... (e.g. 1e6,1e7), --jsonl-max N, --epochs N\n");
         return 2;
     }
     struct json *sec = json_new_obj();
@@ -175,10 +182,10 @@ int main(int argc, char **argv)
     struct json *rows = json_obj_set(sec, "runs", json_new_arr());
     int failures = 0;
     for (int i = 0; i < nsizes; i++) {
-        int r = one(&o, sizes[i], 0, rows);
+        int r = one(&o, sizes[i], 0, (int)epochs, rows);
         failures += r != 0;
         if (sizes[i] <= jsonl_max) {
-            r = one(&o, sizes[i], 1, rows);
+            r = one(&o, sizes[i], 1, (int)epochs, rows);
             failures += r != 0;
         }
     }

@@ -200,12 +200,24 @@ static double ratio(double a, double b)
 int main(int argc, char **argv)
 {
     struct bench_opts o;
-    if (bench_parse(argc, argv, &o, NULL, NULL) < 0 || bench_tmp(&o) < 0)
+    /* --workers W: only that W (a quick side-by-side while optimizing) */
+    static const char *const extra[] = {"--workers", NULL};
+    const char *extra_val[1];
+    if (bench_parse(argc, argv, &o, extra, extra_val) < 0 || bench_tmp(&o) < 0)
         return 2;
     signal(SIGPIPE, SIG_IGN);
     static const int ws_full[] = {1, 2, 8, 32}, ws_smoke[] = {2};
     const int *ws = o.smoke ? ws_smoke : ws_full;
     int nws = o.smoke ? 1 : 4;
+    int64_t only_w = 0;
+    int one_w[1];
+    if (extra_val[0]) {
+        if (bench_count("--workers", extra_val[0], 1, 1024, &only_w) < 0)
+            return 2;
+        one_w[0] = (int)only_w;
+        ws = one_w;
+        nws = 1;
+    }
     int dur_ms = o.smoke ? 1200 : 2500;
     int64_t warm = (o.smoke ? 300 : 500) * LS_NS_PER_MS;
     int64_t len = (o.smoke ? 500 : 1600) * LS_NS_PER_MS;

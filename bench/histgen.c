@@ -34,6 +34,7 @@ struct gen {
     const struct histgen_opts *o;
     int nw;
     struct evlog_writer **w;          /* per worker, or NULL without a run dir */
+    uint32_t *epoch;                  /* per worker: its current epoch */
     FILE *jl;
     struct strbuf line;
     int64_t events;
@@ -113,6 +114,25 @@ static void ev(struct gen *g, int w, int type, int res, int64_t t, const char *t
     emit(g, w, &r);
 }
 
+/* Contract: worker w dies at t (its crash record) and is restarted: its
+ * next records go to the log of its next epoch. */
+static void restart(struct gen *g, int w, int res, int64_t t)
+{
+    ev(g, w, EV_CRASH, res, t, NULL, 0, 0, 0, 0, 0);
+    uint32_t e = ++g->epoch[w];
+    if (!g->w || g->failed)
+        return;
+    char path[1024];
+    struct ls_err err = {0};
+    evlog_path(path, sizeof(path), g->o->rundir, w, e);
+    if (evlog_close(g->w[w], &err) < 0 ||
+        evlog_open(&g->w[w], path, (uint32_t)w, e, 0, 0, &err) < 0) {
+        fprintf(stderr, "histgen: %s\n", err.msg);
+        g->w[w] = NULL;
+        g->failed = 1;
+    }
+}
+
 static int write_text(const char *dir, const char *name, struct strbuf *sb)
 {
     char path[1024];
@@ -180,6 +200,9 @@ int histgen(const struct histgen_opts *o, struct histgen_result *out)
     memset(&g, 0, sizeof(g));
     g.o = o;
     g.nw = nw;
+    g.epoch = xcalloc((size_t)nw, sizeof(*g.epoch));
+    /* a worker's own slots per epoch (it holds every WPR-th slot) */
+    int64_t per_epoch = o->epochs > 1 ? (per_res / WPR + o->epochs - 1) / o->epochs : 0;
     int rc = -1;
     int64_t *slots = xcalloc((size_t)R, sizeof(*slots));
     int64_t *lost = xcalloc((size_t)R, sizeof(*lost));
@@ -221,6 +244,8 @@ int histgen(const struct histgen_opts *o, struct histgen_result *out)
             int64_t s = phase + k * P;
             int w = r + R * (int)(k % WPR);
             int nextw = r + R * (int)((k + 1) % WPR);
+            if (per_epoch && k >= WPR && (k / WPR) % per_epoch == 0)
+                restart(&g, w, r, s - 1); /* after all its earlier records */
             char tok[EVLOG_TOKEN_LEN];
             put_token(tok, w, k);
             uint64_t fence = (uint64_t)k + 1;
@@ -299,6 +324,7 @@ out:
         }
     }
     free(g.w);
+    free(g.epoch);
     if (g.jl && fclose(g.jl) != 0 && rc == 0) {
         fprintf(stderr, "histgen: close %s failed\n", o->jsonl);
         rc = -1;

@@ -5,6 +5,7 @@
  * workers r, r+R, r+2R, r+3R, one 12-event grant per slot; a planted
  * violation stretches one hold into the next slot (lock-broken also
  * stretches its lease past the next grant), with one plain lost update.
+ * Optionally each worker is restarted between its slots (epochs).
  */
 #ifndef LS_BENCH_HISTGEN_H
 #define LS_BENCH_HISTGEN_H
@@ -19,6 +20,9 @@ struct histgen_opts {
     int64_t violate_every;  /* plant one violation every this many slots (per resource) */
     const char *rundir;     /* write a run directory here (created), or NULL */
     const char *jsonl;      /* write a JSONL history here, or NULL */
+    int epochs;             /* each worker restarted epochs - 1 times, evenly: a crash
+                             * record ends each epoch but the last, each epoch its own
+                             * log (worker-NNN.eK.bin); 0 or 1: one log per worker */
 };
 
 /* What was planted. */

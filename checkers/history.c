@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkers/histmap.h"
 #include "checkers/series.h"
 #include "harness/workload.h"
 #include "util/strbuf.h"
@@ -370,6 +371,16 @@ static void load_leftovers(struct history *h)
 /* ---- event logs ---- */
 
 /* What scanning one log found besides its records. */
+/* A process has at most vm.max_map_count mappings (65530 by default). A
+ * run directory with more logs than this (a long run whose workers were
+ * killed every few hundred ms) has its restarted workers' epochs copied
+ * into memory instead of each kept mapped: memory grows with those
+ * histories (64 bytes per event, what every restart cost before), and the
+ * check still works (100,000 logs: "mmap: Cannot allocate memory" when
+ * every epoch stayed mapped). The environment's LS_CHECK_MAX_MAPPED_LOGS
+ * overrides it (tests reach the copy path with a handful of logs). */
+#define HIST_MAX_MAPPED_LOGS 16384
+
 struct scan_info {
     int defer;          /* in: a closed log may be left for the pass to check */
     int deferred;       /* out: it was (n from the header; the rest unknown) */
@@ -383,53 +394,6 @@ struct scan_info {
  * checker's RSS grow by 64 bytes per event). The pages stay in the page
  * cache, so touching them again (a story, the timeline) costs a minor fault. */
 #define DROP_STEP (256 * 1024)
-
-/* Contract: drop the resident pages of map's bytes [from, to) from this
- * process; the mapping stays valid. The page holding `from` goes too (the
- * caller is done with what precedes it), the one holding `to` stays: so
- * consecutive ranges leave no page behind (rounding `from` up kept one
- * page per range, and RSS grew by 100 MB over 10^8 events). */
-static void drop_range(const void *map, size_t from, size_t to)
-{
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    from = from / pg * pg;
-    to = to / pg * pg;
-    if (map && to > from)
-        madvise((char *)(uintptr_t)map + from, to - from, MADV_DONTNEED);
-}
-
-void history_after_pass(const struct history *h)
-{
-    for (int i = 0; i < h->nworkers; i++) {
-        const struct hist_worker *w = &h->w[i];
-        if (!w->file.map || w->ev != w->file.recs)
-            continue;
-        /* Later readers (stories, the timeline) binary-search: without
-         * this, each probe maps 16 pages around it (fault-around), and the
-         * stories' searches of 64 workers made RSS grow with the log. */
-        madvise(w->file.map, w->file.map_len, MADV_RANDOM);
-        drop_range(w->file.map, 0, w->file.map_len);
-    }
-}
-
-void history_willneed(const struct hist_worker *w, size_t from, size_t to)
-{
-    if (!w->file.map || w->ev != w->file.recs || from >= to)
-        return;
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    size_t a = (EVLOG_HEADER_SIZE + from * EVLOG_REC_SIZE) / pg * pg;
-    size_t b = EVLOG_HEADER_SIZE + (to < w->n ? to : w->n) * EVLOG_REC_SIZE;
-    if (b > a)
-        madvise((char *)w->file.map + a, b - a, MADV_WILLNEED);
-}
-
-void history_drop(const struct hist_worker *w, size_t from, size_t to)
-{
-    if (!w->file.map || w->ev != w->file.recs)
-        return; /* owned (JSONL, restarted worker) or borrowed memory */
-    drop_range(w->file.map, EVLOG_HEADER_SIZE + from * EVLOG_REC_SIZE,
-               EVLOG_HEADER_SIZE + to * EVLOG_REC_SIZE);
-}
 
 /* Contract: map the log at path when its writer closed it cleanly, its size
  * matches its count and its last record is valid: its records are then left
@@ -499,9 +463,9 @@ static int scan_log(const char *path, struct evlog_file *f, struct scan_info *si
         if (r->type != EV_CRASH && (int)r->res > si->max_res)
             si->max_res = r->res;
         if ((i + 1) % step == 0)
-            drop_range(f->map, 0, EVLOG_HEADER_SIZE + (i + 1) * EVLOG_REC_SIZE);
+            histmap_drop_range(f->map, 0, EVLOG_HEADER_SIZE + (i + 1) * EVLOG_REC_SIZE);
     }
-    drop_range(f->map, 0, f->map_len);
+    histmap_drop_range(f->map, 0, f->map_len);
     return 0;
 }
 
@@ -518,18 +482,31 @@ static int cmp_sort_ev(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Contract: make w->ev time ordered (stable), copying into w->owned when a
- * reorder is needed. Returns 1 when it had to reorder. */
+/* Contract: unmap w's segments (a restarted worker's epochs) and free them. */
+static void free_segs(struct hist_worker *w)
+{
+    for (int k = 0; k < w->nseg; k++) {
+        evlog_unmap(&w->seg[k].file);
+        free(w->seg[k].own);
+    }
+    free(w->seg);
+    w->seg = NULL;
+    w->nseg = 0;
+}
+
+/* Contract: make w's stream time ordered (stable), copying it into
+ * w->owned (one array, the segments let go) when a reorder is needed.
+ * Every record must be verified. Returns 1 when it had to reorder. */
 static int order_worker(struct hist_worker *w)
 {
     size_t i = 1;
-    while (i < w->n && w->ev[i - 1].t <= w->ev[i].t)
+    while (i < w->n && hist_rec(w, i - 1)->t <= hist_rec(w, i)->t)
         i++;
     if (i >= w->n)
         return 0;
     struct sort_ev *tmp = xmalloc(w->n * sizeof(*tmp));
     for (size_t k = 0; k < w->n; k++) {
-        tmp[k].r = &w->ev[k];
+        tmp[k].r = hist_rec(w, k);
         tmp[k].idx = k;
     }
     qsort(tmp, w->n, sizeof(*tmp), cmp_sort_ev);
@@ -538,6 +515,7 @@ static int order_worker(struct hist_worker *w)
         out[k] = *tmp[k].r;
     free(tmp);
     free(w->owned);
+    free_segs(w);
     w->owned = out;
     w->ev = out;
     return 1;
@@ -592,14 +570,18 @@ static int read_epoch(struct history *h, const char *dir, const struct log_name 
 }
 
 /* Contract: load the logs names[0..n) (one worker id, epochs ascending) into
- * w: one epoch is used in place (w->file); several are concatenated in
- * epoch order into w->owned, so a restarted worker is one stream whose
- * epochs follow each other (each after the previous one's crash record).
- * Returns 0 or a negative code with err set. */
+ * w: one epoch is used in place (w->file); several become w->seg, each epoch
+ * mapped in place like a single log, so a restarted worker is one stream
+ * whose epochs follow each other (each after the previous one's crash
+ * record, made up when the epoch was cut without one); copy: each epoch
+ * is copied into memory and unmapped instead (HIST_MAX_MAPPED_LOGS).
+ * si->ordered: the stream is in time order as far as verified records
+ * tell. Returns 0 or a negative code with err set. */
 static int load_worker(struct history *h, const char *dir, const struct log_name *names, size_t n,
-                       struct hist_worker *w, struct scan_info *si, struct ls_err *err)
+                       int copy, struct hist_worker *w, struct scan_info *si, struct ls_err *err)
 {
     int defer = si->defer;
+    int nwarn = h->nwarnings;
     si->ordered = 1;
     si->max_res = -1;
     si->deferred = 0;
@@ -622,47 +604,70 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
         w->torn_bytes = w->file.torn_bytes;
         return 0;
     }
-    size_t cap = 0;
+    w->seg = xcalloc(2 * n, sizeof(*w->seg)); /* an epoch and a crash record each, at most */
     w->complete = 1;
+    int64_t last_t = INT64_MIN; /* of the last record so far (verified, or by map_closed) */
     for (size_t k = 0; k < n; k++) {
-        struct evlog_file f;
-        memset(&f, 0, sizeof(f));
+        struct hist_seg *sg = &w->seg[w->nseg++];
         struct scan_info ei;
-        ei.defer = 0; /* copied into memory anyway */
-        int rc = read_epoch(h, dir, &names[k], k + 1 == n, &f, &ei, err);
+        ei.defer = defer;
+        int rc = read_epoch(h, dir, &names[k], k + 1 == n, &sg->file, &ei, err);
         if (rc)
             return rc;
+        sg->ev = sg->file.recs;
+        sg->n = sg->file.n;
+        sg->base = w->n;
+        sg->unverified = ei.deferred;
+        w->unverified |= ei.deferred;
         if (ei.max_res > si->max_res)
             si->max_res = ei.max_res;
-        si->ordered = 0; /* concatenated in memory: order_worker checks it there */
-        int crashed = f.n > 0 && f.recs[f.n - 1].type == EV_CRASH;
-        int cut = k + 1 < n && !f.closed && !crashed;
-        if (k + 1 == n ? !f.closed : cut)
+        /* a deferred epoch's order (and where it meets the previous one)
+         * is checked by the pass: rec_ok */
+        if (!ei.deferred)
+            si->ordered &= ei.ordered && (!sg->n || sg->ev[0].t >= last_t);
+        if (sg->n)
+            last_t = sg->ev[sg->n - 1].t;
+        int crashed = sg->n > 0 && sg->ev[sg->n - 1].type == EV_CRASH;
+        int cut = k + 1 < n && !sg->file.closed && !crashed;
+        if (k + 1 == n ? !sg->file.closed : cut)
             w->complete = 0;
-        w->torn_bytes += f.torn_bytes;
-        if (w->n + f.n + 1 > cap) {
-            cap = (w->n + f.n + 1) * 2;
-            w->owned = xrealloc(w->owned, cap * sizeof(*w->owned));
+        w->torn_bytes += sg->file.torn_bytes;
+        w->n += sg->n;
+        if (copy && sg->n) {
+            sg->own = xmalloc(sg->n * sizeof(*sg->own));
+            memcpy(sg->own, sg->ev, sg->n * sizeof(*sg->own));
+            sg->ev = sg->own;
         }
-        if (f.n)
-            memcpy(w->owned + w->n, f.recs, f.n * sizeof(*f.recs));
-        w->n += f.n;
+        if (copy)
+            evlog_unmap(&sg->file); /* closed and torn_bytes were read above */
+        else
+            histmap_drop_log(&sg->file); /* what was looked at: one epoch's pages resident at a time */
         if (cut) {
             /* The process died (the next epoch exists) but its end is not
              * logged: its holds end at its last record, never in the next
              * epoch (cut short, not extended). */
-            struct ev_rec cr;
-            memset(&cr, 0, sizeof(cr));
-            cr.t = w->n ? w->owned[w->n - 1].t : 0;
-            cr.type = EV_CRASH;
-            cr.seq = (uint32_t)f.n;
-            w->owned[w->n++] = cr;
+            struct hist_seg *cs = &w->seg[w->nseg++];
+            cs->synth.t = w->n ? last_t : 0;
+            cs->synth.type = EV_CRASH;
+            cs->synth.seq = (uint32_t)sg->n;
+            cs->ev = &cs->synth; /* w->seg is never moved */
+            cs->n = 1;
+            cs->base = w->n++;
             history_warn(h, "worker %d epoch %u: no crash record before the restart; its holds "
                          "end at its last record", w->id, names[k].epoch);
         }
-        evlog_unmap(&f);
     }
-    w->ev = w->owned;
+    if (!si->ordered && w->unverified) {
+        /* Out of order: sorting needs every record verified. Rare (a
+         * damaged history): load this worker again with nothing deferred,
+         * without saying the same things twice. */
+        while (h->nwarnings > nwarn)
+            free(h->warnings[--h->nwarnings]);
+        free_segs(w);
+        memset(w, 0, sizeof(*w));
+        si->defer = 0;
+        return load_worker(h, dir, names, n, copy, w, si, err);
+    }
     return 0;
 }
 
@@ -697,6 +702,10 @@ static int load_events(struct history *h, const char *dir, int *max_res, struct 
     if (n > 1)
         qsort(names, n, sizeof(*names), cmp_log_name);
     int rc = 0;
+    size_t max_mapped = HIST_MAX_MAPPED_LOGS;
+    const char *mm = getenv("LS_CHECK_MAX_MAPPED_LOGS"); /* tests: the copy path, small */
+    if (mm && mm[0])
+        max_mapped = strtoul(mm, NULL, 10);
     h->w = calloc(n ? n : 1, sizeof(*h->w));
     if (!h->w)
         xalloc_die();
@@ -716,7 +725,7 @@ static int load_events(struct history *h, const char *dir, int *max_res, struct 
         struct hist_worker *w = &h->w[h->nworkers++];
         struct scan_info si;
         si.defer = !h->memo->verify_all;
-        rc = load_worker(h, dir, names + i, j - i, w, &si, err);
+        rc = load_worker(h, dir, names + i, j - i, n > max_mapped, w, &si, err);
         if (rc)
             break;
         if (si.max_res > *max_res)
@@ -807,8 +816,8 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     int64_t max_t = 0;
     for (int i = 0; i < h->nworkers; i++) {
         const struct hist_worker *w = &h->w[i];
-        if (w->n && w->ev[w->n - 1].t > max_t)
-            max_t = w->ev[w->n - 1].t;
+        if (w->n && hist_rec(w, w->n - 1)->t > max_t)
+            max_t = hist_rec(w, w->n - 1)->t;
     }
     if (max_res >= h->nres) {
         if (h->workload)
@@ -817,6 +826,7 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     }
     int64_t end_ns = json_get_int(h->run, "end_ns", 0);
     h->end = end_ns > max_t ? end_ns : max_t;
+    histmap_drop_logs(h);
 
     load_leftovers(h);
     load_storage(h, dir);
@@ -871,16 +881,26 @@ void history_cut(const struct history *ch, int wi, size_t n)
 {
     struct history *h = ch->memo ? ch->memo->self : NULL;
     if (h && wi >= 0 && wi < h->nworkers && n < h->w[wi].n) {
-        h->w[wi].n = n;
-        h->w[wi].complete = 0;
+        struct hist_worker *w = &h->w[wi];
+        w->n = n;
+        w->complete = 0;
+        for (int k = 0; k < w->nseg; k++) { /* those past n keep their mapping, no records */
+            struct hist_seg *sg = &w->seg[k];
+            size_t room = sg->base < n ? n - sg->base : 0;
+            if (sg->n > room)
+                sg->n = room;
+        }
     }
 }
 
 void history_mark_verified(const struct history *ch)
 {
     struct history *h = ch->memo ? ch->memo->self : NULL;
-    for (int i = 0; h && i < h->nworkers; i++)
+    for (int i = 0; h && i < h->nworkers; i++) {
         h->w[i].unverified = 0;
+        for (int k = 0; k < h->w[i].nseg; k++)
+            h->w[i].seg[k].unverified = 0;
+    }
 }
 
 /* ---- JSONL ---- */
@@ -1155,6 +1175,7 @@ void history_free(struct history *h)
     json_free(h->run);
     for (int i = 0; i < h->nworkers; i++) {
         evlog_unmap(&h->w[i].file);
+        free_segs(&h->w[i]);
         free(h->w[i].owned);
     }
     free(h->w);

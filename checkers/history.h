@@ -1,7 +1,7 @@
 /*
  * history.h: what the checkers read. A history is loaded from a run
  * directory (events/worker-NNN.bin plus worker-NNN.eE.bin for each restart
- * of a worker, all epochs of one worker id concatenated into one stream;
+ * of a worker, all epochs of one worker id read as one stream;
  * faults.jsonl, storage.jsonl, run.json, workload.yaml) or from a JSONL
  * event file made elsewhere; the checkers never talk to Redis, so
  * `lockstorm check` on a copied run directory gives the same verdict as the
@@ -33,22 +33,62 @@ struct hist_memo {
                                  * cuts a log at its first bad record instead */
 };
 
+/* One part of a restarted worker's stream: the mapped log of one epoch
+ * (events/worker-NNN.eK.bin), or the crash record the loader adds after an
+ * epoch that was cut without one. */
+struct hist_seg {
+    const struct ev_rec *ev;    /* file.recs, or &synth */
+    size_t n;
+    size_t base;                /* index of ev[0] in the worker's stream */
+    int unverified;             /* this epoch's log is checked by the pass (see below) */
+    struct evlog_file file;     /* the epoch's mapping; none for a synthetic crash, or
+                                 * once copied into own */
+    struct ev_rec *own;         /* the epoch's records copied (owned), when a run has
+                                 * too many logs to keep each mapped: HIST_MAX_MAPPED_LOGS */
+    struct ev_rec synth;        /* the synthetic crash record */
+};
+
+/* A worker's records are one stream, time-ordered, read through hist_rec
+ * (index 0..n): never by ev[] directly, which is NULL for a worker split in
+ * segments. */
 struct hist_worker {
     int id;                     /* worker id (file name / "w" field) */
-    const struct ev_rec *ev;    /* time-ordered events: the log's read-only mapping (its
-                                 * pages are read on demand and dropped behind the
-                                 * checkers' pass), or owned (JSONL, restarted worker) */
-    size_t n;
+    const struct ev_rec *ev;    /* the records when they lie in one array: the log's
+                                 * read-only mapping (its pages are read on demand and
+                                 * dropped behind the checkers' pass), or owned (JSONL,
+                                 * reordered); NULL when seg is used */
+    size_t n;                   /* records in the stream */
+    struct hist_seg *seg;       /* a restarted worker: its epochs in order, each kept
+                                 * mapped like a single log (never copied: memory stays
+                                 * flat however many epochs), with the synthetic crash
+                                 * records between them; NULL otherwise */
+    int nseg;
     int unverified;             /* a closed log whose records are checked (checksum,
                                  * sequence, time order, resource) by the checkers'
                                  * pass as it reads them, not at load: see
-                                 * history_reload */
+                                 * history_reload (with seg: some segment is) */
     int complete;               /* last epoch's log closed cleanly by its worker, every
                                  * earlier one closed or ended by a crash record */
     size_t torn_bytes;          /* bytes skipped after the last valid record */
-    struct evlog_file file;     /* binary source (mapping), if any */
-    struct ev_rec *owned;       /* JSONL source, if any */
+    struct evlog_file file;     /* binary source (mapping), if any (single epoch) */
+    struct ev_rec *owned;       /* JSONL source, or a reordered stream, if any */
 };
+
+/* hist_rec of a worker split in segments (a binary search over them). */
+const struct ev_rec *hist_seg_rec(const struct hist_worker *w, size_t i);
+
+/* Contract: record i (< w->n) of w's stream, wherever it lies. */
+static inline const struct ev_rec *hist_rec(const struct hist_worker *w, size_t i)
+{
+    return w->seg ? hist_seg_rec(w, i) : &w->ev[i];
+}
+
+/* Contract: the stream as runs of consecutive records: hist_nruns(w) of
+ * them, run k being the *n records at *ev (those of an unverified log when
+ * *unverified). A worker in one array is one run. */
+int hist_nruns(const struct hist_worker *w);
+void hist_run(const struct hist_worker *w, int k, const struct ev_rec **ev, size_t *n,
+              int *unverified);
 
 struct fault_window {
     int id;

@@ -85,7 +85,7 @@ static void effect_times(const struct history *h, struct jobs_tally *t)
     for (int i = 0; i < h->nworkers; i++) {
         const struct hist_worker *w = &h->w[i];
         for (size_t k = 0; k < w->n; k++) {
-            const struct ev_rec *r = &w->ev[k];
+            const struct ev_rec *r = hist_rec(w, k);
             if (r->type != EV_JOB || r->aux != JOBS_EFFECT)
                 continue;
             for (int j = 0; j < t->nlisted; j++) {
@@ -122,9 +122,11 @@ int check_jobs(const struct history *h, const struct check_params *p, struct jso
     history_verify(h);
     int64_t steps[8] = {0};
     for (int i = 0; i < h->nworkers; i++)
-        for (size_t k = 0; k < h->w[i].n; k++)
-            if (h->w[i].ev[k].type == EV_JOB && h->w[i].ev[k].aux < 8)
-                steps[h->w[i].ev[k].aux]++;
+        for (size_t k = 0; k < h->w[i].n; k++) {
+            const struct ev_rec *r = hist_rec(&h->w[i], k);
+            if (r->type == EV_JOB && r->aux < 8)
+                steps[r->aux]++;
+        }
 
     char path[4096];
     snprintf(path, sizeof(path), "%s/jobs.jsonl", h->source ? h->source : ".");

@@ -28,6 +28,43 @@ struct cursor {
     int wi;
 };
 
+/* Where the pass is in one worker's stream: in run `run` (hist_run: the
+ * whole log, or one epoch of a restarted worker, or a synthetic crash
+ * record between two), at its record i; p counts the stream's records. */
+struct wpos {
+    const struct ev_rec *ev;
+    size_t n, i;
+    int run, unverified;
+    size_t p, dropped;
+    int64_t prev_t;     /* time of the record before (INT64_MIN at the start) */
+};
+
+/* Contract: move c to the first record of the next non-empty run of w at
+ * or after run k; 0 when there is none. */
+static int enter_run(const struct hist_worker *w, struct wpos *c, int k)
+{
+    for (; k < hist_nruns(w); k++) {
+        hist_run(w, k, &c->ev, &c->n, &c->unverified);
+        c->run = k;
+        c->i = 0;
+        if (c->n)
+            return 1;
+    }
+    return 0;
+}
+
+/* Contract: move c past the end of its run (the stream's record p was its
+ * last) to the next non-empty one, as enter_run; the finished run's pages
+ * are dropped now (with many small epochs, dropping only every DROP_EVERY
+ * records left a resident page or more behind per epoch: 46 MB against
+ * 17 MB before segments, on 10^5 events in 8,320 logs). */
+static int next_run(const struct hist_worker *w, struct wpos *c, size_t p)
+{
+    history_drop(w, c->dropped, p + 1);
+    c->dropped = p + 1;
+    return enter_run(w, c, c->run + 1);
+}
+
 /* (time, worker index) order, written without short-circuits so that the
  * tree replay below compiles to selects; on 10^7 events neither this nor
  * the tree itself measured differently from a binary heap with branches. */
@@ -45,7 +82,10 @@ static void worker_done(const struct pass_consumer *c, int n, int wi)
 
 /* Contract: is record r, number p of an unverified log whose previous
  * record is at prev_t, what the loader would have accepted in place
- * (history.h "unverified")? */
+ * (history.h "unverified")? (Checking the checksums of 4 or 8 records at
+ * once in AVX-512 lanes was 3-4 times faster alone, and gained nothing in
+ * the pass, 32 or 64 at once (SIMD or not) lost 10-25%: see
+ * docs/performance.md.) */
 static int rec_ok(const struct history *h, const struct ev_rec *r, size_t p, int64_t prev_t)
 {
     return r->seq == (uint32_t)p && r->type >= 1 && r->type < EV__MAX && r->t >= prev_t &&
@@ -61,6 +101,12 @@ static inline int64_t key_of(int64_t t)
     return t == INT64_MAX ? INT64_MAX - 1 : t;
 }
 
+/* One consumer's event function and state: the dispatch table's entry. */
+struct target {
+    void (*event)(void *st, int wi, const struct ev_rec *r);
+    void *st;
+};
+
 int pass_run(const struct history *h, const struct pass_consumer *c, int n)
 {
     int rc = 0;
@@ -68,54 +114,61 @@ int pass_run(const struct history *h, const struct pass_consumer *c, int n)
     int m = 1; /* leaves: a power of two >= workers; the spare ones never win */
     while (m < nw)
         m *= 2;
-    struct cursor *cur = xmalloc((size_t)m * sizeof(*cur));
-    int *loser = xmalloc((size_t)m * sizeof(*loser)); /* loser[1..m): inner nodes */
-    size_t *pos = xcalloc((size_t)m, sizeof(*pos));
-    size_t *dropped = xcalloc((size_t)m, sizeof(*dropped));
-    uint32_t *mask = xmalloc((size_t)(n ? n : 1) * sizeof(*mask));
-    for (int k = 0; k < n; k++)
-        mask[k] = c[k].ops->types ? c[k].ops->types : UINT32_MAX;
+    /* node[1..m): the loser of each inner match, kept by value (time and
+     * worker) so that a replay reads one array, not node -> cursor: that
+     * and the table below took the merge and dispatch from ~220 to ~110
+     * instructions per record (callgrind, 10^6 events). */
+    struct cursor *node = xmalloc((size_t)m * sizeof(*node));
+    struct cursor *win = xmalloc((size_t)(2 * m) * sizeof(*win));
+    struct wpos *pos = xcalloc((size_t)m, sizeof(*pos));
+    /* By record type: the consumers that want it, in their order. A loop
+     * over all of them testing each one's mask cost ~45 instructions per
+     * record more. */
+    struct target *tg = xmalloc((size_t)(32 * (n ? n : 1)) * sizeof(*tg));
+    int ntg[32] = {0};
+    for (int t = 0; t < 32; t++)
+        for (int k = 0; k < n; k++)
+            if (!c[k].ops->types || (c[k].ops->types & (1u << t)))
+                tg[t * n + ntg[t]++] = (struct target){c[k].ops->event, c[k].st};
     for (int i = 0; i < m; i++) {
-        cur[i] = (struct cursor){INT64_MAX, i};
-        if (i < nw && h->w[i].n) {
+        win[m + i] = (struct cursor){INT64_MAX, i};
+        if (i < nw && h->w[i].n && enter_run(&h->w[i], &pos[i], 0)) {
             history_willneed(&h->w[i], 0, 2 * DROP_EVERY);
-            cur[i].t = key_of(h->w[i].ev[0].t);
+            pos[i].prev_t = INT64_MIN;
+            win[m + i].t = key_of(pos[i].ev[0].t);
         }
         else if (i < nw)
             worker_done(c, n, i);
     }
     /* Build: winners bottom-up, each inner node keeps the loser. */
-    int *win = xmalloc((size_t)(2 * m) * sizeof(*win));
-    for (int i = 0; i < m; i++)
-        win[m + i] = i;
     for (int k = m - 1; k >= 1; k--) {
-        int a = win[2 * k], b = win[2 * k + 1];
-        int a_first = before(&cur[a], &cur[b]);
-        win[k] = a_first ? a : b;
-        loser[k] = a_first ? b : a;
+        int a_first = before(&win[2 * k], &win[2 * k + 1]);
+        win[k] = win[2 * k + !a_first];
+        node[k] = win[2 * k + a_first];
     }
-    int top = win[1];
+    struct cursor top = win[1];
     free(win);
-    while (nw > 0 && cur[top].t != INT64_MAX) {
-        int wi = top;
+    while (nw > 0 && top.t != INT64_MAX) {
+        int wi = top.wi;
         const struct hist_worker *w = &h->w[wi];
-        size_t p = pos[wi]++;
-        const struct ev_rec *r = &w->ev[p];
-        if (p + PREFETCH_AHEAD < w->n)
-            __builtin_prefetch(&w->ev[p + PREFETCH_AHEAD]);
-        int bad = w->unverified && !rec_ok(h, r, p, p ? w->ev[p - 1].t : INT64_MIN);
+        struct wpos *ps = &pos[wi];
+        size_t p = ps->p++;
+        const struct ev_rec *r = &ps->ev[ps->i];
+        if (ps->i + PREFETCH_AHEAD < ps->n)
+            __builtin_prefetch(&ps->ev[ps->i + PREFETCH_AHEAD]);
+        /* an epoch's first record is checked against the previous epoch's last */
+        int bad = ps->unverified && !rec_ok(h, r, ps->i, ps->prev_t);
         if (bad && !(h->memo && h->memo->reload_failed)) {
             rc = -1; /* the caller reloads with every record checked, and starts over */
             break;
         }
         if (!bad) {
-            uint32_t bit = 1u << (r->type & 31);
-            for (int k = 0; k < n; k++)
-                if (mask[k] & bit)
-                    c[k].ops->event(c[k].st, wi, r);
-            if (p + 1 - dropped[wi] >= DROP_EVERY) {
-                history_drop(w, dropped[wi], p + 1);
-                dropped[wi] = p + 1;
+            const struct target *d = &tg[(r->type & 31) * n];
+            for (int j = 0, nj = ntg[r->type & 31]; j < nj; j++)
+                d[j].event(d[j].st, wi, r);
+            if (p + 1 - ps->dropped >= DROP_EVERY) {
+                history_drop(w, ps->dropped, p + 1);
+                ps->dropped = p + 1;
                 history_willneed(w, p + 1 + DROP_EVERY, p + 1 + 2 * DROP_EVERY);
             }
         }
@@ -123,19 +176,19 @@ int pass_run(const struct history *h, const struct pass_consumer *c, int n)
          * cuts a damaged log there too; history_reload warned) */
         if (bad)
             history_cut(h, wi, p);
-        if (!bad && p + 1 < w->n) {
-            cur[wi].t = key_of(w->ev[p + 1].t);
+        ps->prev_t = r->t;
+        struct cursor x = {INT64_MAX, wi};
+        if (!bad && p + 1 < w->n && (++ps->i < ps->n || next_run(w, ps, p))) {
+            x.t = key_of(ps->ev[ps->i].t);
         } else {
-            cur[wi].t = INT64_MAX;
             worker_done(c, n, wi);
-            history_drop(w, dropped[wi], w->n);
+            history_drop(w, ps->dropped, w->n);
         }
         /* Replay the winner's path to the root against the stored losers. */
-        int x = wi;
         for (int k = (m + wi) / 2; k >= 1; k /= 2) {
-            int l = loser[k];
-            int swap = before(&cur[l], &cur[x]);
-            loser[k] = swap ? x : l;
+            struct cursor l = node[k];
+            int swap = before(&l, &x);
+            node[k] = swap ? x : l;
             x = swap ? l : x;
         }
         top = x;
@@ -147,11 +200,9 @@ int pass_run(const struct history *h, const struct pass_consumer *c, int n)
         history_mark_verified(h);
         history_after_pass(h);
     }
-    free(mask);
-    free(dropped);
+    free(tg);
     free(pos);
-    free(loser);
-    free(cur);
+    free(node);
     return rc;
 }
 

@@ -346,7 +346,7 @@ static void worker_holds(const struct hist_worker *w, int64_t lookback, struct h
     int64_t start = k->from - lookback - 1;
     while (lo < hi) { /* first record with t >= start */
         size_t mid = lo + (hi - lo) / 2;
-        if (w->ev[mid].t < start)
+        if (hist_rec(w, mid)->t < start)
             lo = mid + 1;
         else
             hi = mid;
@@ -354,10 +354,10 @@ static void worker_holds(const struct hist_worker *w, int64_t lookback, struct h
     struct tstate s;
     memset(&s, 0, sizeof(s));
     size_t i = lo;
-    for (; i < w->n && w->ev[i].t <= k->to; i++)
-        timeline_step(&s, &w->ev[i], w->id, k);
+    for (; i < w->n && hist_rec(w, i)->t <= k->to; i++)
+        timeline_step(&s, hist_rec(w, i), w->id, k);
     while (i < w->n && entered_by(&s, k->to)) /* holds entered in the window end later */
-        timeline_step(&s, &w->ev[i++], w->id, k);
+        timeline_step(&s, hist_rec(w, i++), w->id, k);
     if (i >= w->n)
         timeline_end(&s, w->id, k);
     history_drop(w, 0, w->n); /* what the search and the scan read */
@@ -612,7 +612,7 @@ static void series_worker_end(void *st, int wi)
 {
     struct series_acc *a = st;
     const struct hist_worker *w = &a->h->w[wi];
-    a->ts[wi].last = w->n ? w->ev[w->n - 1].t : 0; /* the pass skips some types */
+    a->ts[wi].last = w->n ? hist_rec(w, w->n - 1)->t : 0; /* the pass skips some types */
     timeline_end(&a->ts[wi], w->id, &a->measure);
 }
 

@@ -138,22 +138,22 @@ static void locate(struct sholder *x, int res)
     size_t lo = 0, hi = w->n;
     while (lo < hi) { /* first record with t >= enter - 1us */
         size_t mid = lo + (hi - lo) / 2;
-        if (w->ev[mid].t < x->enter - 1000)
+        if (hist_rec(w, mid)->t < x->enter - 1000)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t e = lo;
-    for (; e < w->n && w->ev[e].t <= x->enter + 1000; e++)
-        if (w->ev[e].type == EV_ENTER && w->ev[e].res == res)
+    for (; e < w->n && hist_rec(w, e)->t <= x->enter + 1000; e++)
+        if (hist_rec(w, e)->type == EV_ENTER && hist_rec(w, e)->res == res)
             break;
-    if (e >= w->n || w->ev[e].type != EV_ENTER || w->ev[e].res != res)
+    if (e >= w->n || hist_rec(w, e)->type != EV_ENTER || hist_rec(w, e)->res != res)
         return;
     x->found = 1;
     x->enter_i = e;
     x->grant_i = e;
     for (size_t k = e, steps = 0; k-- > 0 && steps < STORY_SCAN_BACK; steps++) {
-        const struct ev_rec *r = &w->ev[k];
+        const struct ev_rec *r = hist_rec(w, k);
         if (r->res == res && (r->type == EV_EXIT || r->type == EV_CRASH))
             break;
         if (r->type == EV_ACQUIRE_OK && r->res == res) {
@@ -161,14 +161,14 @@ static void locate(struct sholder *x, int res)
             break;
         }
     }
-    const struct ev_rec *g = &w->ev[x->grant_i];
+    const struct ev_rec *g = hist_rec(w, x->grant_i);
     x->lease = g->type == EV_ACQUIRE_OK ? rec_lease(g) : NO_LEASE;
     x->has_fence = (g->flags & EVF_FENCE) != 0;
     x->fence = g->fence;
     size_t k = e + 1;
     int ended = 0;
     for (; k < w->n; k++) {
-        const struct ev_rec *r = &w->ev[k];
+        const struct ev_rec *r = hist_rec(w, k);
         if (r->type == EV_CRASH) {
             x->crashed = 1;
             k++;
@@ -214,7 +214,7 @@ static void holder_items(struct story *s, const struct sholder *x, const char *r
     char buf[STORY_TEXT_LEN], t1[32];
     int wid = x->worker;
     for (size_t k = x->grant_i; k < x->end_i; k++) {
-        const struct ev_rec *r = &w->ev[k];
+        const struct ev_rec *r = hist_rec(w, k);
         if (r->type != EV_CRASH && r->res != res_i)
             continue; /* another resource's records (a worker holding several) */
         const char *counter = (r->flags & EVF_FENCED) ? "fenced" : "plain";
@@ -317,7 +317,7 @@ static void prior_items(struct story *s, const struct sholder *hs, int nh, int x
     const struct sholder *x = &hs[xi];
     const struct hist_worker *w = x->w;
     for (size_t k = x->grant_i, steps = 0; k-- > 0 && steps < STORY_SCAN_BACK; steps++) {
-        const struct ev_rec *r = &w->ev[k];
+        const struct ev_rec *r = hist_rec(w, k);
         if (r->t < from)
             break;
         if (r->type != EV_CRASH && r->res != res_i)
@@ -382,7 +382,7 @@ static const struct ev_rec *store_after(const struct sholder *x, int type, int f
     if (!x->found)
         return NULL;
     for (size_t k = x->enter_i; k < x->end_i; k++) {
-        const struct ev_rec *r = &x->w->ev[k];
+        const struct ev_rec *r = hist_rec(x->w, k);
         if (r->type == type && ((r->flags & EVF_FENCED) != 0) == fenced && r->t >= t)
             return r;
     }
@@ -421,14 +421,14 @@ static int foreign_release(struct story *s, const struct history *h, const struc
         size_t lo = 0, hi = w->n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (w->ev[mid].t < from)
+            if (hist_rec(w, mid)->t < from)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        for (size_t k = lo, steps = 0; k < w->n && w->ev[k].t <= until &&
+        for (size_t k = lo, steps = 0; k < w->n && hist_rec(w, k)->t <= until &&
                                         steps < 4 * STORY_SCAN_BACK; k++, steps++) {
-            const struct ev_rec *r = &w->ev[k];
+            const struct ev_rec *r = hist_rec(w, k);
             if (r->type == EV_RELEASE_OK && r->res == res_i && (!best || r->t > best->t)) {
                 best = r;
                 who = w->id;
@@ -576,7 +576,8 @@ static struct json *build_story(const struct history *h, const struct json *v, s
             locate(sh, res_i);
         if (sh->acquired < from)
             from = sh->acquired;
-        int64_t end = sh->found && sh->end_i > 0 ? sh->w->ev[sh->end_i - 1].t : sh->exit;
+        int64_t end =
+            sh->found && sh->end_i > 0 ? hist_rec(sh->w, sh->end_i - 1)->t : sh->exit;
         if (end < sh->exit)
             end = sh->exit;
         if (end > to)

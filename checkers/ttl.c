@@ -317,7 +317,7 @@ static void holds_of(const struct hist_worker *w, struct mhold_vec *v)
     struct mhold cur = {0};
     int have = 0, entered = 0;
     for (size_t i = 0; i < w->n; i++) {
-        const struct ev_rec *r = &w->ev[i];
+        const struct ev_rec *r = hist_rec(w, i);
         switch (r->type) {
         case EV_ACQUIRE_OK:
             memset(&cur, 0, sizeof(cur));

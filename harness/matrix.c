@@ -453,7 +453,7 @@ struct json *compare_echo_json(const struct compare_spec *c)
 /* Contract: load variant cv of the workload at path: its overrides, then
  * the command line's, then compare=~ (a variant is a plain workload).
  * Returns 0 with *out set or a loader error (reported on errlog). */
-static int load_variant(const char *path, const struct compare_variant *cv,
+static int load_variant(const struct workload *base, const struct compare_variant *cv,
                         const char *const *sets, int nsets, FILE *errlog, struct workload **out,
                         struct ls_err *err)
 {
@@ -474,7 +474,7 @@ static int load_variant(const char *path, const struct compare_variant *cv,
     char context[160];
     snprintf(context, sizeof(context), "compare variant '%s' (line %d)", cv->name, cv->line);
     struct ls_err e = {0};
-    int rc = workload_load_variant(path, all, n, drop, ndrop, context, out, errlog, &e);
+    int rc = workload_load_variant(base, all, n, drop, ndrop, context, out, errlog, &e);
     free(drop);
     if (rc < 0)
         ls_err_set(err, rc, "compare variant '%s': %s", cv->name, e.msg);
@@ -487,7 +487,7 @@ int matrix_validate(const char *path, const char *const *sets, int nsets, const 
     int rc = 0;
     for (int i = 0; i < w->compare.n; i++) {
         struct workload *wv = NULL;
-        int r = load_variant(path, &w->compare.v[i], sets, nsets, errlog, &wv, err);
+        int r = load_variant(w, &w->compare.v[i], sets, nsets, errlog, &wv, err);
         if (r < 0 && rc == 0)
             rc = r;
         workload_free(wv);
@@ -559,7 +559,7 @@ int matrix_run(const char *path, const char *const *sets, int nsets, const struc
     struct workload **wv = xcalloc((size_t)nv, sizeof(*wv));
     int rc = 0;
     for (int i = 0; i < nv; i++) { /* every variant loads, or nothing runs */
-        int r = load_variant(path, &w->compare.v[i], sets, nsets, errlog, &wv[i], err);
+        int r = load_variant(w, &w->compare.v[i], sets, nsets, errlog, &wv[i], err);
         if (r < 0 && rc == 0)
             rc = r;
     }

@@ -35,6 +35,7 @@
 #include "harness/pgcluster.h"
 #include "harness/pgstore.h"
 #include "harness/topo_external.h"
+#include "harness/workload_cluster.h"
 #include "harness/proc.h"
 #include "harness/replicated.h"
 #include "harness/progress.h"
@@ -265,6 +266,10 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
     } else {
         json_obj_set(j, "proxy", json_new_null());
     }
+    struct json *pc = json_obj_set(j, "proxy_choice", json_new_obj()); /* cluster.proxy */
+    json_obj_set_str(pc, "setting", workload_proxy_setting(r->w));
+    json_obj_set_bool(pc, "proxy", r->w->cluster.proxy == PROXY_ON);
+    json_obj_set_str(pc, "why", r->w->cluster.proxy_why);
     if (r->cluster.has_storage) {
         struct json *e = json_obj_set(j, "storage", json_new_obj());
         json_obj_set_int(e, "port", r->cluster.storage.port);

@@ -64,9 +64,11 @@ static const struct opt_def cluster_tab[] = {
     {"addresses", OPT_CUSTOM, 0, "[]", 0, 0, NULL, NULL,
      "external: host:port of each node (IPv4 or a host name; cluster.nodes follows its length); "
      "only valid with topology external"},
-    {"proxy", OPT_BOOL, SUB(cluster, proxy), "true", 0, 0, NULL, NULL,
-     "workers reach the lock nodes through the fault proxy; false connects them directly "
-     "(no link faults then; bench/ measures the proxy's cost with it)"},
+    {"proxy", OPT_CUSTOM, 0, "auto", 0, 0, NULL, NULL,
+     "true: workers reach the lock nodes through the fault proxy; false: they connect "
+     "directly (no link faults then); auto: the proxy only when the workload can need it (a "
+     "link fault in faults or the nemesis, an external adapter on password-protected nodes). "
+     "The run directory's workload.yaml and run.json say which and why (docs/workloads.md)"},
     {"password", OPT_ENUM, SUB(cluster, password), "auto", 0, 0, password_choices, NULL,
      "auto: every redis-server the harness starts requires a random per-run password (in the "
      "run directory's 0600 file nodes/password; docs/reliability.md \"Security\"); none: no "
@@ -456,6 +458,8 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
     (void)base;
     if (strcmp(path, "cluster.addresses") == 0)
         return parse_addresses(L, v, where, path, dg);
+    if (strcmp(path, "cluster.proxy") == 0)
+        return workload_parse_proxy(L->w, v, path, dg);
     if (strcmp(path, "lock.renew") == 0)
         return parse_renew(L, v, where, path, dg);
     if (strcmp(path, "workers.jobs.layers") == 0)
@@ -491,6 +495,7 @@ static int load_text(const char *file, const char *text, size_t len, const char 
     struct ynode *root = NULL;
     struct workload *w = NULL;
     ydiag_init(&dg, file, errlog, err);
+    dg.context = vl ? vl->context : NULL;
     *out = NULL;
 
     if (len > YAML_MAX_FILE) {
@@ -516,11 +521,16 @@ static int load_text(const char *file, const char *text, size_t len, const char 
 
     w = xcalloc(1, sizeof(*w));
     w->file = xstrdup(file);
+    w->source = xmalloc(len + 1);
+    memcpy(w->source, text, len);
+    w->source[len] = '\0';
+    w->source_len = len;
     struct loader L = {w, root, vl ? vl->drop : NULL, vl ? vl->ndrop : 0,
                        vl ? vl->context : NULL};
     struct opt_hooks h = {&L, parse_custom, check_entry, NULL, NULL, NULL};
     struct opt_scope sc = {top_tab, w};
     opt_load_map(&sc, 1, root, root, "", &h, &dg);
+    workload_resolve_proxy(w); /* auto: once faults, nemesis and lock are known */
     wl_check_quiet_tail(&L, &dg);
     workload_pg_check(w, root, &dg); /* topology postgres, pg-advisory (workload_pg.c) */
 
@@ -627,12 +637,13 @@ int workload_load(const char *path, const char *const *sets, int nsets, struct w
     return load_file(path, sets, nsets, NULL, out, errlog, err);
 }
 
-int workload_load_variant(const char *path, const char *const *sets, int nsets,
+int workload_load_variant(const struct workload *base, const char *const *sets, int nsets,
                           const unsigned char *drop, size_t ndrop, const char *context,
                           struct workload **out, FILE *errlog, struct ls_err *err)
 {
     struct variant_load vl = {drop, ndrop, context};
-    return load_file(path, sets, nsets, &vl, out, errlog, err);
+    return load_text(base->file, base->source, base->source_len, sets, nsets, &vl, out, errlog,
+                     err);
 }
 
 void workload_free(struct workload *w)
@@ -651,6 +662,7 @@ void workload_free(struct workload *w)
     free(w->cluster.addresses);
     opt_free(top_tab, w);
     free(w->file);
+    free(w->source);
     free(w);
 }
 
@@ -669,6 +681,14 @@ static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int 
             sb_json_str(sb, w->cluster.addresses[i], strlen(w->cluster.addresses[i]));
         }
         sb_puts(sb, "]\n");
+    } else if (strcmp(d->name, "proxy") == 0) {
+        /* the setting (auto stays auto: the echo loads back the same), and
+         * what auto chose and why */
+        sb_printf(sb, " %s", workload_proxy_setting(w));
+        if (w->cluster.proxy_setting == PROXY_AUTO && w->cluster.proxy != PROXY_AUTO)
+            sb_printf(sb, "  # resolved: %s (%s)", w->cluster.proxy ? "true" : "false",
+                      w->cluster.proxy_why);
+        sb_putc(sb, '\n');
     } else if (strcmp(d->name, "renew") == 0) {
         if (w->lock.renew_every > 0) {
             char sl[32];
@@ -718,6 +738,9 @@ static struct json *echo_json(void *ctx, const struct opt_def *d, const void *ba
             json_arr_push(arr, json_new_str(w->cluster.addresses[i]));
         return arr;
     }
+    if (strcmp(d->name, "proxy") == 0)
+        return w->cluster.proxy == PROXY_AUTO ? json_new_str("auto")
+                                              : json_new_bool(w->cluster.proxy);
     if (strcmp(d->name, "renew") == 0) {
         if (w->lock.renew_every <= 0)
             return json_new_str("none");
@@ -768,6 +791,8 @@ static const char *custom_type(void *ctx, const struct opt_def *d)
     (void)ctx;
     if (strcmp(d->name, "addresses") == 0)
         return "list of host:port";
+    if (strcmp(d->name, "proxy") == 0)
+        return "auto or boolean";
     if (strcmp(d->name, "renew") == 0)
         return "none or {every: duration, mode, slice}";
     if (strcmp(d->name, "layers") == 0)

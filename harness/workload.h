@@ -23,6 +23,9 @@ struct ynode;
 enum topology { TOPO_INDEPENDENT, TOPO_REPLICATED, TOPO_EXTERNAL, TOPO_POSTGRES };
 enum persistence { PERSIST_NONE, PERSIST_AOF_EVERYSEC, PERSIST_AOF_ALWAYS };
 enum cluster_password { PASSWORD_AUTO, PASSWORD_NONE };
+/* cluster.proxy: false, true, or auto (the default: the proxy only when the
+ * workload can need it; harness/workload_cluster.c) */
+enum proxy_mode { PROXY_OFF, PROXY_ON, PROXY_AUTO };
 enum pick { PICK_UNIFORM, PICK_ZIPF, PICK_ROUND_ROBIN };
 enum on_lost { ON_LOST_ABORT, ON_LOST_FINISH };
 enum renew_mode { RENEW_THREAD, RENEW_INLINE };
@@ -141,6 +144,9 @@ struct expect_spec {
 
 struct workload {
     char *file;          /* path it was loaded from ("<string>" for tests) */
+    char *source;        /* the text it was loaded from (owned; compare variants are
+                          * loaded from it: a workload read from a pipe has one reading) */
+    size_t source_len;
     char *name;
     char *description;
     uint64_t seed;
@@ -152,7 +158,11 @@ struct workload {
         int64_t replicas;
         int64_t sentinels;
         int persistence; /* enum persistence */
-        int proxy;       /* 1: workers reach the lock nodes through the fault proxy */
+        int proxy;       /* 1: workers reach the lock nodes through the fault proxy;
+                          * PROXY_AUTO while loading, then resolved to 0 or 1
+                          * (workload_resolve_proxy) */
+        int proxy_setting;   /* enum proxy_mode as written (echoed: auto stays auto) */
+        char proxy_why[160]; /* one line: why proxy is what it is */
         int password;    /* enum cluster_password: the nodes the harness starts */
         char *password_env; /* external: environment variable holding the nodes' password, or
                              * "" (the name only: the value is never stored in the workload) */
@@ -226,11 +236,12 @@ int workload_valid_name(const char *s);
  * been written to errlog when errlog is not NULL. */
 int workload_load(const char *path, const char *const *sets, int nsets,
                   struct workload **out, FILE *errlog, struct ls_err *err);
-/* workload_load for one variant of a compare: block (harness/matrix.c):
+/* workload_load for one variant of a compare: block (harness/matrix.c),
+ * from base's text (never re-read from its file) with sets applied:
  * the faults[] entries i with drop[i] != 0 (i < ndrop) are left out, not
  * parsed; context (or NULL) ends a fault kind's validate error, e.g. the
  * way to map the fault out of the variant. */
-int workload_load_variant(const char *path, const char *const *sets, int nsets,
+int workload_load_variant(const struct workload *base, const char *const *sets, int nsets,
                           const unsigned char *drop, size_t ndrop, const char *context,
                           struct workload **out, FILE *errlog, struct ls_err *err);
 /* The two halves of workload_load, for a caller that looks at the text

@@ -1,14 +1,17 @@
 /*
- * workload_cluster.c: cross-key rules of cluster.topology replicated and of
- * the nodes' password (see workload_cluster.h). A replicated set has 1 +
- * replicas nodes (node 0 starts as the primary), so cluster.nodes follows
- * replicas and every later rule (fault targets node:N, link keys) sees the
- * real node count.
+ * workload_cluster.c: cross-key rules of cluster.topology replicated, of
+ * the nodes' password and of cluster.proxy auto (see workload_cluster.h).
+ * A replicated set has 1 + replicas nodes (node 0 starts as the primary),
+ * so cluster.nodes follows replicas and every later rule (fault targets
+ * node:N, link keys) sees the real node count.
  */
 #include "harness/workload_cluster.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "faults/fault.h"
+#include "harness/options.h"
 #include "harness/yamltree.h"
 #include "locks/lock.h"
 #include "util/timeutil.h"
@@ -43,6 +46,83 @@ static void check_password_env(const struct workload *w, const struct ynode *at,
         ydiag_at(dg, pn ? pn : at,
                  "cluster.password_env: '%.64s' is not an environment variable name; write its "
                  "name (e.g. REDIS_PASSWORD), never the password itself", name);
+}
+
+/* Contract: whether w runs an external adapter (lock.impl external) on
+ * password-protected Redis nodes. An adapter learns only host:port
+ * (PROTOCOL.md hello): it reaches such nodes only through the proxy, which
+ * authenticates for it. */
+static int adapter_needs_proxy(const struct workload *w)
+{
+    int protected_nodes = w->cluster.topology == TOPO_EXTERNAL
+                              ? w->cluster.password_env && w->cluster.password_env[0]
+                              : w->cluster.password == PASSWORD_AUTO;
+    return protected_nodes && w->lock.ops && strcmp(w->lock.ops->name, "external") == 0 &&
+           w->cluster.topology != TOPO_POSTGRES;
+}
+
+int workload_parse_proxy(struct workload *w, const struct ynode *v, const char *path,
+                         struct ydiag *dg)
+{
+    static const struct opt_def as_bool = {"proxy", OPT_BOOL, 0, NULL, 0, 0, NULL, NULL, NULL};
+    char why[128], q[64];
+    w->cluster.proxy = w->cluster.proxy_setting = PROXY_AUTO;
+    if (!v || ynode_is_null(v) || (v->kind == YN_SCALAR && strcmp(v->text, "auto") == 0))
+        return 0;
+    if (v->kind == YN_SCALAR && opt_parse_text(&as_bool, &w->cluster.proxy, v->text, why,
+                                               sizeof(why)) == 0) {
+        w->cluster.proxy_setting = w->cluster.proxy;
+        return 0;
+    }
+    w->cluster.proxy = PROXY_AUTO;
+    ydiag_at(dg, v, "%s: expected auto, true or false, got '%s'", path,
+             v->kind == YN_SCALAR ? opt_quote(v->text, q, sizeof(q)) : ynode_kind_text(v));
+    return -1;
+}
+
+/* A fault kind that acts on proxy links (the check of faults[] refuses it
+ * with cluster.proxy: false). */
+static int acts_on_links(const struct fault_ops *ops)
+{
+    return ops && (ops->targets & (1u << TARGET_LINKS));
+}
+
+const char *workload_proxy_setting(const struct workload *w)
+{
+    int set = w->cluster.proxy_setting;
+    return set == PROXY_AUTO ? "auto" : set ? "true" : "false";
+}
+
+void workload_resolve_proxy(struct workload *w)
+{
+    char *why = w->cluster.proxy_why;
+    size_t n = sizeof(w->cluster.proxy_why);
+    if (w->cluster.proxy_setting != PROXY_AUTO) {
+        w->cluster.proxy = w->cluster.proxy_setting;
+        snprintf(why, n, "set by cluster.proxy");
+        return;
+    }
+    w->cluster.proxy = PROXY_ON;
+    for (int i = 0; i < w->nfaults; i++) {
+        if (acts_on_links(w->faults[i].ops)) {
+            snprintf(why, n, "faults[%d] (%s) acts on proxy links", i, w->faults[i].ops->name);
+            return;
+        }
+    }
+    for (int k = 0; w->nemesis.enabled && k < w->nemesis.nkinds; k++) {
+        if (acts_on_links(w->nemesis.kinds[k].ops)) {
+            snprintf(why, n, "the nemesis draws %s, which acts on proxy links",
+                     w->nemesis.kinds[k].ops->name);
+            return;
+        }
+    }
+    if (adapter_needs_proxy(w)) {
+        snprintf(why, n, "an external adapter on password-protected nodes (the proxy "
+                 "authenticates for it)");
+        return;
+    }
+    w->cluster.proxy = PROXY_OFF;
+    snprintf(why, n, "no link fault, no adapter needing AUTH: workers connect directly");
 }
 
 /* Contract: the rules of the cluster section, once all its keys are
@@ -90,18 +170,11 @@ void workload_replicated_check(struct workload *w, const char *path, const struc
         check_cluster(w, at, root, dg);
         return;
     }
-    /* An adapter learns only host:port (PROTOCOL.md hello): it reaches
-     * password-protected nodes only through the proxy, which authenticates
-     * for it. */
-    int protected_nodes = w->cluster.topology == TOPO_EXTERNAL
-                              ? w->cluster.password_env && w->cluster.password_env[0]
-                              : w->cluster.password == PASSWORD_AUTO;
-    if (strcmp(path, "lock.impl") == 0 && w->lock.ops && !w->cluster.proxy && protected_nodes &&
-        strcmp(w->lock.ops->name, "external") == 0 && w->cluster.topology != TOPO_POSTGRES) {
+    if (strcmp(path, "lock.impl") == 0 && !w->cluster.proxy && adapter_needs_proxy(w)) {
         ydiag_at(dg, at,
                  "lock.impl: external adapters cannot authenticate to password-protected nodes "
                  "without the proxy (the adapter protocol carries no password); set "
-                 "cluster.proxy: true, or cluster.password: none");
+                 "cluster.proxy: true or auto, or cluster.password: none");
         return;
     }
     if (w->cluster.topology != TOPO_REPLICATED)

@@ -3,7 +3,8 @@
  * replicated (cluster.nodes = 1 + replicas, min_replicas_*, which lock
  * implementations and wait_replicas values fit a replicated set) and for
  * the nodes' password (cluster.password_env: external only, a variable
- * name; an external adapter on protected nodes needs the proxy). Kept out
+ * name; an external adapter on protected nodes needs the proxy) and
+ * cluster.proxy: auto (resolved once everything is loaded). Kept out
  * of workload.c, which holds the tables; called from its entry checks.
  */
 #ifndef LS_WORKLOAD_CLUSTER_H
@@ -19,5 +20,19 @@ struct ydiag;
  * on the paths it knows, reporting to dg; may normalise w->cluster.nodes. */
 void workload_replicated_check(struct workload *w, const char *path, const struct ynode *at,
                                const struct ynode *root, struct ydiag *dg);
+
+/* The cluster.proxy entry (OPT_CUSTOM): auto, or a boolean (true/false,
+ * yes/no, on/off). v NULL: auto. Returns 0, or -1 after reporting to dg. */
+int workload_parse_proxy(struct workload *w, const struct ynode *v, const char *path,
+                         struct ydiag *dg);
+/* Once the whole workload is loaded: resolve cluster.proxy auto to 1 when
+ * the workload can need the proxy (a fault kind acting on proxy links in
+ * faults: or among the nemesis kinds; an external adapter on
+ * password-protected nodes, for which the proxy authenticates), else 0,
+ * and fill w->cluster.proxy_why with the reason (an explicit true/false:
+ * the setting). */
+void workload_resolve_proxy(struct workload *w);
+/* cluster.proxy as written: "auto", "true" or "false" (static text). */
+const char *workload_proxy_setting(const struct workload *w);
 
 #endif

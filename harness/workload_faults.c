@@ -140,7 +140,7 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
         }
     }
     if ((mask & (1u << TARGET_LINKS)) && !w->cluster.proxy) {
-        ydiag_at(dg, item, "%s: fault kind '%s' acts on proxy links; it needs cluster.proxy: true",
+        ydiag_at(dg, item, "%s: fault kind '%s' acts on proxy links; it needs cluster.proxy: true or auto",
                  path, ops->name);
         bad = 1;
     }

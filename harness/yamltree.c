@@ -53,9 +53,12 @@ static void ydiag_vemit(struct ydiag *dg, int code, const char *prefix, const ch
     ydiag_emit(dg, code, line);
 }
 
-static void origin_prefix(const char *origin, char *buf, size_t n)
+static void origin_prefix(const struct ydiag *dg, const char *origin, char *buf, size_t n)
 {
-    snprintf(buf, n, "--set '%.200s': ", origin);
+    if (dg->context)
+        snprintf(buf, n, "%.100s: %.100s, from '%.100s': ", dg->file, dg->context, origin);
+    else
+        snprintf(buf, n, "--set '%.200s': ", origin);
 }
 
 void ydiag_at(struct ydiag *dg, const struct ynode *n, const char *fmt, ...)
@@ -63,7 +66,7 @@ void ydiag_at(struct ydiag *dg, const struct ynode *n, const char *fmt, ...)
     char prefix[320];
     const char *origin = n ? n->origin : dg->origin;
     if (origin)
-        origin_prefix(origin, prefix, sizeof(prefix));
+        origin_prefix(dg, origin, prefix, sizeof(prefix));
     else
         snprintf(prefix, sizeof(prefix), "%.250s:%d:%d: ", dg->file, n ? n->line : 1,
                  n ? n->col : 1);
@@ -77,7 +80,7 @@ void ydiag_pos(struct ydiag *dg, int line, int col, const char *fmt, ...)
 {
     char prefix[320];
     if (dg->origin)
-        origin_prefix(dg->origin, prefix, sizeof(prefix));
+        origin_prefix(dg, dg->origin, prefix, sizeof(prefix));
     else
         snprintf(prefix, sizeof(prefix), "%.250s:%d:%d: ", dg->file, line, col);
     va_list ap;

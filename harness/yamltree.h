@@ -48,11 +48,15 @@ struct ydiag {
     int first_code;        /* code of the first error reported, 0 while none */
     int muted;             /* > 0: errors are dropped (re-parsing defaults after a failure) */
     const char *origin;    /* non-NULL while parsing a --set value: messages name it */
+    const char *context;   /* NULL, or what is being loaded from overrides (a compare
+                            * variant): messages about override values name it and the
+                            * file instead of calling them --set (borrowed) */
 };
 
 void ydiag_init(struct ydiag *dg, const char *file, FILE *log, struct ls_err *err);
 /* Report at a node: "FILE:LINE:COL: msg", or "--set 'k=v': msg" when the
- * node came from an override; a NULL node reports at 1:1. */
+ * node came from an override ("FILE: CONTEXT, from 'k=v': msg" with a
+ * context); a NULL node reports at 1:1. */
 void ydiag_at(struct ydiag *dg, const struct ynode *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Report at an explicit 1-based position. */

@@ -216,7 +216,11 @@ static int handshake(struct rconn *rc)
 
 int rconn_connect(struct rconn *rc, int *err_kind)
 {
-    if (rc->c && !rconn_stale(rc))
+    /* The poll of rconn_stale is one syscall of the three (poll, write,
+     * read) a hammering worker makes per command; skipped for a connection
+     * that just answered: worker CPU per command at W = 8 12.4 -> 10.6 us
+     * (docs/performance.md "Worker loop"). */
+    if (rc->c && (ls_now_ns() - rc->last_reply_ns < RCONN_FRESH_NS || !rconn_stale(rc)))
         return LOCK_OK;
     rconn_close(rc);
     if (rc->follow) {
@@ -256,22 +260,64 @@ int rconn_connect(struct rconn *rc, int *err_kind)
     return LOCK_OK;
 }
 
+/* Contract: the RESP framing of argv (what redisFormatCommandArgv makes)
+ * written into buf by hand; its length, or 0 when it does not fit in n.
+ * hiredis formats through sdscatfmt and two allocations per command; this
+ * is a few memcpy into a stack buffer (with the single staleness check of
+ * rconn_eval: user CPU per command at W = 8 2.56 -> 2.05 us, perf,
+ * docs/performance.md "Worker loop"). */
+static size_t frame(char *buf, size_t n, int argc, const char **argv, const size_t *argvlen)
+{
+    size_t len = 0;
+    char num[24];
+    for (int i = -1; i < argc; i++) {
+        size_t nl = rconn_u64(num, sizeof(num), (uint64_t)(i < 0 ? argc : (int)argvlen[i]));
+        size_t body = i < 0 ? 0 : argvlen[i] + 2;
+        if (len + 1 + nl + 2 + body > n)
+            return 0;
+        buf[len++] = i < 0 ? '*' : '$';
+        memcpy(buf + len, num, nl);
+        memcpy(buf + len + nl, "\r\n", 2);
+        len += nl + 2;
+        if (i >= 0) {
+            memcpy(buf + len, argv[i], argvlen[i]);
+            memcpy(buf + len + argvlen[i], "\r\n", 2);
+            len += body;
+        }
+    }
+    return len;
+}
+
+/* Contract: send argv on rc's live connection (the caller connected it)
+ * and wait for the reply; rconn_command's outcomes. */
+static int send_command(struct rconn *rc, int argc, const char **argv, const size_t *argvlen,
+                        redisReply **reply, int *err_kind)
+{
+    char buf[1024];
+    size_t n = frame(buf, sizeof(buf), argc, argv, argvlen);
+    int sent = n > 0 ? redisAppendFormattedCommand(rc->c, buf, n)
+                     : redisAppendCommandArgv(rc->c, argc, argv, argvlen);
+    void *got = NULL;
+    if (sent != REDIS_OK || redisGetReply(rc->c, &got) != REDIS_OK || !got) {
+        *err_kind = drop(rc, errno);
+        return LOCK_UNKNOWN;
+    }
+    redisReply *r = got;
+    rc->last_reply_ns = ls_now_ns();
+    /* a demoted or fenced-off primary: resolve again on the next call */
+    if (rc->follow && r->type == REDIS_REPLY_ERROR && replset_role_error(r->str, r->len))
+        rconn_close(rc);
+    *reply = r;
+    return LOCK_OK;
+}
+
 int rconn_command(struct rconn *rc, int argc, const char **argv, const size_t *argvlen,
                   redisReply **reply, int *err_kind)
 {
     *reply = NULL;
     if (rconn_connect(rc, err_kind) != LOCK_OK)
         return LOCK_FAIL;
-    redisReply *r = redisCommandArgv(rc->c, argc, argv, argvlen);
-    if (!r) {
-        *err_kind = drop(rc, errno);
-        return LOCK_UNKNOWN;
-    }
-    /* a demoted or fenced-off primary: resolve again on the next call */
-    if (rc->follow && r->type == REDIS_REPLY_ERROR && replset_role_error(r->str, r->len))
-        rconn_close(rc);
-    *reply = r;
-    return LOCK_OK;
+    return send_command(rc, argc, argv, argvlen, reply, err_kind);
 }
 
 /* The node does not know the sha: nothing ran. */
@@ -300,7 +346,9 @@ int rconn_eval(struct rconn *rc, int script, int nargs, const char **args, const
         argvlen[0] = 7;
         argv[1] = rc->sha[script];
         argvlen[1] = 40;
-        int o = rconn_command(rc, nargs + 2, argv, argvlen, reply, err_kind);
+        /* connected just above: rconn_command would poll for staleness a
+         * second time (strace: 2 poll per command before, 1 now) */
+        int o = send_command(rc, nargs + 2, argv, argvlen, reply, err_kind);
         if (o != LOCK_OK || !is_noscript(*reply))
             return o;
         /* The node lost its script cache (restart, SCRIPT FLUSH): nothing

@@ -28,6 +28,11 @@
 #define RCONN_MAX_SCRIPTS 4
 #define RCONN_MAX_ARGS 16
 #define RCONN_DEFAULT_TIMEOUT_NS (200 * 1000000LL)
+/* A connection that answered less than this ago is used without the
+ * staleness poll (rconn_connect): a hammering worker's next command follows
+ * its last reply within microseconds, and a node that closes in that gap
+ * could as well close between the poll and the write. */
+#define RCONN_FRESH_NS (1000000LL)
 
 /* Key prefixes: the lock of resource N is "lockstorm:r<N>", its fence
  * counter "lockstorm:fence:r<N>". */
@@ -53,6 +58,7 @@ struct rconn {
     char sha[RCONN_MAX_SCRIPTS][41]; /* "" until SCRIPT LOAD answered */
     char errstr[128];               /* the last failure, for messages */
     uint64_t connects;              /* successful connects so far */
+    int64_t last_reply_ns;          /* CLOCK_MONOTONIC of the last reply (rconn_connect) */
     struct replset_resolver *follow; /* replicated set: resolve the primary on each
                                      * connect (borrowed), or NULL: the fixed host:port */
 };
@@ -80,7 +86,8 @@ int rconn_stale(const struct rconn *rc);
 void rconn_follow(struct rconn *rc, struct replset_resolver *rs);
 
 /* Connect unless connected (a connection the node closed or reset while
- * idle, rconn_stale, is dropped first): TCP connect with timeout,
+ * idle, rconn_stale, is dropped first; one that answered within the last
+ * RCONN_FRESH_NS is not polled): TCP connect with timeout,
  * TCP_NODELAY, command timeout, then one pipelined handshake (AUTH with
  * the node's password, CLIENT SETNAME, SCRIPT LOAD of every script whose
  * sha is still unknown; a refused AUTH fails the connect). Returns LOCK_OK or LOCK_FAIL

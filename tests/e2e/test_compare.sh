@@ -168,6 +168,13 @@ bad_map bad-index "bad-index.yaml:10:7: compare[0].faults.3: faults[3] does not 
 # the bundled comparison: 4 variants x 12 s, about 55 s on a loaded 2-vCPU
 # VM. What is asserted was measured over runs first (docs/compare.md).
 check "compare-single-vs-redlock validates" bash -c '"$1" validate compare-single-vs-redlock >/dev/null 2>&1' _ "$LS"
+# the variants are loaded from the text read once: a pipe has one reading
+check "a compare workload piped through /dev/stdin validates, variants included" \
+    bash -c '"$1" validate /dev/stdin <"$2" >/dev/null 2>&1' _ "$LS" "$SRC/workloads/compare-single-vs-redlock.yaml"
+rc=0
+"$LS" validate /dev/stdin <"$T_TMP/bad.yaml" >"$T_TMP/bad-stdin.out" 2>&1 || rc=$?
+check "a broken variant piped in: exit 2 naming the variant ($rc: $(head -c 200 "$T_TMP/bad-stdin.out"))" \
+    bash -c '[ "$1" = 2 ] && grep -q "broken" "$2" && ! grep -q "is empty" "$2"' _ "$rc" "$T_TMP/bad-stdin.out"
 d4=$T_TMP/bundled
 run_ls "$d4" compare-single-vs-redlock
 check "bundled comparison ran (exit $RC)" [ "$RC" -eq 0 ]

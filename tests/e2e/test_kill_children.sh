@@ -30,6 +30,7 @@ declare -A what_text=([worker]="worker 1" [node]="lock node 0" [proxy]="the prox
 for what in worker node proxy storage; do
     d=$T_TMP/$what
     setsid "$LS" run "$WL/demo.yaml" --out "$d" --quiet --set duration=3s --set 'expect={}' \
+        --set cluster.proxy=true \
         >"$d.stdout" 2>"$d.stderr" &
     pid=$!
     if ! wait_for 15 recorded "$d" "$what" || ! wait_for 15 logging "$d"; then

@@ -30,7 +30,7 @@ refused() {
 
 refused "1000 workers under ulimit -n 256: exit 3 with the number needed" \
     "open files: 1000 workers need about 3064 descriptors in the proxy, but the limit is 256" \
-    -n 256 -- "$WL/demo.yaml" --set workers.count=1000
+    -n 256 -- "$WL/demo.yaml" --set workers.count=1000 --set cluster.proxy=true
 refused "1000 workers, no proxy, under ulimit -n 256: the nodes' need" \
     "descriptors in each redis-server node" \
     -n 256 -- "$WL/demo.yaml" --set workers.count=1000 --set cluster.proxy=false --set 'faults=[]'

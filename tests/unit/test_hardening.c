@@ -30,7 +30,7 @@ static struct workload *load(const char *yaml)
 
 static void test_need(void)
 {
-    struct workload *w = load("workers: {count: 1000}\n");
+    struct workload *w = load("workers: {count: 1000}\ncluster: {proxy: true}\n");
     REQUIRE(w);
     struct limits_need n;
     limits_need_of(w, &n);
@@ -48,7 +48,7 @@ static void test_need(void)
     workload_free(w);
 
     /* a renewing thread doubles every worker's connections */
-    w = load("workers: {count: 10}\ncluster: {nodes: 3}\nlock: {impl: redlock, ttl: 1s, "
+    w = load("workers: {count: 10}\ncluster: {nodes: 3, proxy: true}\nlock: {impl: redlock, ttl: 1s, "
              "renew: {every: 300ms}}\n");
     REQUIRE(w);
     limits_need_of(w, &n);
@@ -60,7 +60,7 @@ static void test_check_raises_and_refuses(void)
 {
     struct rlimit saved, rl;
     REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
-    struct workload *w = load("workers: {count: 1000}\n");
+    struct workload *w = load("workers: {count: 1000}\ncluster: {proxy: true}\n");
     REQUIRE(w);
     struct ls_err err = {0, ""};
     if (saved.rlim_max == RLIM_INFINITY || saved.rlim_max >= 4096) {

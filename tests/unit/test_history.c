@@ -3,7 +3,9 @@
  * mapping, "FILE:LINE:" errors), the export -> JSONL -> check round trip
  * giving the same verdicts, and a run directory built from real binary
  * event logs (a killed worker with its crash record, faults, storage,
- * leftover keys) checked end to end without Redis.
+ * leftover keys) checked end to end without Redis; a restarted worker's
+ * epochs read as one stream (its synthetic crash record included) by the
+ * pass and by hist_rec.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "checkers/check.h"
+#include "checkers/pass.h"
 #include "harness/evlog.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
@@ -289,6 +292,26 @@ static int mkdirs(const char *dir)
     return 0;
 }
 
+/* `lockstorm log export` of h into the file at path. */
+static int export_to(const struct history *h, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    history_export_jsonl(h, f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* A run directory with events/ and a run.json that ended at end_ns. */
+static int make_rundir(const char *dir, const char *end_ns)
+{
+    char path[8192], text[256];
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    snprintf(text, sizeof(text), "{\"format\":\"lockstorm-run\",\"version\":1,\"end_ns\":%s,"
+             "\"interrupted\":false,\"leftover_keys\":[]}\n", end_ns);
+    return mkdirs(dir) == 0 && write_file(path, text) == 0 ? 0 : -1;
+}
+
 static struct ev_rec rec(int64_t t_ms, int type, int res)
 {
     struct ev_rec r;
@@ -299,6 +322,20 @@ static struct ev_rec rec(int64_t t_ms, int type, int res)
     return r;
 }
 
+/* A worker that gets killed writes from a child that dies: returns 1 in
+ * the parent once the child ended (*rc 0 when it wrote its records, -1
+ * otherwise), 0 in the child, which writes and _exits. */
+static int dying_writer(int *rc)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        return 0;
+    int status;
+    *rc = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                  WEXITSTATUS(status) == 0 ? 0 : -1;
+    return 1;
+}
+
 /* Worker log with one grant+hold of res (lease until vu ms); closed or
  * left open (killed: the caller appends a crash record). */
 static int write_worker(const char *dir, int id, int res, int64_t inv, int64_t ok, int64_t vu,
@@ -306,19 +343,9 @@ static int write_worker(const char *dir, int id, int res, int64_t inv, int64_t o
 {
     char path[8192];
     snprintf(path, sizeof(path), "%s/events/worker-%03d.bin", dir, id);
-    pid_t pid = 0;
-    if (!close_it) {
-        /* A worker that gets killed: write from a child that dies. */
-        pid = fork();
-        if (pid < 0)
-            return -1;
-        if (pid > 0) {
-            int status;
-            if (waitpid(pid, &status, 0) != pid)
-                return -1;
-            return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-        }
-    }
+    int rc;
+    if (!close_it && dying_writer(&rc))
+        return rc;
     struct evlog_writer *w;
     struct ls_err err = {0, ""};
     if (evlog_open(&w, path, (uint32_t)id, 0, 0, 0, &err) != 0) {
@@ -517,10 +544,7 @@ static void test_rundir_deferred(void)
 {
     char dir[4096], path[8192];
     snprintf(dir, sizeof(dir), "%s/run3", tmp);
-    REQUIRE(mkdirs(dir) == 0);
-    snprintf(path, sizeof(path), "%s/run.json", dir);
-    REQUIRE(write_file(path, "{\"format\":\"lockstorm-run\",\"version\":1,\"end_ns\":1000000000,"
-                         "\"interrupted\":false,\"leftover_keys\":[]}\n") == 0);
+    REQUIRE(make_rundir(dir, "1000000000") == 0);
     snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
     REQUIRE(write_file(path, "{\"res\":\"r0\",\"plain\":0}\n{\"res\":\"r1\",\"plain\":2}\n") == 0);
     /* two overlapping holds of r1: worker 1 enters at 53 while 0 holds to 300 */
@@ -582,11 +606,225 @@ static void test_rundir_deferred(void)
     REQUIRE(history_load_rundir(dir, &h, &err) == 0);
     char out[8192];
     snprintf(out, sizeof(out), "%s/export.jsonl", tmp);
-    FILE *f = fopen(out, "w");
-    REQUIRE(f != NULL);
-    history_export_jsonl(&h, f);
-    fclose(f);
+    REQUIRE(export_to(&h, out) == 0);
     CHECK_INT(h.w[1].n, 1);
+    history_free(&h);
+}
+
+/* Log of worker id's epoch: the records at times t[0..n) (ms) of types
+ * ty[0..n), resource 0, one grant; closed, or left open by a writer that
+ * dies (a killed worker). */
+static int write_epoch_log(const char *dir, int id, uint32_t epoch, const int64_t *t,
+                           const int *ty, int n, int close_it)
+{
+    char path[8192];
+    evlog_path(path, sizeof(path), dir, id, epoch);
+    int rc;
+    if (!close_it && dying_writer(&rc))
+        return rc;
+    struct evlog_writer *w;
+    struct ls_err err = {0, ""};
+    if (evlog_open(&w, path, (uint32_t)id, epoch, 0, 0, &err) != 0) {
+        if (!close_it)
+            _exit(1);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        struct ev_rec r = rec(t[i], ty[i], 0);
+        if (ty[i] == EV_ACQUIRE_OK) {
+            r.valid_until = (t[i] + 100) * 1000000;
+            snprintf(r.token, sizeof(r.token), "w%d.e%u", id, epoch);
+        }
+        evlog_append(w, &r);
+    }
+    if (!close_it)
+        _exit(0);
+    return evlog_close(w, &err);
+}
+
+/* What a pass delivered to its consumer. */
+struct seen {
+    int wi[64];
+    struct ev_rec r[64];
+    int n, ended;
+};
+
+static void seen_event(void *st, int wi, const struct ev_rec *r)
+{
+    struct seen *s = st;
+    if (s->n < 64) {
+        s->wi[s->n] = wi;
+        s->r[s->n++] = *r;
+    }
+}
+
+static void seen_end(void *st)
+{
+    ((struct seen *)st)->ended = 1;
+}
+
+static const struct pass_ops seen_ops = {"seen", 0, seen_event, NULL, seen_end};
+
+/* Worker 0 ran three epochs: the first killed with no crash record, the
+ * second killed with its crash record appended by the harness, the third
+ * closed. Worker 1's hold of r0 overlaps the third epoch's. */
+static void test_epoch_stream(void)
+{
+    char dir[4096], path[8192];
+    snprintf(dir, sizeof(dir), "%s/run-epochs", tmp);
+    REQUIRE(make_rundir(dir, "100000000") == 0);
+    static const int hold[] = {EV_ACQUIRE_INVOKE, EV_ACQUIRE_OK, EV_ENTER, EV_STORE_READ,
+                               EV_EXIT, EV_RELEASE_INVOKE, EV_RELEASE_OK};
+    static const int64_t t0[] = {1, 2, 3, 4}, t1[] = {10, 11, 12}, t2[] = {20, 21, 22, 23, 24,
+                                                                         25, 26};
+    REQUIRE(write_epoch_log(dir, 0, 0, t0, hold, 4, 0) == 0);
+    REQUIRE(write_epoch_log(dir, 0, 1, t1, hold, 3, 0) == 0);
+    evlog_path(path, sizeof(path), dir, 0, 1);
+    struct ev_rec cr = rec(13, EV_CRASH, 0);
+    struct ls_err err = {0, ""};
+    REQUIRE(evlog_append_offline(path, &cr, &err) == 0);
+    REQUIRE(write_epoch_log(dir, 0, 2, t2, hold, 7, 1) == 0);
+    REQUIRE(write_worker(dir, 1, 0, 21, 22, 60, 23, 30, 1) == 0);
+
+    struct history h;
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    REQUIRE(h.nworkers == 2);
+    const struct hist_worker *w = &h.w[0];
+    /* epoch 0, the crash record made up for it, epoch 1 (with its own), epoch 2 */
+    static const int64_t want_t[] = {1, 2, 3, 4, 4, 10, 11, 12, 13, 20, 21, 22, 23, 24, 25, 26};
+    static const int want_seq[] = {0, 1, 2, 3, 4, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6};
+    size_t nwant = sizeof(want_t) / sizeof(want_t[0]);
+    REQUIRE(w->n == nwant);
+    CHECK_INT(w->nseg, 4);
+    CHECK(w->ev == NULL && w->owned == NULL); /* mapped, never copied */
+    CHECK_INT(w->unverified, 1);              /* the closed third epoch: checked by the pass */
+    CHECK_INT(w->complete, 0);                /* the first epoch was cut */
+    CHECK(has_warning_h(&h, "worker 0 epoch 0: no crash record before the restart"));
+    CHECK(!has_warning_h(&h, "worker 0 epoch 1"));
+    for (size_t i = 0; i < nwant; i++) {
+        const struct ev_rec *r = hist_rec(w, i);
+        CHECKF(r->t == want_t[i] * 1000000 && r->seq == (uint32_t)want_seq[i],
+               "record %zu: t %lld seq %u", i, (long long)r->t, r->seq);
+        CHECK((r->type == EV_CRASH) == (i == 4 || i == 8));
+    }
+
+    struct seen s;
+    memset(&s, 0, sizeof(s));
+    struct pass_consumer c = {&seen_ops, &s};
+    REQUIRE(pass_run(&h, &c, 1) == 0);
+    CHECK(s.ended);
+    CHECK_INT(s.n, (int)nwant + 8); /* worker 1's eight too */
+    size_t k = 0;
+    for (int i = 0; i < s.n; i++) {
+        if (s.wi[i] != 0)
+            continue;
+        CHECKF(k < nwant && memcmp(&s.r[i], hist_rec(w, k), sizeof(s.r[i])) == 0,
+               "pass record %d is not stream record %zu", i, k);
+        k++;
+    }
+    CHECK_INT(k, nwant);
+    CHECK_INT(w->unverified, 0);
+
+    /* the verdicts: the first epoch's hold ends at its last record (4 ms),
+     * the third one's (22-24 ms) overlaps worker 1's (23-30 ms) */
+    struct check_params p;
+    check_params_from(&h, &p);
+    struct json *r = check_run(&h, &p);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+    CHECK_INT(geti(r, "counts.events"), (int64_t)nwant + 8);
+    CHECK_INT(geti(r, "counts.crashes"), 2);
+    CHECK_INT(geti(r, "counts.grants"), 4);
+
+    /* the same through the JSONL export (one owned array per worker, as
+     * the loader built restarted workers before): the same verdicts */
+    char jl[8192];
+    snprintf(jl, sizeof(jl), "%s/run-epochs.jsonl", tmp);
+    REQUIRE(export_to(&h, jl) == 0);
+    struct history hj;
+    REQUIRE(history_load_jsonl(jl, &hj, &err) == 0);
+    REQUIRE(hj.nworkers == 2 && hj.w[0].n == nwant);
+    struct check_params pj;
+    check_params_from(&hj, &pj);
+    struct json *rj = check_run(&hj, &pj);
+    static const char *const same[] = {"checks.mutex.verdict",
+                                       "checks.mutex.violations", "counts.events",
+                                       "counts.crashes", "counts.grants",
+                                       "checks.liveness.holder_crashes"};
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        const struct json *a = json_path(r, same[i]), *b = json_path(rj, same[i]);
+        CHECKF(a && b, "%s missing", same[i]);
+        if (!a || !b)
+            continue;
+        struct strbuf sa = STRBUF_INIT, sb = STRBUF_INIT;
+        json_write(&sa, a, -1);
+        json_write(&sb, b, -1);
+        CHECKF(strcmp(sb_cstr(&sa), sb_cstr(&sb)) == 0,
+               "%s: %s from the logs, %s from JSONL", same[i], sb_cstr(&sa), sb_cstr(&sb));
+        sb_free(&sa);
+        sb_free(&sb);
+    }
+    json_free(rj);
+    history_free(&hj);
+
+    /* over the mapping budget (HIST_MAX_MAPPED_LOGS, here 2 of 4 logs):
+     * the epochs are copied and unmapped, the same stream and verdicts */
+    setenv("LS_CHECK_MAX_MAPPED_LOGS", "2", 1);
+    struct history hc;
+    REQUIRE(history_load_rundir(dir, &hc, &err) == 0);
+    unsetenv("LS_CHECK_MAX_MAPPED_LOGS");
+    REQUIRE(hc.nworkers == 2 && hc.w[0].n == nwant);
+    CHECK_INT(hc.w[0].nseg, 4);
+    CHECK(hc.w[0].seg[0].own != NULL && hc.w[0].seg[0].file.map == NULL);
+    for (size_t i = 0; i < nwant; i++)
+        CHECKF(memcmp(hist_rec(&hc.w[0], i), hist_rec(w, i), sizeof(struct ev_rec)) == 0,
+               "copied stream record %zu differs from the mapped one", i);
+    struct check_params pc;
+    check_params_from(&hc, &pc);
+    struct json *rc = check_run(&hc, &pc);
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        const struct json *a = json_path(r, same[i]), *b = json_path(rc, same[i]);
+        CHECKF(a && b && a->type == b->type, "%s missing or differs (copied epochs)", same[i]);
+        if (a && b && a->type == JSON_NUM)
+            CHECKF(a->d == b->d, "%s: %g mapped, %g copied", same[i], a->d, b->d);
+    }
+    CHECK_INT(hc.w[0].unverified, 0); /* the copied deferred epoch was checked by the pass */
+    json_free(rc);
+    history_free(&hc);
+    json_free(r);
+    history_free(&h);
+
+    /* a damaged record in the deferred third epoch: found by the pass, the
+     * history loaded again with every record checked, that epoch cut there */
+    evlog_path(path, sizeof(path), dir, 0, 2);
+    int fd = open(path, O_WRONLY);
+    REQUIRE(fd >= 0);
+    CHECK(pwrite(fd, "\x55\x55", 2, EVLOG_HEADER_SIZE + 3 * EVLOG_REC_SIZE + 40) == 2);
+    close(fd);
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    CHECK_INT(h.w[0].n, nwant);
+    check_params_from(&h, &p);
+    r = check_run(&h, &p);
+    CHECK_INT(h.w[0].n, 9 + 3); /* epochs 0 and 1, then the third epoch's first three */
+    CHECK_INT(hist_rec(&h.w[0], 11)->t, 22 * 1000000);
+    CHECK(has_warning(r, "worker 0 epoch 2: event log has a torn tail"));
+    json_free(r);
+    history_free(&h);
+
+    /* the deferred third epoch starting before the second ended: found by
+     * the pass too, and the stream sorted (into one array) as before */
+    static const int64_t t2early[] = {5, 6, 7, 8, 9, 25, 26};
+    REQUIRE(unlink(path) == 0);
+    REQUIRE(write_epoch_log(dir, 0, 2, t2early, hold, 7, 1) == 0);
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    CHECK_INT(h.w[0].unverified, 1);
+    check_params_from(&h, &p);
+    r = check_run(&h, &p);
+    CHECK(has_warning(r, "worker 0: events out of time order, sorted"));
+    REQUIRE(h.w[0].n == nwant);
+    CHECK(h.w[0].owned != NULL && h.w[0].seg == NULL);
+    for (size_t i = 1; i < nwant; i++)
+        CHECK(hist_rec(&h.w[0], i - 1)->t <= hist_rec(&h.w[0], i)->t);
+    json_free(r);
     history_free(&h);
 }
 
@@ -599,6 +837,7 @@ int main(void)
     RUN(test_rundir);
     RUN(test_rundir_workload);
     RUN(test_rundir_deferred);
+    RUN(test_epoch_stream);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();

@@ -664,6 +664,48 @@ static void test_restart(void)
     lock_close(&t.lk);
 }
 
+/* Commands are framed by hand (locks/redis_conn.c frame) up to 1 KiB and
+ * by hiredis beyond: both reach the node byte for byte (binary values with
+ * CR LF inside, empty arguments, a value of 3000 bytes). */
+static void test_framing(void)
+{
+    struct tlock t;
+    tl_open(&t, "redis-single", 5 * LS_NS_PER_S, 1, 0, 0);
+    REQUIRE_OPEN(t);
+    struct rconn *conn = &((struct rsingle *)t.lk.ctx)->conn;
+    char big[3000];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (char)(i % 251);
+    const char small[] = "a\r\nb\0c";
+    const char *vals[3] = {small, "", big};
+    const size_t lens[3] = {sizeof(small) - 1, 0, sizeof(big)};
+    for (int k = 0; k < 3; k++) {
+        const char *set[3] = {"SET", "lockstorm:test-framing", vals[k]};
+        size_t setl[3] = {3, 22, lens[k]};
+        redisReply *r = NULL;
+        int ek = 0;
+        CHECKF(rconn_command(conn, 3, set, setl, &r, &ek) == LOCK_OK && r &&
+                   r->type == REDIS_REPLY_STATUS,
+               "SET #%d: %s", k, conn->errstr);
+        freeReplyObject(r);
+        const char *get[2] = {"GET", "lockstorm:test-framing"};
+        size_t getl[2] = {3, 22};
+        r = NULL;
+        CHECKF(rconn_command(conn, 2, get, getl, &r, &ek) == LOCK_OK && r &&
+                   r->type == REDIS_REPLY_STRING && r->len == lens[k] &&
+                   memcmp(r->str, vals[k], lens[k]) == 0,
+               "GET #%d: %zu bytes back, %zu sent", k, r ? r->len : 0, lens[k]);
+        freeReplyObject(r);
+    }
+    const char *del[2] = {"DEL", "lockstorm:test-framing"};
+    size_t dell[2] = {3, 22};
+    redisReply *r = NULL;
+    int ek = 0;
+    CHECK(rconn_command(conn, 2, del, dell, &r, &ek) == LOCK_OK);
+    freeReplyObject(r);
+    lock_close(&t.lk);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -693,6 +735,7 @@ int main(void)
     RUN(test_get_set_race);
     RUN(test_unknown);
     RUN(test_password);
+    RUN(test_framing);
     RUN(test_restart);
     RUN(test_refused);
 

@@ -286,8 +286,8 @@ static void test_epochs(void)
     CHECK_INT(h.nworkers, 2);
     CHECK_INT(h.w[0].id, 0);
     CHECK_INT(h.w[0].n, 3 + 1 + 6); /* epoch 0, its crash record, epoch 1 */
-    CHECK_INT(h.w[0].ev[3].type, EV_CRASH);
-    CHECK_INT(h.w[0].ev[4].t, 599 * 1000000);
+    CHECK_INT(hist_rec(&h.w[0], 3)->type, EV_CRASH);
+    CHECK_INT(hist_rec(&h.w[0], 4)->t, 599 * 1000000);
     CHECK_INT(h.w[0].complete, 1);  /* epoch 0 crashed, epoch 1 closed */
     CHECK(!has_warning(&h, "worker 0")); /* nothing missing in worker 0's epochs */
     struct check_params p;
@@ -311,8 +311,8 @@ static void test_epochs(void)
     ls_err_clear(&err);
     REQUIRE(history_load_rundir(dir, &h, &err) == 0);
     CHECK_INT(h.w[0].n, 3 + 1 + 6);
-    CHECK_INT(h.w[0].ev[3].type, EV_CRASH);
-    CHECK_INT(h.w[0].ev[3].t, 2 * 1000000);
+    CHECK_INT(hist_rec(&h.w[0], 3)->type, EV_CRASH);
+    CHECK_INT(hist_rec(&h.w[0], 3)->t, 2 * 1000000);
     CHECK_INT(h.w[0].complete, 0);
     CHECK(has_warning(&h, "worker 0 epoch 0: no crash record before the restart"));
     check_params_from(&h, &p);
