@@ -116,8 +116,10 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     struct json *row = json_arr_push(rows, json_new_obj());
     json_obj_set_str(row, "form", jsonl ? "jsonl" : "binary");
     json_obj_set_int(row, "events", g.events);
-    if (epochs > 1)
-        json_obj_set_int(row, "epochs_per_worker", epochs);
+    if (epochs > 1) { /* as written: histgen's rounding can make fewer than asked */
+        json_obj_set_int(row, "epochs_asked", epochs);
+        json_obj_set_int(row, "logs", g.logs);
+    }
     json_obj_set_num(row, "generate_s", gen_s);
     json_obj_set_num(row, "wall_s", m.wall_s);
     json_obj_set_num(row, "cpu_s", m.cpu_s);

@@ -314,6 +314,9 @@ int histgen(const struct histgen_opts *o, struct histgen_result *out)
         out->slots += slots[r];
     out->plain_lost = out->stale + out->broken;
     out->events = g.events;
+    out->logs = 0;
+    for (int w = 0; w < nw; w++)
+        out->logs += (int64_t)g.epoch[w] + 1;
     rc = 0;
 out:
     for (int w = 0; g.w && w < nw; w++) {

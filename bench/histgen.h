@@ -31,6 +31,9 @@ struct histgen_result {
     int64_t slots;          /* grants */
     int64_t stale, broken;  /* planted violations by class */
     int64_t plain_lost;     /* planted plain lost updates (= stale + broken) */
+    int64_t logs;           /* epochs written over all workers (one log each in a run
+                             * directory; fewer than workers x epochs when the slots
+                             * per worker do not divide evenly) */
     struct json *expected;  /* array of the first 50 planted violations in time order:
                              * {resource, class, overlap_start_ns}; caller frees */
 };

@@ -59,8 +59,9 @@ struct hist_worker {
                                  * reordered); NULL when seg is used */
     size_t n;                   /* records in the stream */
     struct hist_seg *seg;       /* a restarted worker: its epochs in order, each kept
-                                 * mapped like a single log (never copied: memory stays
-                                 * flat however many epochs), with the synthetic crash
+                                 * mapped like a single log (not copied: memory stays
+                                 * flat however many epochs; copied past
+                                 * HIST_MAX_MAPPED_LOGS), with the synthetic crash
                                  * records between them; NULL otherwise */
     int nseg;
     int unverified;             /* a closed log whose records are checked (checksum,

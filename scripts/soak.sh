@@ -25,6 +25,7 @@ build=${LS_BUILD_DIR:-$root/build}
 ls_bin=$build/lockstorm
 [ -x "$ls_bin" ] || { echo "lockstorm: error: $ls_bin not built (scripts/build.sh)" >&2; exit 3; }
 out=${LS_SOAK_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/lssoak-XXXXXX")/run}
+mkdir -p "$(dirname "$out")"
 sets=()
 [ -n "${LS_SOAK_DURATION:-}" ] && sets+=(--set "duration=$LS_SOAK_DURATION")
 [ -n "${LS_SOAK_WORKERS:-}" ] && sets+=(--set "workers.count=$LS_SOAK_WORKERS")
