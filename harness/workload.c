@@ -615,26 +615,17 @@ done:
     return rc;
 }
 
-/* Contract: read the file at path once (workload_read) and load it as
- * load_text does. */
-static int load_file(const char *path, const char *const *sets, int nsets,
-                     const struct variant_load *vl, struct workload **out, FILE *errlog,
-                     struct ls_err *err)
+int workload_load(const char *path, const char *const *sets, int nsets, struct workload **out,
+                  FILE *errlog, struct ls_err *err)
 {
-    char *text = NULL;
+    char *text = NULL; /* read once (workload_read), then loaded as load_text does */
     size_t len = 0;
     *out = NULL;
     int rc = workload_read(path, &text, &len, errlog, err);
     if (rc == 0)
-        rc = load_text(path, text, len, sets, nsets, vl, out, errlog, err);
+        rc = load_text(path, text, len, sets, nsets, NULL, out, errlog, err);
     free(text);
     return rc;
-}
-
-int workload_load(const char *path, const char *const *sets, int nsets, struct workload **out,
-                  FILE *errlog, struct ls_err *err)
-{
-    return load_file(path, sets, nsets, NULL, out, errlog, err);
 }
 
 int workload_load_variant(const struct workload *base, const char *const *sets, int nsets,

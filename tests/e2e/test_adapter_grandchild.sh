@@ -74,7 +74,7 @@ t_no_session_leftovers "$sid" "killed run" $ports
 # reaper knows only the latest group): the fault SIGKILLs what is left.
 pf=$T_TMP/stop.pids
 : >"$pf"
-wl "$pf" 4s >"$T_TMP/stop.yaml"
+wl "$pf" 6s >"$T_TMP/stop.yaml" # the leftover is gone ~2.3 s in: time to see it while the run goes on
 cat >>"$T_TMP/stop.yaml" <<'YAML'
 faults:
   - {kind: stop, target: "worker:0", at: 1s, duration: 300ms, grace: 2s}
