@@ -233,7 +233,41 @@ static int parse_args(int argc, char **argv, struct common_args *a)
     return 0;
 }
 
-static int load_workload(const struct common_args *a, struct workload **w)
+/* Contract: the diagnostics a load wrote to log (one error a line, then
+ * perhaps "FILE: N more errors not shown") as ONE line on stderr: the first
+ * error, and how many more there are and how to see them. */
+static void print_first_error(char *log, size_t len, const char *given)
+{
+    if (!log || !len)
+        return;
+    long more = -1; /* lines after the first */
+    size_t first = len;
+    for (char *line = log; line < log + len;) {
+        char *nl = memchr(line, '\n', (size_t)(log + len - line));
+        size_t n = nl ? (size_t)(nl - line) : (size_t)(log + len - line);
+        if (more < 0)
+            first = n;
+        line[n] = '\0';
+        const char *q = strstr(line, " more errors not shown");
+        if (more >= 0 && q) { /* "FILE: N more errors not shown" */
+            while (q > line && q[-1] >= '0' && q[-1] <= '9')
+                q--;
+            more += strtol(q, NULL, 10);
+        } else {
+            more++;
+        }
+        line += n + 1;
+    }
+    if (more > 0)
+        fprintf(stderr, "%.*s (and %ld more: lockstorm validate %s)\n", (int)first, log, more,
+                given);
+    else
+        fprintf(stderr, "%.*s\n", (int)first, log);
+}
+
+/* Loads the command's workload. Errors: `validate` lists every one (its
+ * purpose), every other command prints one line (print_first_error). */
+static int load_workload(const struct common_args *a, struct workload **w, int all_errors)
 {
     char seedset[64];
     const char *sets[260];
@@ -249,16 +283,29 @@ static int load_workload(const struct common_args *a, struct workload **w)
     struct ls_err err = {0};
     char *text = NULL; /* read once: a workload piped through /dev/stdin has one reading */
     size_t len = 0;
-    int rc = workload_read(path, &text, &len, stderr, &err);
+    char *log = NULL;
+    size_t loglen = 0;
+    FILE *errlog = all_errors ? stderr : open_memstream(&log, &loglen);
+    if (!errlog)
+        errlog = stderr;
+    int rc = workload_read(path, &text, &len, errlog, &err);
     if (rc == 0 && sweep_text_is_sweep(text, len, NULL, 0)) { /* a TTL sweep, not a workload */
         fprintf(stderr, "lockstorm: %s is a sweep file; run it with: lockstorm sweep %s\n", path,
                 a->pos[0]);
         free(text);
+        if (errlog != stderr)
+            fclose(errlog);
+        free(log);
         return 2;
     }
     if (rc == 0)
-        rc = workload_load_text(path, text, len, sets, nsets, w, stderr, &err);
+        rc = workload_load_text(path, text, len, sets, nsets, w, errlog, &err);
     free(text);
+    if (errlog != stderr) {
+        fclose(errlog);
+        print_first_error(log, loglen, a->pos[0]);
+        free(log);
+    }
     if (rc < 0)
         return ls_exit_code(rc) == 3 ? 2 : ls_exit_code(rc);
     return 0;
@@ -333,7 +380,7 @@ static int cmd_run(struct common_args *a)
         return suite_run(a->pos[0], &so, stdout);
     }
     struct workload *w = NULL;
-    int rc = load_workload(a, &w);
+    int rc = load_workload(a, &w, 0);
     if (rc)
         return rc;
     if (w->compare.n > 0) { /* a compare: block: one run per variant (harness/cli_compare.h) */
@@ -510,7 +557,7 @@ static int cmd_validate(struct common_args *a)
     if (a->npos != 1)
         return usage_error("%s", "validate needs exactly one WORKLOAD");
     struct workload *w = NULL;
-    int rc = load_workload(a, &w);
+    int rc = load_workload(a, &w, 1);
     if (rc)
         return rc;
     if (w->compare.n > 0) { /* every variant must load too */

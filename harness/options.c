@@ -345,11 +345,10 @@ int opt_parse_text(const struct opt_def *d, void *base, const char *text, char *
         return -1;
     }
     case OPT_DOUBLE: {
-        char *end;
-        errno = 0;
-        double v = strtod(text, &end);
-        if (!*text || *end || end == text || !isfinite(v) || strpbrk(text, "xXnN")) {
-            snprintf(why, n, "expected a number, got '%s'", q);
+        double v;
+        size_t len = ls_scan_number(text, 0, &v);
+        if (len == 0 || text[len]) {
+            snprintf(why, n, "expected a number (e.g. 2, 0.5, -1, 1e-3), got '%s'", q);
             return -1;
         }
         if (has_range(d) && (v < d->min || v > d->max)) {

@@ -820,9 +820,15 @@ void workload_write_reference(struct strbuf *sb)
             "     tables) by `lockstorm validate --reference > docs/workload-reference.md`.\n"
             "     Do not edit by hand; tests/unit/test_workload.c checks it is in sync. -->\n\n"
             "Every key, its type, default and range. For a guided tour see\n"
-            "[workloads.md](workloads.md). Durations take a unit: `ns`, `us`, `ms`, `s`, `m`,\n"
-            "`h` (`300ms`, `1.5s`, `2m`); a bare `0` needs none. Any key can be overridden on\n"
-            "the command line with `--set key.path=value`.\n\n"
+            "[workloads.md](workloads.md). Any key can be overridden on the command line with\n"
+            "`--set key.path=value`.\n\n"
+            "Numbers and durations have one grammar, in the file, in `--set` and in\n"
+            "`expect:`. A number is `[-]DIGITS[.DIGITS][e[+|-]DIGITS]` (`2`, `0.5`, `-1`,\n"
+            "`1e6`). A duration is `DIGITS[.DIGITS]UNIT` with a unit of `ns`, `us`, `ms`,\n"
+            "`s`, `m`, `h` (`300ms`, `1.5s`, `2m`), or a bare `0`; only a clock jump takes a\n"
+            "`-` before it. Anything else is refused: a `+` sign, a leading or trailing dot\n"
+            "(`.5`, `1.`), hex, `inf`, `nan`, an exponent in a duration (`1e1s`), `-0ms`.\n"
+            "Files are UTF-8 (a UTF-8 byte-order mark is skipped; UTF-16 is refused).\n\n"
             "## Top level\n\n");
     opt_reference(top_tab, "", 0, 1, &h, sb);
     sb_puts(sb, "\n## cluster\n\n");

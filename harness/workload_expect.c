@@ -37,6 +37,21 @@ static double time_path_units(const char *path)
     return 0;
 }
 
+/* Does s (what follows a number) begin a duration's unit (ns us ms s m h,
+ * then nothing but spaces), or an exponent that a duration may not have? */
+static int duration_unit_follows(const char *s)
+{
+    static const char *const units[] = {"ns", "us", "ms", "s", "m", "h"};
+    if ((s[0] == 'e' || s[0] == 'E') && s[1] && strchr("+-0123456789", s[1]))
+        return 1; /* ls_parse_duration says why not */
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        size_t n = strlen(units[i]);
+        if (strncmp(s, units[i], n) == 0 && strspn(s + n, " ") == strlen(s + n))
+            return 1;
+    }
+    return 0;
+}
+
 /* "> 0", ">=100", "0", "!= 2.5" -> op and value. A duration ("< 500ms",
  * ">= 1.5s") is taken when path names a time and converted to that path's
  * unit (*_ms: milliseconds, *_s: seconds). Returns 0, or -1 with *why set
@@ -62,26 +77,27 @@ static int parse_condition(const char *s, const char *path, int *op, double *val
     }
     while (*s == ' ')
         s++;
-    if (!*s || !(*s == '-' || *s == '+' || *s == '.' || (*s >= '0' && *s <= '9')))
+    double v;
+    size_t len = ls_scan_number(s, 0, &v); /* the one number grammar: util/timeutil.h */
+    if (len == 0)
         return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if ((*end >= 'a' && *end <= 'z') && !errno && v == v) { /* a unit: a duration */
+    const char *end = s + len;
+    if ((*end >= 'a' && *end <= 'z') || (*end >= 'A' && *end <= 'Z')) { /* a duration? */
         double per_s = time_path_units(path);
         if (per_s == 0) {
-            *why = "a duration compares only with a time (a path ending in _ms or _s)";
+            if (duration_unit_follows(end))
+                *why = "a duration compares only with a time (a path ending in _ms or _s)";
             return -1;
         }
         char num[64];
-        size_t len = strlen(s);
-        while (len > 0 && s[len - 1] == ' ')
-            len--;
+        size_t n = strlen(s);
+        while (n > 0 && s[n - 1] == ' ')
+            n--;
         int64_t ns;
-        if (len >= sizeof(num))
+        if (n >= sizeof(num))
             return -1;
-        memcpy(num, s, len);
-        num[len] = '\0';
+        memcpy(num, s, n);
+        num[n] = '\0';
         if (ls_parse_duration(num, &ns, why) < 0)
             return -1;
         *value = (double)ns * per_s / 1e9;
@@ -89,7 +105,7 @@ static int parse_condition(const char *s, const char *path, int *op, double *val
     }
     while (*end == ' ')
         end++;
-    if (*end || errno || v != v)
+    if (*end)
         return -1;
     *value = v;
     return 0;

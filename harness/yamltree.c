@@ -396,6 +396,21 @@ int ytree_parse(const char *text, size_t len, struct ynode **out, struct ydiag *
         ydiag_pos(dg, 1, 1, "out of memory while parsing YAML");
         return LS_EWORKLOAD;
     }
+    /* One encoding: UTF-8 (a UTF-8 byte-order mark is skipped). libyaml
+     * would read UTF-16 after its mark; a workload is refused instead, as
+     * every other text that is not UTF-8 is. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
+    if (len >= 2 && (((unsigned char)text[0] == 0xFF && (unsigned char)text[1] == 0xFE) ||
+                     ((unsigned char)text[0] == 0xFE && (unsigned char)text[1] == 0xFF))) {
+        ydiag_pos(dg, 1, 1, "not valid UTF-8 text: the file is UTF-16 (it starts with a "
+                            "UTF-16 byte-order mark); save the file as UTF-8");
+        yaml_parser_delete(&parser);
+        return LS_EWORKLOAD;
+    }
+    yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 
     while (!done) {

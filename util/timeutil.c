@@ -32,6 +32,51 @@ static const struct {
     {"m", 60 * LS_NS_PER_S}, {"h", 3600 * LS_NS_PER_S},
 };
 
+static size_t digits(const char *s)
+{
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    return n;
+}
+
+size_t ls_scan_number(const char *s, int flags, double *v)
+{
+    size_t i = 0, d;
+    if (!s)
+        return 0;
+    if (s[i] == '-' && !(flags & LS_NUM_NO_SIGN))
+        i++;
+    if ((d = digits(s + i)) == 0)
+        return 0;
+    i += d;
+    if (s[i] == '.') {
+        if ((d = digits(s + i + 1)) == 0)
+            return 0; /* "1." is no number */
+        i += 1 + d;
+    }
+    if ((s[i] == 'e' || s[i] == 'E') && !(flags & LS_NUM_NO_EXP)) {
+        size_t j = i + 1;
+        if (s[j] == '+' || s[j] == '-')
+            j++;
+        if ((d = digits(s + j)) > 0)
+            i = j + d;
+    }
+    /* strtod reads exactly the text scanned (the C locale's decimal point:
+     * lockstorm never calls setlocale) */
+    char buf[64];
+    if (i >= sizeof(buf))
+        return 0;
+    memcpy(buf, s, i);
+    buf[i] = '\0';
+    errno = 0;
+    double x = strtod(buf, NULL);
+    if (errno == ERANGE && !isfinite(x))
+        return 0;
+    *v = x;
+    return i;
+}
+
 int ls_parse_duration(const char *s, int64_t *ns, const char **why)
 {
     const char *dummy;
@@ -41,15 +86,17 @@ int ls_parse_duration(const char *s, int64_t *ns, const char **why)
         *why = "empty duration";
         return -1;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v)) {
-        *why = "not a duration (write e.g. 300ms, 1.5s, 2m)";
+    double v;
+    size_t len = ls_scan_number(s, LS_NUM_NO_SIGN | LS_NUM_NO_EXP, &v);
+    if (len == 0) {
+        *why = s[0] == '-' ? "negative duration"
+                           : "not a duration (write e.g. 300ms, 1.5s, 2m)";
         return -1;
     }
-    if (v < 0) {
-        *why = "negative duration";
+    const char *end = s + len;
+    if ((*end == 'e' || *end == 'E') && (end[1] == '-' || end[1] == '+' ||
+                                         (end[1] >= '0' && end[1] <= '9'))) {
+        *why = "a duration has no exponent (write 10s, not 1e1s)";
         return -1;
     }
     int64_t mult = 0;

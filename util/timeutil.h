@@ -16,9 +16,21 @@
 int64_t ls_now_ns(void);       /* CLOCK_MONOTONIC */
 int64_t ls_realtime_ns(void);  /* CLOCK_REALTIME */
 
-/* Parse "250ms", "1.5s", "2m", "100us", "10ns", or "0" into nanoseconds.
- * A bare number other than 0 is refused (units are required). Returns 0, or
- * -1 with a reason in why (static text). Range: 0 .. 1e18 ns. */
+/* The one grammar of numbers in workloads, --set and expectations
+ * (docs/workload-reference.md "Numbers and durations"):
+ *   number   = ["-"] digits ["." digits] [("e" | "E") ["+" | "-"] digits]
+ * with flags LS_NUM_NO_SIGN (no "-") and LS_NUM_NO_EXP (no exponent). No
+ * "+", no leading dot or white space, no hex, no inf or nan. Scans the
+ * longest number at the start of s: returns the number of bytes it takes
+ * (0 when s does not start with one) and its value in *v. */
+#define LS_NUM_NO_SIGN 0x1
+#define LS_NUM_NO_EXP 0x2
+size_t ls_scan_number(const char *s, int flags, double *v);
+
+/* Parse "250ms", "1.5s", "2m", "100us", "10ns", or "0" into nanoseconds:
+ * digits ["." digits] unit (ls_scan_number without sign or exponent), or a
+ * bare 0; a bare number other than 0 is refused (units are required).
+ * Returns 0, or -1 with a reason in why (static text). Range: 0 .. 1e18 ns. */
 int ls_parse_duration(const char *s, int64_t *ns, const char **why);
 /* Format ns as the shortest exact unit form: "300ms", "1.5s", "0". */
 void ls_format_duration(int64_t ns, char *buf, size_t n);

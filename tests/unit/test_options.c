@@ -16,6 +16,7 @@
 #include "util/json.h"
 #include "util/rng.h"
 #include "util/strbuf.h"
+#include "util/timeutil.h"
 
 struct sample {
     int64_t n;
@@ -232,8 +233,49 @@ static void test_reference(void)
     sb_free(&sb);
 }
 
+/* The one grammar of numbers and durations (util/timeutil.h): what it
+ * takes, and each form strtod would take that it refuses. */
+static void test_number_grammar(void)
+{
+    static const struct {
+        const char *s;
+        int flags;
+        size_t len;
+        double v;
+    } num[] = {
+        {"2", 0, 1, 2},          {"-1", 0, 2, -1},         {"0.5", 0, 3, 0.5},
+        {"1e6", 0, 3, 1e6},      {"2.5E-3", 0, 6, 2.5e-3}, {"1e", 0, 1, 1},
+        {"1e+", 0, 1, 1},        {"3ms", 0, 1, 3},         {"-1", LS_NUM_NO_SIGN, 0, 0},
+        {"1e3", LS_NUM_NO_EXP, 1, 1},
+        {"+1", 0, 0, 0},         {".5", 0, 0, 0},          {"1.", 0, 0, 0},
+        {"inf", 0, 0, 0},        {"-inf", 0, 0, 0},        {"nan", 0, 0, 0},
+        {" 1", 0, 0, 0},         {"", 0, 0, 0},            {"-", 0, 0, 0},
+        {"0x10", 0, 1, 0},       {"1e999", 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(num) / sizeof(num[0]); i++) {
+        double v = -42;
+        size_t len = ls_scan_number(num[i].s, num[i].flags, &v);
+        CHECKF(len == num[i].len, "'%s': scanned %zu, want %zu", num[i].s, len, num[i].len);
+        if (len && num[i].len)
+            CHECKF(v == num[i].v, "'%s': %g, want %g", num[i].s, v, num[i].v);
+    }
+    static const char *const bad_dur[] = {"1e1s", "-0ms", "-5s", "+1s", ".5s", "1.s", "inf",
+                                          "nan", "0x10ms", "5", "5xs", "1 s", ""};
+    for (size_t i = 0; i < sizeof(bad_dur) / sizeof(bad_dur[0]); i++) {
+        int64_t ns;
+        const char *why = NULL;
+        CHECKF(ls_parse_duration(bad_dur[i], &ns, &why) < 0, "'%s' taken", bad_dur[i]);
+        CHECKF(why && why[0], "'%s': no reason", bad_dur[i]);
+    }
+    int64_t ns = -1;
+    CHECK(ls_parse_duration("1.5s", &ns, NULL) == 0 && ns == 1500 * LS_NS_PER_MS);
+    CHECK(ls_parse_duration("0", &ns, NULL) == 0 && ns == 0);
+    CHECK(ls_parse_duration("250us", &ns, NULL) == 0 && ns == 250 * LS_NS_PER_US);
+}
+
 int main(void)
 {
+    RUN(test_number_grammar);
     RUN(test_parse_text);
     RUN(test_defaults_and_echo);
     RUN(test_load_map);
