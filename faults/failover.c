@@ -408,4 +408,5 @@ const struct fault_ops fault_failover = {
     .start = fo_start,
     .stop = fo_stop,
     .validate = fo_validate,
+    .min_every = 1000000000, /* a promotion takes about a second */
 };

@@ -59,7 +59,17 @@ struct fault_ops {
      * a one-line reason in why. NULL: none. */
     int (*validate)(const struct workload *w, const struct fault_spec *fs, char *why, size_t n);
     unsigned flags;                   /* FAULT_* below */
+    /* Shortest `every` the kind takes: what one occurrence costs to start
+     * and verify (a restarted worker, a promoted replica). 0: FAULT_MIN_EVERY. */
+    int64_t min_every;
 };
+
+/* Every workload's fault schedule is bounded (docs/reliability.md "Bounded
+ * fault schedules"): explicit faults and the nemesis together start at most
+ * FAULT_MAX_OCCURRENCES occurrences, and a repeating fault's `every` is at
+ * least its kind's min_every (FAULT_MIN_EVERY unless the kind says more). */
+#define FAULT_MAX_OCCURRENCES 10000
+#define FAULT_MIN_EVERY 1000000 /* 1 ms */
 
 /* fault_ops.flags: the kind acts only in the harness's proxy (on links),
  * never on a node process, so it works against nodes lockstorm did not

@@ -473,11 +473,11 @@ int nemesis_parse(struct workload *w, const struct ynode *v, const struct ynode 
             ydiag_at(dg, sn ? sn : v, "%s.start: %s leaves no time for faults (none may start "
                      "after %s: duration minus quiet_tail)", path, a, b);
             bad = 1;
-        } else if ((tail - N->start) / N->interval > NEMESIS_MAX_FAULTS / 2) {
+        } else if ((tail - N->start) / N->interval > FAULT_MAX_OCCURRENCES) {
             const struct ynode *in = ymap_get(v, "interval");
             ls_format_duration(N->interval, a, sizeof(a));
             ydiag_at(dg, in ? in : v, "%s.interval: %s would draw over %d faults; use a longer "
-                     "interval", path, a, NEMESIS_MAX_FAULTS / 2);
+                     "interval", path, a, FAULT_MAX_OCCURRENCES);
             bad = 1;
         }
     }
@@ -623,7 +623,8 @@ int nemesis_expand(const struct workload *w, struct fault_spec **out, int *n, st
     struct ydiag dg;
     ydiag_init(&dg, "<nemesis>", NULL, err);
     char path[32];
-    while (cnt < NEMESIS_MAX_FAULTS) {
+    int64_t room = FAULT_MAX_OCCURRENCES - workload_explicit_occurrences(w);
+    while (cnt < room) { /* the schedule's bound: faults/fault.h */
         t += draw_gap(N, &rng);
         if (!N->overlap && t < prev_end)
             t = prev_end;

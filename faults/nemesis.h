@@ -21,9 +21,6 @@
 
 /* rng_seed(seed, NEMESIS_STREAM) draws the schedule; no other draw uses it. */
 #define NEMESIS_STREAM 0x6e656d65ULL /* "neme" */
-/* Upper bound on drawn occurrences (a 24 h run with a 1 ms interval would
- * otherwise draw 86 million): the loader refuses a nemesis that could exceed it. */
-#define NEMESIS_MAX_FAULTS 100000
 /* File name of the drawn schedule inside a run directory. */
 #define NEMESIS_FILE "nemesis.yaml"
 

@@ -588,6 +588,7 @@ const struct fault_ops fault_kill = {
     .options_size = sizeof(struct proc_opts),
     .start = kill_start,
     .stop = pf_stop,
+    .min_every = 50000000, /* a process restarted and seen ready: tens of ms */
 };
 
 const struct fault_ops fault_stop = {
@@ -600,4 +601,5 @@ const struct fault_ops fault_stop = {
     .options_size = sizeof(struct proc_opts),
     .start = term_start,
     .stop = pf_stop,
+    .min_every = 50000000, /* a process restarted and seen ready: tens of ms */
 };

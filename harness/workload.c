@@ -532,6 +532,7 @@ static int load_text(const char *file, const char *text, size_t len, const char 
     opt_load_map(&sc, 1, root, root, "", &h, &dg);
     workload_resolve_proxy(w); /* auto: once faults, nemesis and lock are known */
     wl_check_quiet_tail(&L, &dg);
+    wl_check_fault_budget(&L, &dg);
     workload_pg_check(w, root, &dg); /* topology postgres, pg-advisory (workload_pg.c) */
 
 done:

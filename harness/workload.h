@@ -272,6 +272,11 @@ void workload_write_reference(struct strbuf *sb);
  * go to dg under path. Returns 0 or -1; either way free fs with
  * workload_fault_free. */
 struct ydiag;
+/* How many occurrences fs starts in w's run (starts at at + k * every
+ * before the quiet tail, at most count), and all explicit faults' together:
+ * the schedule's bound (faults/fault.h FAULT_MAX_OCCURRENCES) counts them. */
+int64_t workload_fault_occurrences(const struct workload *w, const struct fault_spec *fs);
+int64_t workload_explicit_occurrences(const struct workload *w);
 int workload_parse_fault(const struct workload *w, const struct ynode *item, struct fault_spec *fs,
                          const char *path, struct ydiag *dg);
 void workload_fault_free(struct fault_spec *fs);

@@ -39,7 +39,8 @@ static const struct opt_def fault_tab[] = {
     {"duration", OPT_DURATION, offsetof(struct fault_common, duration), "1s", 1, 24 * NS_H, NULL,
      NULL, "how long each occurrence lasts (> 0)"},
     {"every", OPT_DURATION, offsetof(struct fault_common, every), "0", 0, 24 * NS_H, NULL, NULL,
-     "repeat period; 0 = once; when > 0 it must be >= duration"},
+     "repeat period; 0 = once; when > 0 it must be >= duration and >= the kind's shortest "
+     "period (1ms; kill and stop 50ms; failover 1s)"},
     {"count", OPT_INT, offsetof(struct fault_common, count), "0", 0, 1000000000, NULL, NULL,
      "occurrences; 0 = once when every is 0, else until the run ends"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
@@ -189,6 +190,15 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
         ydiag_at(dg, evn ? evn : item,
                  "%s.every: %s is shorter than the fault's duration %s; occurrences would overlap",
                  path, a, b);
+        bad = 1;
+    }
+    int64_t min_every = ops->min_every > 0 ? ops->min_every : FAULT_MIN_EVERY;
+    if (c->every > 0 && c->every < min_every) {
+        ls_format_duration(c->every, a, sizeof(a));
+        ls_format_duration(min_every, b, sizeof(b));
+        ydiag_at(dg, evn ? evn : item,
+                 "%s.every: %s is shorter than %s, the shortest period of a %s fault (what one "
+                 "occurrence costs to start)", path, a, b, ops->name);
         bad = 1;
     }
     const struct ynode *cn = ymap_get(item, "count");
@@ -365,6 +375,68 @@ void wl_check_quiet_tail(struct loader *L, struct ydiag *dg)
         ydiag_pos(dg, fs->line, fs->col,
                   "faults[%d].at: %s is inside the quiet tail (quiet_tail %s of a %s run: no fault "
                   "starts after %s)", i, at, a, b, c);
+    }
+}
+
+int64_t workload_fault_occurrences(const struct workload *w, const struct fault_spec *fs)
+{
+    int64_t end = w->quiet_tail > 0 && w->quiet_tail < w->duration ? w->duration - w->quiet_tail
+                                                                     : w->duration;
+    if (fs->at >= end)
+        return 0;
+    if (fs->every <= 0)
+        return 1;
+    int64_t n = (end - 1 - fs->at) / fs->every + 1; /* starts at + k * every < end */
+    return fs->count > 0 && fs->count < n ? fs->count : n;
+}
+
+int64_t workload_explicit_occurrences(const struct workload *w)
+{
+    int64_t n = 0;
+    for (int i = 0; i < w->nfaults; i++)
+        n += workload_fault_occurrences(w, &w->faults[i]);
+    return n;
+}
+
+/* The schedule's bound (faults/fault.h FAULT_MAX_OCCURRENCES), once
+ * everything is loaded: the explicit faults' occurrences, counted exactly,
+ * plus the nemesis's expected draws. The first fault that crosses the
+ * bound is blamed, or the nemesis's interval. */
+void wl_check_fault_budget(struct loader *L, struct ydiag *dg)
+{
+    const struct workload *w = L->w;
+    int64_t total = 0;
+    for (int i = 0; i < w->nfaults; i++) {
+        const struct fault_spec *fs = &w->faults[i];
+        int64_t n = workload_fault_occurrences(w, fs);
+        total += n;
+        if (total <= FAULT_MAX_OCCURRENCES)
+            continue;
+        char e[32], d[32];
+        ls_format_duration(fs->every, e, sizeof(e));
+        ls_format_duration(w->duration, d, sizeof(d));
+        char before[64] = "";
+        if (total > n)
+            snprintf(before, sizeof(before), ", %lld with the faults before it", (long long)total);
+        ydiag_pos(dg, fs->line, fs->col,
+                  "faults[%d]: every %s in a %s run starts %lld occurrences%s; a run starts at "
+                  "most %d (lengthen every, or set count)", i, e, d, (long long)n, before,
+                  FAULT_MAX_OCCURRENCES);
+        return;
+    }
+    const struct nemesis_spec *N = &w->nemesis;
+    int64_t tail = w->duration - (w->quiet_tail > 0 ? w->quiet_tail : 0);
+    if (N->enabled && N->nkinds > 0 && N->interval > 0 && N->start < tail &&
+        total + (tail - N->start) / N->interval > FAULT_MAX_OCCURRENCES) {
+        const struct ynode *nn = ymap_get(L->root, "nemesis");
+        const struct ynode *in = nn ? ymap_get(nn, "interval") : NULL;
+        char a[32];
+        ls_format_duration(N->interval, a, sizeof(a));
+        ydiag_at(dg, in ? in : nn ? nn : L->root,
+                 "nemesis.interval: %s would draw about %lld faults besides the %lld of faults:; "
+                 "a run starts at most %d (use a longer interval)", a,
+                 (long long)((tail - N->start) / N->interval), (long long)total,
+                 FAULT_MAX_OCCURRENCES);
     }
 }
 

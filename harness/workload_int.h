@@ -43,6 +43,7 @@ int wl_parse_faults(struct loader *L, const struct ynode *v, const char *path, s
 void wl_clear_faults(struct workload *w);
 /* Cross-field rules of quiet_tail once everything is loaded. */
 void wl_check_quiet_tail(struct loader *L, struct ydiag *dg);
+void wl_check_fault_budget(struct loader *L, struct ydiag *dg);
 /* The faults list as JSON (caller frees). */
 struct json *wl_faults_json(const struct workload *w);
 /* The "faults" section of docs/workload-reference.md. */
