@@ -98,7 +98,8 @@ struct mutex_st {
     const struct check_params *p;
     int cap;
     struct slots *ws;
-    struct rstate *rs;          /* indexed by the 16-bit resource field */
+    struct rstate *rs;          /* indexed by the resource field, nrs of them: each */
+    int nrs;                    /* resource entered has one (grown at its enter) */
     struct hold *free_list;
     struct hold **chunks;
     size_t nchunks;
@@ -436,6 +437,16 @@ static void end_hold(struct mutex_st *m, struct hold *x, int64_t t, uint16_t fla
     hold_ended(m, x);
 }
 
+/* Contract: m->rs covers resource res (a new part zeroed). */
+static void rs_grow(struct mutex_st *m, int res)
+{
+    int n = res + 1 > 2 * m->nrs ? res + 1 : 2 * m->nrs;
+    n = n < 65536 ? n : 65536;
+    m->rs = xrealloc(m->rs, (size_t)n * sizeof(*m->rs));
+    memset(&m->rs[m->nrs], 0, (size_t)(n - m->nrs) * sizeof(*m->rs));
+    m->nrs = n;
+}
+
 static void mutex_event(void *st, int wi, const struct ev_rec *r)
 {
     struct mutex_st *m = st;
@@ -465,6 +476,8 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         break;
     }
     case EV_ENTER: {
+        if (res >= m->nrs)
+            rs_grow(m, res);
         for (k = s->n - 1; k >= 0; k--)
             if (s->a[k]->res == res && !s->a[k]->entered)
                 break;
@@ -567,7 +580,11 @@ static void *mutex_init(const struct history *h, const struct check_params *p, s
     m->p = p;
     m->cap = p->capacity > 0 ? p->capacity : 1;
     m->ws = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*m->ws));
-    m->rs = xcalloc(65536, sizeof(*m->rs)); /* untouched pages cost nothing */
+    /* The history's resources; grown at an enter beyond them (a hand-made
+     * history). Not 65,536 at once: calloc and the walk that frees them
+     * cost more than a small history's whole check. */
+    m->nrs = h->nres > 0 ? h->nres : 1;
+    m->rs = xcalloc((size_t)m->nrs, sizeof(*m->rs));
     (void)res;
     m->viol = json_new_arr(); /* res's "violations" gets them at the end */
     m->incs = json_new_arr(); /* and its "incidents" these */
@@ -635,7 +652,7 @@ static int mutex_finish(void *st, struct json *res)
     }
     for (int i = 0; i < m->h->nworkers; i++)
         free(m->ws[i].a);
-    for (int r = 0; r < 65536; r++)
+    for (int r = 0; r < m->nrs; r++)
         free(m->rs[r].active);
     for (size_t i = 0; i < m->nchunks; i++)
         free(m->chunks[i]);

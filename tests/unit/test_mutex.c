@@ -62,6 +62,15 @@ static void hold_ms(struct strbuf *sb, int w, double acq, double vu, double ente
     ev(sb, llround(exit_ * MS) + 1, w, "release_ok", 0, NULL);
 }
 
+static int load_text_file(const char *path, struct history *h)
+{
+    struct ls_err err = {0, ""};
+    int rc = history_load_jsonl(path, h, &err);
+    if (rc)
+        fprintf(stderr, "load: %s\n", err.msg);
+    return rc;
+}
+
 static int load_text(const char *text, struct history *h)
 {
     char path[4096];
@@ -355,12 +364,47 @@ struct ghold {                  /* a hold as the generator made it: the oracle's
 
 struct gen {
     struct rng rng;
-    int coarse, cap, nres;
+    int coarse, cap, nres, nw;
     int64_t near_miss;
-    struct strbuf sb;           /* the history as JSONL */
+    struct ev_rec *ev[MAXW];    /* each worker's log (kept across histories) */
+    size_t nev[MAXW], cap_ev[MAXW];
     struct ghold h[MAXH];
     int nh;
 };
+
+/* Append one record of type ty to worker w's log: t, res, then by type
+ * the fence and lease (acquire_ok: x = fence, y = lease; renew_ok: y =
+ * lease; NONE: no lease), the attempt (acquire_invoke: x). */
+static void rec(struct gen *g, int64_t t, int w, int ty, int res, int64_t x, int64_t y)
+{
+    if (g->nev[w] == g->cap_ev[w]) {
+        g->cap_ev[w] = g->cap_ev[w] ? 2 * g->cap_ev[w] : 256;
+        g->ev[w] = realloc(g->ev[w], g->cap_ev[w] * sizeof(*g->ev[w]));
+        if (!g->ev[w])
+            abort();
+    }
+    struct ev_rec *r = &g->ev[w][g->nev[w]];
+    memset(r, 0, sizeof(*r));
+    r->t = t;
+    r->seq = (uint32_t)g->nev[w]++;
+    r->type = (uint8_t)ty;
+    r->res = (uint16_t)(res < 0 ? 0 : res);
+    if (ty == EV_ACQUIRE_OK) {
+        r->flags = EVF_FENCE;
+        r->fence = (uint64_t)x;
+        snprintf(r->token, sizeof(r->token), "w%d-f%" PRId64, w, x);
+    }
+    if (ty == EV_ACQUIRE_OK || ty == EV_RENEW_OK) {
+        if (y == NONE)
+            r->flags |= EVF_NO_LEASE;
+        else
+            r->valid_until = y;
+    }
+    if (ty == EV_ACQUIRE_INVOKE)
+        r->aux = (uint32_t)x;
+    if (ty == EV_STORE_READ)
+        r->flags = EVF_ACCEPTED;
+}
 
 /* A duration drawn in [lo, hi] ms: whole ms on a coarse clock (ties
  * everywhere), ns otherwise (still exactly 0 a quarter of the time). */
@@ -378,7 +422,7 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
-/* Contract: a new random history in g (JSONL in g->sb, holds in g->h).
+/* Contract: a new random history in g (its logs in g->ev, holds in g->h).
  * Workers loop acquire -> enter -> exit -> release against a simulated
  * service with cap slots per resource; a slot frees at the release or at
  * the holder's lease end, whichever is first. Paused holders overstay
@@ -389,14 +433,13 @@ static int64_t max64(int64_t a, int64_t b)
 static void gen_history(struct gen *g)
 {
     struct rng *r = &g->rng;
-    sb_reset(&g->sb);
     g->nh = 0;
     g->coarse = rng_below(r, 4) != 0;
     static const int caps[] = {1, 1, 2, 3};
     g->cap = caps[rng_below(r, 4)];
     g->nres = 1 + (int)(rng_below(r, 2) * rng_below(r, MAXR));
     g->near_miss = rng_below(r, 4) == 0 ? 0 : MS;
-    int nw = 2 + (int)rng_below(r, MAXW - 1);
+    int nw = g->nw = 2 + (int)rng_below(r, MAXW - 1);
     int nolease = rng_below(r, 8) == 0;
     int ttl_lo = rng_below(r, 2) ? 1 : 10, ttl_hi = ttl_lo == 1 ? 6 : 20;
     int p_pause = (int)rng_below(r, 3) * 10;  /* % of holds paused past their lease */
@@ -406,6 +449,7 @@ static void gen_history(struct gen *g)
     int left[MAXW];
     memset(slot, 0, sizeof(slot));
     for (int w = 0; w < nw; w++) {
+        g->nev[w] = 0;
         next[w] = dur(g, 0, 2);
         left[w] = 1 + (int)rng_below(r, 12);
     }
@@ -421,10 +465,10 @@ static void gen_history(struct gen *g)
             break;
         int last = --left[w] == 0, res = (int)rng_below(r, (uint64_t)g->nres);
         int64_t t = next[w];
-        ev(&g->sb, t, w, "acquire_invoke", res, "\"attempt\":1");
+        rec(g, t, w, EV_ACQUIRE_INVOKE, res, 1, 0);
         if (rng_below(r, 12) == 0) {
             t += dur(g, 0, 1);
-            ev(&g->sb, t, w, "acquire_busy", res, NULL);
+            rec(g, t, w, EV_ACQUIRE_BUSY, res, 0, 0);
             next[w] = t + dur(g, 0, 2);
             continue;
         }
@@ -437,16 +481,16 @@ static void gen_history(struct gen *g)
         if (!broken && slot[res][s] > acq) { /* busy, then the retry that wins the slot */
             int64_t b = t + dur(g, 0, 1);
             b = b < slot[res][s] ? b : slot[res][s];
-            ev(&g->sb, b, w, "acquire_busy", res, NULL);
+            rec(g, b, w, EV_ACQUIRE_BUSY, res, 0, 0);
             inv = max64(b, slot[res][s] - dur(g, 0, 1));
-            ev(&g->sb, inv, w, "acquire_invoke", res, "\"attempt\":2");
+            rec(g, inv, w, EV_ACQUIRE_INVOKE, res, 2, 0);
             acq = max64(inv + dur(g, 0, 1), slot[res][s]);
         }
         int64_t lease = nolease ? NONE : inv + dur(g, ttl_lo, ttl_hi);
-        grant_at(&g->sb, acq, w, res, ++fence, nolease ? -1 : lease);
+        rec(g, acq, w, EV_ACQUIRE_OK, res, ++fence, lease);
         if (rng_below(r, 16) == 0) { /* released or lost before entering: no hold */
             int64_t e = acq + dur(g, 0, 1);
-            ev(&g->sb, e, w, rng_below(r, 2) ? "release_ok" : "lost", res, NULL);
+            rec(g, e, w, rng_below(r, 2) ? EV_RELEASE_OK : EV_LOST, res, 0, 0);
             if (!broken)
                 slot[res][s] = e;
             next[w] = e + dur(g, 0, 2);
@@ -457,32 +501,29 @@ static void gen_history(struct gen *g)
             len += dur(g, 3, 10);
         int mode = (int)rng_below(r, 100) < p_crash ? 1 : last && rng_below(r, 4) == 0 ? 2 : 0;
         int64_t end = enter + (mode == 1 ? rng_range(r, 0, len) : len);
-        ev(&g->sb, enter, w, "enter", res, NULL);
+        rec(g, enter, w, EV_ENTER, res, 0, 0);
         if (!nolease && end > enter && rng_below(r, 4) == 0) {
             int64_t at = enter + rng_range(r, 0, end - enter);
             int64_t l = at + dur(g, ttl_lo, ttl_hi);
-            char extra[64];
-            snprintf(extra, sizeof(extra), "\"valid_until\":%" PRId64, l);
-            ev(&g->sb, at, w, "renew_invoke", res, NULL);
-            ev(&g->sb, at, w, "renew_ok", res, extra);
+            rec(g, at, w, EV_RENEW_INVOKE, res, 0, 0);
+            rec(g, at, w, EV_RENEW_OK, res, 0, l);
             lease = max64(lease, l);
         }
         if (mode == 0) {
-            ev(&g->sb, end, w, "exit", res, NULL);
-            ev(&g->sb, end, w, "release_invoke", res, NULL);
+            rec(g, end, w, EV_EXIT, res, 0, 0);
+            rec(g, end, w, EV_RELEASE_INVOKE, res, 0, 0);
             int64_t rel = end + dur(g, 0, 1);
-            ev(&g->sb, rel, w, "release_ok", res, NULL);
+            rec(g, rel, w, EV_RELEASE_OK, res, 0, 0);
             freed = rel < lease ? rel : lease;
             next[w] = rel + dur(g, 0, 2);
             if (rng_below(r, 40) == 0) /* a crash between holds ends nothing */
-                ev(&g->sb, next[w], w, "crash", -1, NULL);
+                rec(g, next[w], w, EV_CRASH, -1, 0, 0);
         } else if (mode == 1) {
-            ev(&g->sb, end, w, "crash", -1, NULL);
+            rec(g, end, w, EV_CRASH, -1, 0, 0);
             freed = nolease ? end : lease;
             next[w] = end + dur(g, 1, 3);
         } else { /* the log ends in the hold: the hold ends at its last record */
-            ev(&g->sb, end, w, "store_read", res,
-               "\"fenced\":false,\"counter\":0,\"accepted\":true");
+            rec(g, end, w, EV_STORE_READ, res, 0, 0);
             freed = nolease ? end : lease;
             left[w] = 0;
         }
@@ -686,6 +727,68 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
     return *end ? dflt : (uint64_t)v;
 }
 
+/* Contract: h as the JSONL loader builds it from g's logs (workers in id
+ * order, each log in its own order; resources r0.. by number), pointing
+ * at g's records: h owns none of them (history_free frees the rest). */
+static void as_history(const struct gen *g, struct history *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->source = strdup("generated");
+    h->w = calloc((size_t)g->nw, sizeof(*h->w));
+    h->res_names = calloc((size_t)g->nres, sizeof(*h->res_names));
+    if (!h->source || !h->w || !h->res_names)
+        abort();
+    for (int w = 0; w < g->nw; w++) {
+        if (!g->nev[w])
+            continue;
+        struct hist_worker *x = &h->w[h->nworkers++];
+        x->id = w;
+        x->ev = g->ev[w];
+        x->n = g->nev[w];
+        x->complete = 1;
+        if (x->ev[x->n - 1].t > h->end)
+            h->end = x->ev[x->n - 1].t;
+    }
+    for (; h->nres < g->nres; h->nres++) {
+        char name[16];
+        snprintf(name, sizeof(name), "r%d", h->nres);
+        if (!(h->res_names[h->nres] = strdup(name)))
+            abort();
+    }
+}
+
+/* Contract: judge h (g's history, by memory or by JSONL) and compare with
+ * the oracle's o. Returns 0 when they agree; else which part differs
+ * (index into the parts of test_oracle), the first time with the history
+ * printed as `lockstorm log export` would. */
+static int compare(const struct gen *g, const struct history *h, struct verdicts *o,
+                   const char *how, uint64_t seed, uint64_t i, uint64_t *bad)
+{
+    static struct verdicts got;
+    static const char *const parts[4] = {"holds", "violations", "near misses", "incidents"};
+    struct json *r = judge(h, g->cap, g->near_miss, 1 << 30);
+    from_checker(r, &got);
+    json_free(r);
+    char why[512];
+    if (!differ(o, &got, why, sizeof(why)))
+        return -1;
+    if ((*bad)++ == 0) {
+        fprintf(stderr, "oracle: history %" PRIu64 " of seed %" PRIu64 " (%s) disagrees: %s\n"
+                "replay: save the lines below as h.jsonl and run `lockstorm check --history "
+                "h.jsonl --capacity %d --near-miss %" PRId64 "ns`\n", i, seed, how, why, g->cap,
+                g->near_miss);
+        history_export_jsonl(h, stderr);
+    }
+    for (int k = 0; k < 4; k++)
+        if (strncmp(why, parts[k], strlen(parts[k])) == 0)
+            return k;
+    return 0;
+}
+
+/* Every history is judged as the loader would build it in memory; one in
+ * eight also goes through `lockstorm log export`'s JSONL and the JSONL
+ * loader (parsing each line is what makes a history cost ~3 ms under
+ * ASan: all of them that way would take minutes). */
 static void test_oracle(void)
 {
     struct timespec now;
@@ -696,56 +799,57 @@ static void test_oracle(void)
     printf("oracle: seed %" PRIu64 " (LS_ORACLE_SEED=%" PRIu64 " reproduces this run)\n", seed,
            seed);
     static struct gen g;
-    static struct verdicts want, got;
+    static struct verdicts want;
     rng_seed(&g.rng, seed, 0);
-    sb_init(&g.sb);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/oracle.jsonl", tmp);
     int64_t holds = 0, viols = 0, incs = 0, zero = 0, ties = 0, correct = 0, at_grant = 0;
-    uint64_t bad = 0, by[4] = {0, 0, 0, 0};
-    static const char *const parts[4] = {"holds", "violations", "near misses", "incidents"};
+    uint64_t bad = 0, by[4] = {0, 0, 0, 0}, via_jsonl = 0;
     for (uint64_t i = 0; i < n; i++) {
         gen_history(&g);
-        struct history h;
-        if (load_text(sb_cstr(&g.sb), &h) != 0) {
-            CHECKF(0, "history %" PRIu64 " did not load", i);
-            break;
-        }
-        struct json *r = judge(&h, g.cap, g.near_miss, 1 << 30);
         oracle(&g, &want);
-        from_checker(r, &got);
-        char why[512];
-        if (differ(&want, &got, why, sizeof(why))) {
-            for (int k = 0; k < 4; k++)
-                if (strncmp(why, parts[k], strlen(parts[k])) == 0)
-                    by[k]++;
-            if (bad++ == 0) {
-                fprintf(stderr, "oracle: history %" PRIu64 " of seed %" PRIu64 " disagrees: %s\n"
-                        "replay: save the lines below as h.jsonl and run `lockstorm check "
-                        "--history h.jsonl --capacity %d --near-miss %" PRId64 "ns`\n%s", i,
-                        seed, why, g.cap, g.near_miss, sb_cstr(&g.sb));
+        struct history h;
+        as_history(&g, &h);
+        int k = compare(&g, &h, &want, "in memory", seed, i, &bad);
+        if (k < 0 && i % 8 == 0) {
+            FILE *f = fopen(path, "w");
+            struct history hj;
+            if (f)
+                history_export_jsonl(&h, f);
+            if (!f || fclose(f) != 0 || load_text_file(path, &hj) != 0) {
+                CHECKF(0, "history %" PRIu64 ": %s: cannot write or load it", i, path);
+                history_free(&h);
+                break;
             }
+            k = compare(&g, &hj, &want, "exported as JSONL and loaded", seed, i, &bad);
+            history_free(&hj);
+            via_jsonl++;
         }
+        if (k >= 0)
+            by[k]++;
         holds += want.holds;
         viols += want.nv;
         incs += want.ni;
         at_grant += want.lease_at_grant;
         correct += want.nv == 0;
-        for (int k = 0; k < g.nh; k++) {
-            zero += g.h[k].enter == g.h[k].exit;
-            for (int j = 0; j < g.nh; j++)
-                ties += j != k && g.h[j].res == g.h[k].res && g.h[j].exit == g.h[k].enter;
+        for (int a = 0; a < g.nh; a++) {
+            zero += g.h[a].enter == g.h[a].exit;
+            for (int b = 0; b < g.nh; b++)
+                ties += b != a && g.h[b].res == g.h[a].res && g.h[b].exit == g.h[a].enter;
         }
-        json_free(r);
         history_free(&h);
     }
-    printf("oracle: %" PRIu64 " histories (%" PRId64 " without a violation), %" PRId64
-           " holds (%" PRId64 " of zero length, %" PRId64 " entries touching an exit, %" PRId64
-           " leases ending at an overlapping grant), %" PRId64 " violations, %" PRId64
-           " incidents, %" PRIu64 " disagreements (holds %" PRIu64 ", violations %" PRIu64
-           ", near misses %" PRIu64 ", incidents %" PRIu64 ")\n",
-           n, correct, holds, zero, ties, at_grant, viols, incs, bad, by[0], by[1], by[2], by[3]);
+    printf("oracle: %" PRIu64 " histories (%" PRIu64 " also through JSONL; %" PRId64
+           " without a violation), %" PRId64 " holds (%" PRId64 " of zero length, %" PRId64
+           " entries touching an exit, %" PRId64 " leases ending at an overlapping grant), %" PRId64
+           " violations, %" PRId64 " incidents, %" PRIu64 " disagreements (holds %" PRIu64
+           ", violations %" PRIu64 ", near misses %" PRIu64 ", incidents %" PRIu64 ")\n",
+           n, via_jsonl, correct, holds, zero, ties, at_grant, viols, incs, bad, by[0], by[1],
+           by[2], by[3]);
     CHECKF(bad == 0, "%" PRIu64 " of %" PRIu64 " histories disagree with the oracle", bad, n);
     CHECK(n == 0 || viols > 0);
-    sb_free(&g.sb);
+    for (int w = 0; w < MAXW; w++)
+        free(g.ev[w]);
 }
 
 int main(void)
