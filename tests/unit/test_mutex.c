@@ -786,7 +786,7 @@ static int compare(const struct gen *g, const struct history *h, struct verdicts
 }
 
 /* Every history is judged as the loader would build it in memory; one in
- * eight also goes through `lockstorm log export`'s JSONL and the JSONL
+ * ten also goes through `lockstorm log export`'s JSONL and the JSONL
  * loader (parsing each line is what makes a history cost ~3 ms under
  * ASan: all of them that way would take minutes). */
 static void test_oracle(void)
@@ -811,7 +811,7 @@ static void test_oracle(void)
         struct history h;
         as_history(&g, &h);
         int k = compare(&g, &h, &want, "in memory", seed, i, &bad);
-        if (k < 0 && i % 8 == 0) {
+        if (k < 0 && i % 10 == 0) {
             FILE *f = fopen(path, "w");
             struct history hj;
             if (f)
