@@ -1,14 +1,11 @@
 /*
- * test_mutex.c: the mutex checker's overlap semantics (docs/checkers.md
- * "Overlap semantics" and "Incidents"). First hand-picked histories: ties
- * at one instant, zero-length holds, leases ending exactly at a grant,
- * crashes and log ends at an entry, incidents. Then a property test: a
- * seeded generator simulates a lock service (correct, overstayed by paused
- * holders, or forgetting a holder) and writes each history as JSONL, which
- * the real loader reads and the real checker judges; an independent
- * brute-force oracle judges the generator's own list of holds by the
- * definition, and every figure must agree. LS_ORACLE_SEED=N reproduces a
- * run, LS_ORACLE_N=N changes how many histories it makes.
+ * test_mutex.c: the mutex checker against docs/checkers.md "Overlap
+ * semantics" and "Incidents": hand-picked ties (zero-length holds, a lease
+ * ending at a grant, a crash or log end at an entry), then a property test:
+ * seeded random event logs from a simulated lock service, judged by the
+ * real checker (one in ten through JSONL and the JSONL loader) and by an
+ * independent brute-force oracle; every figure must agree.
+ * LS_ORACLE_SEED=N reproduces a run, LS_ORACLE_N=N sets its size.
  */
 #include <inttypes.h>
 #include <math.h>
