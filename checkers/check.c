@@ -96,6 +96,7 @@ struct json *check_run(const struct history *h, const struct check_params *p)
     json_obj_set(checks, "liveness", json_new_obj());
     json_obj_set(checks, "stats", json_new_obj());
     json_obj_set(res, "violations", json_new_arr());
+    json_obj_set(res, "incidents", json_new_arr());
     json_obj_set(res, "faults", faults_json(h));
     json_obj_set(res, "fault_windows", json_new_arr());
     json_obj_set(res, "phases", json_new_obj());

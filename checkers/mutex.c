@@ -1,15 +1,17 @@
 /*
  * mutex.c: the mutual-exclusion checker (DESIGN.md "Checkers", semantics
- * in docs/checkers.md), a consumer of the merged pass (pass.h). Each
- * worker's grant -> enter -> exit/crash records rebuild its holds; at every
- * enter the resource's holds still active are counted, and an entry that
- * finds `capacity` of them is a violation, classified stale-holder or
- * lock-broken by the leases the earlier holders had at the later grant.
- * A violation stays pending until all its holds have ended (their final
- * leases, renewals included, and exits decide its class and overlap), so
- * the state is the open holds plus the pending violations, never the
- * history. It never asks the lock and never invents an overlap from a
- * missing record.
+ * in docs/checkers.md "Overlap semantics"), a consumer of the merged pass
+ * (pass.h). Each worker's grant -> enter -> exit/crash records rebuild its
+ * holds; at every entry of a hold of positive length the resource's holds
+ * strictly active are counted, and an entry that finds `capacity` of them
+ * is a violation, classified stale-holder or lock-broken by the leases the
+ * earlier holders had at the later grant, and grouped with the others of
+ * the same cause (the earliest-entered active hold) into an incident. A
+ * violation stays pending until all its holds have ended (their final
+ * leases, renewals included, and exits decide its class and overlap), an
+ * incident until its cause has ended and its violations are resolved, so
+ * the state is the open holds plus what is pending, never the history. It
+ * never asks the lock and never invents an overlap from a missing record.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,9 +31,14 @@
 #define HF_OPEN 0x04     /* no exit and no crash: ended at the log's last record */
 #define HF_NO_GRANT 0x08 /* enter without a preceding acquire_ok */
 
+struct incident;
+
 /* One hold, from its grant until nothing refers to it any more (its
  * worker's slot, the enter batch, its resource's active list, pending
- * violations). Pooled: no allocation per hold. */
+ * violations, the incident it caused). Pooled: no allocation per hold. A
+ * hold is the closed interval [enter, exit]; it overlaps another only on
+ * an interval of positive length, so a hold of zero length (exit == enter)
+ * overlaps nothing, though it counts as a hold. */
 struct hold {
     int64_t enter, exit;
     int64_t acquired;           /* grant time (= enter without a grant) */
@@ -45,6 +52,7 @@ struct hold {
     uint8_t batched;            /* in the enter batch, not yet in the active list */
     int refs;
     int pending;                /* pending violations naming it */
+    struct incident *inc;       /* the incident it causes, NULL none (yet) */
     struct hold *next_free;
 };
 
@@ -60,8 +68,26 @@ struct rstate {
     int has_exit;
 };
 
+/* The violations with one cause: the earliest-entered hold still active
+ * at each of their entries. Open while its cause is active (only then can
+ * a violation join), done once its cause has ended and its violations are
+ * resolved (they decide its class and end). */
+struct incident {
+    struct hold *cause;         /* referenced until done */
+    struct json *obj;           /* its listed entry to fill, or NULL past the listed ones */
+    int64_t n;                  /* its violations */
+    int64_t start, end;         /* first overlap start, last overlap end (so far) */
+    int pending;                /* its violations not resolved yet */
+    int broken;                 /* one of them is lock-broken */
+    int64_t *listed;            /* indexes of its listed violations (listed incidents) */
+    int nlisted, listed_cap;
+    uint8_t *faults;            /* per fault window: met by one of its overlaps (listed) */
+};
+
 struct pviol {                  /* a violation whose holds have not all ended */
     struct json *obj;           /* its listed entry to fill, or NULL past the listed ones */
+    int64_t index;              /* its place in violations[], from 0 */
+    struct incident *inc;       /* the incident it belongs to */
     int undone;                 /* holds not ended yet */
     int n;                      /* holders: the active ones, then the entering one */
     struct hold *hs[];
@@ -72,7 +98,8 @@ struct mutex_st {
     const struct check_params *p;
     int cap;
     struct slots *ws;
-    struct rstate *rs;          /* indexed by the 16-bit resource field */
+    struct rstate *rs;          /* indexed by the resource field, nrs of them: each */
+    int nrs;                    /* resource entered has one (grown at its enter) */
     struct hold *free_list;
     struct hold **chunks;
     size_t nchunks;
@@ -82,7 +109,9 @@ struct mutex_st {
     struct pviol **pend;
     int npend, pend_cap;
     struct json *viol;          /* the listed violations (owned until finish) */
+    struct json *incs;          /* the listed incidents (owned until finish) */
     int64_t nviol, near, stale, broken, holds;
+    int64_t ninc, inc_stale, inc_broken;
     size_t no_grant, stray_exit, open;
     int64_t *exits;
     size_t exits_cap;
@@ -155,8 +184,63 @@ static struct json *holder_json(const struct hold *x)
     return o;
 }
 
+/* Contract: a new incident caused by hold c (active, causing none yet),
+ * listed when it is among the first max_violations. */
+static struct incident *incident_new(struct mutex_st *m, struct hold *c)
+{
+    struct incident *inc = xcalloc(1, sizeof(*inc));
+    m->ninc++;
+    if (m->ninc <= m->p->max_violations) {
+        inc->obj = json_arr_push(m->incs, json_new_obj());
+        json_obj_set_int(inc->obj, "id", m->ninc);
+        if (m->h->nfaults > 0)
+            inc->faults = xcalloc((size_t)m->h->nfaults, 1);
+    }
+    inc->cause = c;
+    c->refs++;
+    c->inc = inc;
+    return inc;
+}
+
+/* Contract: inc's cause has ended and its last violation is resolved:
+ * count it by class, fill its listed entry, let go of its cause, free it. */
+static void incident_done(struct mutex_st *m, struct incident *inc)
+{
+    if (inc->broken)
+        m->inc_broken++;
+    else
+        m->inc_stale++;
+    struct json *o = inc->obj;
+    if (o) {
+        json_obj_set_str(o, "class", inc->broken ? "lock-broken" : "stale-holder");
+        json_obj_set_str(o, "resource", check_res_name(m->h, inc->cause->res));
+        json_obj_set(o, "cause", holder_json(inc->cause));
+        json_obj_set_int(o, "violations", inc->n);
+        /* resolved in any order: listed in violations[] order */
+        if (inc->nlisted > 1)
+            qsort(inc->listed, (size_t)inc->nlisted, sizeof(*inc->listed), cmp_i64);
+        struct json *l = json_obj_set(o, "listed", json_new_arr());
+        for (int k = 0; k < inc->nlisted; k++)
+            json_arr_push(l, json_new_int(inc->listed[k]));
+        json_obj_set_num(o, "start_ms", ns_ms(inc->start));
+        json_obj_set_num(o, "end_ms", ns_ms(inc->end));
+        struct json *fl = json_obj_set(o, "faults", json_new_arr());
+        for (int f = 0; inc->faults && f < m->h->nfaults; f++)
+            if (inc->faults[f])
+                json_arr_push(fl, json_new_int(m->h->faults[f].id));
+        json_obj_set(o, "first_violation",
+                     inc->nlisted ? json_new_int(inc->listed[0]) : json_new_null());
+    }
+    inc->cause->inc = NULL;
+    hold_unref(m, inc->cause);
+    free(inc->listed);
+    free(inc->faults);
+    free(inc);
+}
+
 /* Contract: every hold of v has ended: classify it, fill its listed entry,
- * let go of its holds and free v. */
+ * add it to its incident (done with it when it was the last), let go of
+ * its holds and free v. */
 static void resolve(struct mutex_st *m, struct pviol *v)
 {
     const struct hold *H = v->hs[v->n - 1];
@@ -193,6 +277,27 @@ static void resolve(struct mutex_st *m, struct pviol *v)
                 json_arr_push(fl, json_new_int(fw->id));
         }
     }
+    struct incident *inc = v->inc;
+    inc->broken |= is_broken;
+    if (ov_end > inc->end)
+        inc->end = ov_end;
+    if (inc->obj) {
+        for (int f = 0; inc->faults && f < m->h->nfaults; f++) {
+            const struct fault_window *fw = &m->h->faults[f];
+            if (!fw->skipped && fw->start <= ov_end && fw->end >= ov_start)
+                inc->faults[f] = 1;
+        }
+        if (v->obj) {
+            if (inc->nlisted == inc->listed_cap) {
+                inc->listed_cap = inc->listed_cap ? 2 * inc->listed_cap : 4;
+                inc->listed = xrealloc(inc->listed,
+                                       (size_t)inc->listed_cap * sizeof(*inc->listed));
+            }
+            inc->listed[inc->nlisted++] = v->index;
+        }
+    }
+    if (--inc->pending == 0) /* its cause, one of v's holds, has ended: no more will join */
+        incident_done(m, inc);
     for (int k = 0; k < v->n; k++) {
         v->hs[k]->pending--;
         hold_unref(m, v->hs[k]);
@@ -252,7 +357,17 @@ static int batch_before(const struct hold *a, const struct hold *b)
 }
 
 /* Contract: judge the entries of the batch (all at batch_t) in (resource,
- * worker) order, after every exit at that instant: touching is fine. */
+ * worker id) order, after every exit and crash at that instant and every
+ * log that ended then: a hold that ended at batch_t is not active, touching
+ * is fine. A hold entering with `capacity` holds strictly active (entered
+ * earlier, or earlier in this order, and not ended) is a violation, unless
+ * it has zero length (entered and ended at batch_t: it overlaps nothing).
+ * So at an instant with A holds strictly active and B entering with
+ * positive length there are max(0, A + B - max(A, capacity)) violations.
+ * Its cause is the first of the active list (entry order). Any entry that
+ * is no violation is a near miss when the latest exit of the resource's
+ * ended holds (zero-length ones earlier in this order included) is at most
+ * near_miss before it. */
 static void flush(struct mutex_st *m)
 {
     for (int i = 1; i < m->nbatch; i++) { /* insertion sort: a batch is ~1 entry */
@@ -266,11 +381,18 @@ static void flush(struct mutex_st *m)
         struct hold *H = m->batch[i];
         struct rstate *r = &m->rs[H->res];
         H->batched = 0;
-        if (r->n >= m->cap) {
+        if (!H->done && r->n >= m->cap) {
+            struct hold *c = r->active[0];
+            struct incident *inc = c->inc ? c->inc : incident_new(m, c);
+            if (inc->n++ == 0)
+                inc->start = H->enter;
+            inc->pending++;
             m->nviol++;
             struct pviol *v = xmalloc(sizeof(*v) + (size_t)(r->n + 1) * sizeof(v->hs[0]));
             v->n = r->n + 1;
             v->undone = 0;
+            v->index = m->nviol - 1;
+            v->inc = inc;
             v->obj = m->nviol <= m->p->max_violations ? json_arr_push(m->viol, json_new_obj())
                                                       : NULL;
             for (int k = 0; k < v->n; k++) {
@@ -287,7 +409,7 @@ static void flush(struct mutex_st *m)
         } else if (r->has_exit && H->enter - r->last_exit <= m->p->near_miss) {
             m->near++;
         }
-        if (H->done) { /* ended at the instant it entered */
+        if (H->done) { /* ended at the instant it entered: zero length */
             if (!r->has_exit || H->exit > r->last_exit)
                 r->last_exit = H->exit;
             r->has_exit = 1;
@@ -313,6 +435,16 @@ static void end_hold(struct mutex_st *m, struct hold *x, int64_t t, uint16_t fla
     x->exit = t;
     x->flags |= flag;
     hold_ended(m, x);
+}
+
+/* Contract: m->rs covers resource res (a new part zeroed). */
+static void rs_grow(struct mutex_st *m, int res)
+{
+    int n = res + 1 > 2 * m->nrs ? res + 1 : 2 * m->nrs;
+    n = n < 65536 ? n : 65536;
+    m->rs = xrealloc(m->rs, (size_t)n * sizeof(*m->rs));
+    memset(&m->rs[m->nrs], 0, (size_t)(n - m->nrs) * sizeof(*m->rs));
+    m->nrs = n;
 }
 
 static void mutex_event(void *st, int wi, const struct ev_rec *r)
@@ -344,6 +476,8 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         break;
     }
     case EV_ENTER: {
+        if (res >= m->nrs)
+            rs_grow(m, res);
         for (k = s->n - 1; k >= 0; k--)
             if (s->a[k]->res == res && !s->a[k]->entered)
                 break;
@@ -446,9 +580,14 @@ static void *mutex_init(const struct history *h, const struct check_params *p, s
     m->p = p;
     m->cap = p->capacity > 0 ? p->capacity : 1;
     m->ws = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*m->ws));
-    m->rs = xcalloc(65536, sizeof(*m->rs)); /* untouched pages cost nothing */
+    /* The history's resources; grown at an enter beyond them (a hand-made
+     * history). Not 65,536 at once: calloc and the walk that frees them
+     * cost more than a small history's whole check. */
+    m->nrs = h->nres > 0 ? h->nres : 1;
+    m->rs = xcalloc((size_t)m->nrs, sizeof(*m->rs));
     (void)res;
     m->viol = json_new_arr(); /* res's "violations" gets them at the end */
+    m->incs = json_new_arr(); /* and its "incidents" these */
     return m;
 }
 
@@ -464,6 +603,14 @@ static int mutex_finish(void *st, struct json *res)
         m->viol->kids[i] = NULL;
     }
     json_free(m->viol);
+    struct json *incs = json_obj_get(res, "incidents");
+    if (!incs || incs->type != JSON_ARR)
+        incs = json_obj_set(res, "incidents", json_new_arr());
+    for (size_t i = 0; i < m->incs->n; i++) {
+        json_arr_push(incs, m->incs->kids[i]);
+        m->incs->kids[i] = NULL;
+    }
+    json_free(m->incs);
     int verdict = m->nviol > 0 ? VERDICT_INVALID : m->open > 0 ? VERDICT_UNKNOWN : VERDICT_VALID;
     struct json *o = json_obj_child(json_obj_child(res, "checks"), "mutex");
     json_obj_set_str(o, "verdict", verdict_name(verdict));
@@ -473,6 +620,10 @@ static int mutex_finish(void *st, struct json *res)
     struct json *bc = json_obj_set(o, "by_class", json_new_obj());
     json_obj_set_int(bc, "stale_holder", m->stale);
     json_obj_set_int(bc, "lock_broken", m->broken);
+    json_obj_set_int(o, "incidents", m->ninc);
+    struct json *ic = json_obj_set(o, "incidents_by_class", json_new_obj());
+    json_obj_set_int(ic, "stale_holder", m->inc_stale);
+    json_obj_set_int(ic, "lock_broken", m->inc_broken);
     json_obj_set_int(o, "capacity", m->cap);
     json_obj_set_int(o, "holds", m->holds);
     if (verdict == VERDICT_UNKNOWN)
@@ -488,9 +639,20 @@ static int mutex_finish(void *st, struct json *res)
     if (m->nviol > p->max_violations)
         check_warn(res, "mutex: %lld violations, the first %d listed", (long long)m->nviol,
                     p->max_violations);
+    /* Left pending only when the pass stopped early (a bad record: the
+     * result is discarded and the history passed again). */
+    for (int i = 0; i < m->npend; i++) {
+        struct incident *inc = m->pend[i]->inc;
+        if (--inc->pending == 0) {
+            free(inc->listed);
+            free(inc->faults);
+            free(inc);
+        }
+        free(m->pend[i]);
+    }
     for (int i = 0; i < m->h->nworkers; i++)
         free(m->ws[i].a);
-    for (int r = 0; r < 65536; r++)
+    for (int r = 0; r < m->nrs; r++)
         free(m->rs[r].active);
     for (size_t i = 0; i < m->nchunks; i++)
         free(m->chunks[i]);

@@ -42,6 +42,8 @@ static const struct path_row path_table[] = {
     {"throughput", "grants_per_s|attempts_per_s"},
     {"checks.mutex", "valid|violations|near_misses|capacity|holds"},
     {"checks.mutex.by_class", "stale_holder|lock_broken"},
+    {"checks.mutex", "incidents"},
+    {"checks.mutex.incidents_by_class", "stale_holder|lock_broken"},
     {"checks.fencing",
      "valid|offered|available|plain_lost_updates|fenced_lost_updates|stale_ops_rejected|"
      "fence_regressions|plain_accepted_writes|fenced_accepted_writes"},

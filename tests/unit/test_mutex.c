@@ -1,0 +1,864 @@
+/*
+ * test_mutex.c: the mutex checker against docs/checkers.md "Overlap
+ * semantics" and "Incidents": hand-picked ties (zero-length holds, a lease
+ * ending at a grant, a crash or log end at an entry), then a property test:
+ * seeded random event logs from a simulated lock service, judged by the
+ * real checker (one in ten through JSONL and the JSONL loader) and by an
+ * independent brute-force oracle; every figure must agree.
+ * LS_ORACLE_SEED=N reproduces a run, LS_ORACLE_N=N sets its size.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checkers/check.h"
+#include "tests/unit/testing.h"
+#include "util/rng.h"
+#include "util/strbuf.h"
+
+#define MS 1000000LL
+
+static char *tmp;
+
+/* ---- shared helpers ---- */
+
+static void ev(struct strbuf *sb, int64_t t, int w, const char *type, int res, const char *extra)
+{
+    sb_printf(sb, "{\"t\":%" PRId64 ",\"w\":%d,\"type\":\"%s\"", t, w, type);
+    if (res >= 0)
+        sb_printf(sb, ",\"res\":\"r%d\"", res);
+    if (extra && *extra)
+        sb_printf(sb, ",%s", extra);
+    sb_puts(sb, "}\n");
+}
+
+/* acquire_ok at t (ns) with lease vu (ns; < 0: none) and fence f. */
+static void grant_at(struct strbuf *sb, int64_t t, int w, int res, long f, int64_t vu)
+{
+    char extra[160], v[32];
+    if (vu >= 0)
+        snprintf(v, sizeof(v), "%" PRId64, vu);
+    else
+        snprintf(v, sizeof(v), "null");
+    snprintf(extra, sizeof(extra), "\"token\":\"w%d-f%ld\",\"fence\":%ld,\"valid_until\":%s", w,
+             f, f, v);
+    ev(sb, t, w, "acquire_ok", res, extra);
+}
+
+/* A whole hold in ms: grant at acq (lease vu, < 0 none), enter, exit, release. */
+static void hold_ms(struct strbuf *sb, int w, double acq, double vu, double enter, double exit_)
+{
+    static long fence;
+    grant_at(sb, llround(acq * MS), w, 0, ++fence, vu < 0 ? -1 : llround(vu * MS));
+    ev(sb, llround(enter * MS), w, "enter", 0, NULL);
+    ev(sb, llround(exit_ * MS), w, "exit", 0, NULL);
+    ev(sb, llround(exit_ * MS), w, "release_invoke", 0, NULL);
+    ev(sb, llround(exit_ * MS) + 1, w, "release_ok", 0, NULL);
+}
+
+static int load_text_file(const char *path, struct history *h)
+{
+    struct ls_err err = {0, ""};
+    int rc = history_load_jsonl(path, h, &err);
+    if (rc)
+        fprintf(stderr, "load: %s\n", err.msg);
+    return rc;
+}
+
+static int load_text(const char *text, struct history *h)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/h.jsonl", tmp);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    fclose(f);
+    struct ls_err err = {0, ""};
+    int rc = history_load_jsonl(path, h, &err);
+    if (rc)
+        fprintf(stderr, "load: %s\n", err.msg);
+    return rc;
+}
+
+/* The mutex checker alone on h: a fresh result fragment (caller frees). */
+static struct json *judge(const struct history *h, int cap, int64_t near_miss, int max_viol)
+{
+    struct check_params p;
+    check_params_from(h, &p);
+    p.capacity = cap;
+    p.near_miss = near_miss;
+    p.max_violations = max_viol;
+    struct json *r = json_new_obj();
+    check_mutex(h, &p, r);
+    return r;
+}
+
+static int64_t geti(const struct json *r, const char *path)
+{
+    const struct json *v = json_path(r, path);
+    if (!v)
+        return -999999;
+    if (v->type == JSON_BOOL)
+        return v->i;
+    if (v->type != JSON_NUM)
+        return -888888;
+    return v->is_int ? v->i : (int64_t)llround(v->d);
+}
+
+/* A time in ms in the result, back in ns (exact for these magnitudes). */
+static int64_t get_ns(const struct json *r, const char *path)
+{
+    const struct json *v = json_path(r, path);
+    return v && v->type == JSON_NUM ? llround(v->d * 1e6) : -999999;
+}
+
+static const char *gets_(const struct json *r, const char *path)
+{
+    const struct json *v = json_path(r, path);
+    return v && v->type == JSON_STR ? v->s : "(none)";
+}
+
+static size_t len_of(const struct json *r, const char *path)
+{
+    const struct json *v = json_path(r, path);
+    return v && (v->type == JSON_ARR || v->type == JSON_OBJ) ? v->n : (size_t)-1;
+}
+
+/* ---- hand-picked histories ---- */
+
+/* The issue's reproduction: three holds touching at t = 100 ns, the middle
+ * one of zero length (release, acquire, release, acquire all at t). */
+static void test_issue_ties(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    grant_at(&sb, 10, 0, 0, 1, 1000000);
+    ev(&sb, 10, 0, "enter", 0, NULL);
+    ev(&sb, 100, 0, "exit", 0, NULL);
+    ev(&sb, 100, 0, "release_invoke", 0, NULL);
+    ev(&sb, 110, 0, "release_ok", 0, NULL);
+    grant_at(&sb, 100, 2, 0, 2, 1000000);
+    ev(&sb, 100, 2, "enter", 0, NULL);
+    ev(&sb, 100, 2, "exit", 0, NULL);
+    ev(&sb, 100, 2, "release_invoke", 0, NULL);
+    ev(&sb, 105, 2, "release_ok", 0, NULL);
+    grant_at(&sb, 100, 1, 0, 3, 1000000);
+    ev(&sb, 100, 1, "enter", 0, NULL);
+    ev(&sb, 200, 1, "exit", 0, NULL);
+    struct history h;
+    REQUIRE(load_text(sb.buf, &h) == 0);
+    struct json *r = judge(&h, 1, MS, 50);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 0);
+    CHECK_INT(geti(r, "checks.mutex.holds"), 3);       /* the zero-length hold is a hold */
+    CHECK_INT(geti(r, "checks.mutex.near_misses"), 2); /* w1 and w2 both touch w0's exit */
+    CHECK_INT(geti(r, "checks.mutex.incidents"), 0);
+    CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
+    CHECK_INT(len_of(r, "violations"), 0);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
+/* Capacity 2, five holds around t = 100 ms: w0 leaves at 100 as w2, w3
+ * (zero length) and w4 enter; w1 is still in. One hold strictly active and
+ * two positive entries: max(0, 1 + 2 - max(1, 2)) = 1 violation, w4 (the
+ * later worker), over [100, 150] until w1 leaves. */
+static void test_semaphore_ties(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    hold_ms(&sb, 0, 0, 1000, 0, 100);
+    hold_ms(&sb, 1, 50, 1000, 50, 150);
+    hold_ms(&sb, 2, 100, 1000, 100, 200);
+    hold_ms(&sb, 3, 100, 1000, 100, 100);
+    hold_ms(&sb, 4, 100, 1000, 100, 300);
+    struct history h;
+    REQUIRE(load_text(sb.buf, &h) == 0);
+    struct json *r = judge(&h, 2, MS, 50);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+    CHECK_INT(geti(r, "checks.mutex.holds"), 5);
+    CHECK_INT(len_of(r, "violations.0.holders"), 3);
+    CHECK_INT(geti(r, "violations.0.holders.0.worker"), 1);
+    CHECK_INT(geti(r, "violations.0.holders.1.worker"), 2);
+    CHECK_INT(geti(r, "violations.0.holders.2.worker"), 4);
+    CHECK_INT(get_ns(r, "violations.0.overlap_start_ms"), 100 * MS);
+    CHECK_INT(get_ns(r, "violations.0.overlap_ms"), 50 * MS);
+    CHECK_STR(gets_(r, "violations.0.class"), "lock-broken");
+    json_free(r);
+    /* As a mutex: w1 entering w0's hold; then at 100 w2 (w1 strictly
+     * active) and w4; w3's zero-length hold none. */
+    r = judge(&h, 1, MS, 50);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 3);
+    CHECK_INT(geti(r, "violations.0.holders.1.worker"), 1); /* w1 entering w0's hold */
+    CHECK_INT(geti(r, "violations.1.holders.1.worker"), 2);
+    CHECK_INT(geti(r, "violations.2.holders.2.worker"), 4);
+    CHECK_INT(geti(r, "checks.mutex.incidents"), 2); /* w0's hold, then w1's */
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
+/* A lease that ends exactly at the later grant has expired (stale-holder);
+ * one ns later it was still valid (lock-broken). A zero-length hold inside
+ * another hold overlaps nothing. */
+static void test_lease_at_grant(void)
+{
+    for (int later = 0; later < 2; later++) {
+        struct strbuf sb = STRBUF_INIT;
+        grant_at(&sb, 0, 0, 0, 1, 50 * MS + later);
+        ev(&sb, 1 * MS, 0, "enter", 0, NULL);
+        ev(&sb, 100 * MS, 0, "exit", 0, NULL);
+        hold_ms(&sb, 1, 50, 150, 60, 70);
+        hold_ms(&sb, 2, 80, 180, 80, 80);
+        struct history h;
+        REQUIRE(load_text(sb.buf, &h) == 0);
+        struct json *r = judge(&h, 1, MS, 50);
+        CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+        CHECK_INT(geti(r, "checks.mutex.holds"), 3);
+        CHECK_STR(gets_(r, "violations.0.class"), later ? "lock-broken" : "stale-holder");
+        CHECK_INT(geti(r, "checks.mutex.by_class.stale_holder"), !later);
+        CHECK_INT(geti(r, "checks.mutex.by_class.lock_broken"), later);
+        json_free(r);
+        history_free(&h);
+        sb_free(&sb);
+    }
+}
+
+/* A crash, or the end of a log without exit, at the instant another
+ * worker enters: the hold has ended, nothing overlaps. */
+static void test_end_at_entry(void)
+{
+    for (int how = 0; how < 2; how++) {
+        struct strbuf sb = STRBUF_INIT;
+        grant_at(&sb, 0, 1, 0, 1, 500 * MS);
+        ev(&sb, 1 * MS, 1, "enter", 0, NULL);
+        if (how == 0)
+            ev(&sb, 100 * MS, 1, "crash", -1, NULL);
+        else
+            ev(&sb, 100 * MS, 1, "store_read", 0,
+               "\"fenced\":false,\"counter\":0,\"accepted\":true");
+        hold_ms(&sb, 0, 100, 600, 100, 150);
+        hold_ms(&sb, 2, 100, 600, 100, 100);
+        struct history h;
+        REQUIRE(load_text(sb.buf, &h) == 0);
+        struct json *r = judge(&h, 1, MS, 50);
+        CHECK_INT(geti(r, "checks.mutex.violations"), 0);
+        CHECK_INT(geti(r, "checks.mutex.holds"), 3);
+        CHECK_INT(geti(r, "checks.mutex.near_misses"), 2);
+        CHECK_STR(gets_(r, "checks.mutex.verdict"), how == 0 ? "valid" : "unknown");
+        json_free(r);
+        history_free(&h);
+        sb_free(&sb);
+    }
+}
+
+/* One paused holder (w0, lease to 10 ms, in its hold until 100 ms) and
+ * seven successors it overlaps: seven violations, one incident; w1 was
+ * granted at 5 ms, while w0's lease ran, so the incident is lock-broken.
+ * Then w8 overstays its lease and w9 overlaps it: a second, stale
+ * incident. */
+static void incident_history(struct strbuf *sb)
+{
+    hold_ms(sb, 0, 0, 10, 1, 100);
+    hold_ms(sb, 1, 5, 13, 11, 15);
+    for (int k = 2; k <= 7; k++)
+        hold_ms(sb, k, 10.0 * k, 10.0 * k + 8, 10.0 * k + 1, 10.0 * k + 5);
+    hold_ms(sb, 8, 110, 200, 111, 300);
+    hold_ms(sb, 9, 250, 260, 251, 255);
+}
+
+static void test_incidents(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    incident_history(&sb);
+    struct history h;
+    REQUIRE(load_text(sb.buf, &h) == 0);
+    /* Fault windows: 1 meets violation 1 (w2, 21-25 ms), 2 meets none,
+     * 3 meets violation 6 (w7, 71-75 ms), 4 is skipped. */
+    static const int64_t fw[4][2] = {{20, 22}, {101, 102}, {74, 80}, {20, 30}};
+    h.nfaults = 4;
+    h.faults = calloc(4, sizeof(*h.faults));
+    REQUIRE(h.faults != NULL);
+    for (int i = 0; i < 4; i++) {
+        h.faults[i].id = i + 1;
+        h.faults[i].start = fw[i][0] * MS;
+        h.faults[i].end = fw[i][1] * MS;
+        h.faults[i].skipped = i == 3;
+        h.faults[i].worker = h.faults[i].node = -1;
+    }
+    struct json *r = judge(&h, 1, MS, 50);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 8);
+    CHECK_INT(geti(r, "checks.mutex.by_class.lock_broken"), 1);
+    CHECK_INT(geti(r, "checks.mutex.by_class.stale_holder"), 7);
+    CHECK_INT(geti(r, "checks.mutex.incidents"), 2);
+    CHECK_INT(geti(r, "checks.mutex.incidents_by_class.lock_broken"), 1);
+    CHECK_INT(geti(r, "checks.mutex.incidents_by_class.stale_holder"), 1);
+    CHECK_INT(len_of(r, "incidents"), 2);
+    CHECK_INT(geti(r, "incidents.0.id"), 1);
+    CHECK_STR(gets_(r, "incidents.0.class"), "lock-broken");
+    CHECK_STR(gets_(r, "incidents.0.resource"), "r0");
+    CHECK_INT(geti(r, "incidents.0.cause.worker"), 0);
+    CHECK_INT(get_ns(r, "incidents.0.cause.enter_ms"), 1 * MS);
+    CHECK_INT(get_ns(r, "incidents.0.cause.exit_ms"), 100 * MS);
+    CHECK_INT(get_ns(r, "incidents.0.cause.valid_until_ms"), 10 * MS);
+    CHECK(strncmp(gets_(r, "incidents.0.cause.token"), "w0-f", 4) == 0);
+    CHECK_INT(geti(r, "incidents.0.violations"), 7);
+    CHECK_INT(len_of(r, "incidents.0.listed"), 7);
+    for (int k = 0; k < 7; k++) {
+        char path[64];
+        snprintf(path, sizeof(path), "incidents.0.listed.%d", k);
+        CHECK_INT(geti(r, path), k);
+    }
+    CHECK_INT(geti(r, "incidents.0.first_violation"), 0);
+    CHECK_INT(get_ns(r, "incidents.0.start_ms"), 11 * MS);
+    CHECK_INT(get_ns(r, "incidents.0.end_ms"), 75 * MS);
+    CHECK_INT(len_of(r, "incidents.0.faults"), 2);
+    CHECK_INT(geti(r, "incidents.0.faults.0"), 1);
+    CHECK_INT(geti(r, "incidents.0.faults.1"), 3);
+    CHECK_INT(geti(r, "incidents.1.id"), 2);
+    CHECK_STR(gets_(r, "incidents.1.class"), "stale-holder");
+    CHECK_INT(geti(r, "incidents.1.cause.worker"), 8);
+    CHECK_INT(geti(r, "incidents.1.violations"), 1);
+    CHECK_INT(geti(r, "incidents.1.listed.0"), 7);
+    CHECK_INT(geti(r, "incidents.1.first_violation"), 7);
+    CHECK_INT(len_of(r, "incidents.1.faults"), 0);
+    CHECK_INT(geti(r, "violations.7.holders.0.worker"), 8);
+    json_free(r);
+
+    /* Three violations listed: the second incident is listed, but none of
+     * its violations is; one listed: one incident listed, both counted. */
+    r = judge(&h, 1, MS, 3);
+    CHECK_INT(len_of(r, "violations"), 3);
+    CHECK_INT(len_of(r, "incidents"), 2);
+    CHECK_INT(len_of(r, "incidents.0.listed"), 3);
+    CHECK_INT(geti(r, "incidents.0.violations"), 7);
+    CHECK_INT(len_of(r, "incidents.0.faults"), 2); /* from every violation, listed or not */
+    CHECK_INT(len_of(r, "incidents.1.listed"), 0);
+    CHECK(json_path(r, "incidents.1.first_violation") &&
+          json_path(r, "incidents.1.first_violation")->type == JSON_NULL);
+    json_free(r);
+    r = judge(&h, 1, MS, 1);
+    CHECK_INT(len_of(r, "incidents"), 1);
+    CHECK_INT(geti(r, "checks.mutex.incidents"), 2);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
+/* ---- the property test: generator ---- */
+
+#define NONE INT64_MAX
+#define MAXW 8
+#define MAXR 3
+#define MAXH (MAXW * 12)
+
+struct ghold {                  /* a hold as the generator made it: the oracle's input */
+    int w, res, seq;            /* worker id, resource, order made (each worker's own order) */
+    int64_t acq, lease, enter, exit; /* lease: final, renewals included; NONE: no lease */
+};
+
+struct gen {
+    struct rng rng;
+    int coarse, cap, nres, nw;
+    int64_t near_miss;
+    struct ev_rec *ev[MAXW];    /* each worker's log (kept across histories) */
+    size_t nev[MAXW], cap_ev[MAXW];
+    struct ghold h[MAXH];
+    int nh;
+};
+
+/* Append one record of type ty to worker w's log: t, res, then by type
+ * the fence and lease (acquire_ok: x = fence, y = lease; renew_ok: y =
+ * lease; NONE: no lease), the attempt (acquire_invoke: x). */
+static void rec(struct gen *g, int64_t t, int w, int ty, int res, int64_t x, int64_t y)
+{
+    if (g->nev[w] == g->cap_ev[w]) {
+        g->cap_ev[w] = g->cap_ev[w] ? 2 * g->cap_ev[w] : 256;
+        g->ev[w] = realloc(g->ev[w], g->cap_ev[w] * sizeof(*g->ev[w]));
+        if (!g->ev[w])
+            abort();
+    }
+    struct ev_rec *r = &g->ev[w][g->nev[w]];
+    memset(r, 0, sizeof(*r));
+    r->t = t;
+    r->seq = (uint32_t)g->nev[w]++;
+    r->type = (uint8_t)ty;
+    r->res = (uint16_t)(res < 0 ? 0 : res);
+    if (ty == EV_ACQUIRE_OK) {
+        r->flags = EVF_FENCE;
+        r->fence = (uint64_t)x;
+        snprintf(r->token, sizeof(r->token), "w%d-f%" PRId64, w, x);
+    }
+    if (ty == EV_ACQUIRE_OK || ty == EV_RENEW_OK) {
+        if (y == NONE)
+            r->flags |= EVF_NO_LEASE;
+        else
+            r->valid_until = y;
+    }
+    if (ty == EV_ACQUIRE_INVOKE)
+        r->aux = (uint32_t)x;
+    if (ty == EV_STORE_READ)
+        r->flags = EVF_ACCEPTED;
+}
+
+/* A duration drawn in [lo, hi] ms: whole ms on a coarse clock (ties
+ * everywhere), ns otherwise (still exactly 0 a quarter of the time). */
+static int64_t dur(struct gen *g, int lo, int hi)
+{
+    if (g->coarse)
+        return rng_range(&g->rng, lo, hi) * MS;
+    if (lo == 0 && rng_below(&g->rng, 4) == 0)
+        return 0;
+    return rng_range(&g->rng, lo * MS, hi * MS);
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Contract: a new random history in g (its logs in g->ev, holds in g->h).
+ * Workers loop acquire -> enter -> exit -> release against a simulated
+ * service with cap slots per resource; a slot frees at the release or at
+ * the holder's lease end, whichever is first. Paused holders overstay
+ * their lease (stale-holder overlaps), a forgetful service grants without
+ * a free slot (lock-broken), workers crash in a hold or their log ends in
+ * one. With a correct service on a coarse clock, touching holds and
+ * zero-length holds are everywhere. */
+static void gen_history(struct gen *g)
+{
+    struct rng *r = &g->rng;
+    g->nh = 0;
+    g->coarse = rng_below(r, 4) != 0;
+    static const int caps[] = {1, 1, 2, 3};
+    g->cap = caps[rng_below(r, 4)];
+    g->nres = 1 + (int)(rng_below(r, 2) * rng_below(r, MAXR));
+    g->near_miss = rng_below(r, 4) == 0 ? 0 : MS;
+    int nw = g->nw = 2 + (int)rng_below(r, MAXW - 1);
+    int nolease = rng_below(r, 8) == 0;
+    int ttl_lo = rng_below(r, 2) ? 1 : 10, ttl_hi = ttl_lo == 1 ? 6 : 20;
+    int p_pause = (int)rng_below(r, 3) * 10;  /* % of holds paused past their lease */
+    int p_broken = (int)rng_below(r, 3) * 4;  /* % of grants made without a free slot */
+    int p_crash = (int)rng_below(r, 2) * 8;   /* % of holds ended by a crash */
+    int64_t slot[MAXR][3], next[MAXW];
+    int left[MAXW];
+    memset(slot, 0, sizeof(slot));
+    for (int w = 0; w < nw; w++) {
+        g->nev[w] = 0;
+        next[w] = dur(g, 0, 2);
+        left[w] = 1 + (int)rng_below(r, 12);
+    }
+    long fence = 0;
+    for (;;) {
+        int w = -1, off = (int)rng_below(r, (uint64_t)nw);
+        for (int k = 0; k < nw; k++) { /* the earliest worker; ties at random */
+            int c = (off + k) % nw;
+            if (left[c] && (w < 0 || next[c] < next[w]))
+                w = c;
+        }
+        if (w < 0)
+            break;
+        int last = --left[w] == 0, res = (int)rng_below(r, (uint64_t)g->nres);
+        int64_t t = next[w];
+        rec(g, t, w, EV_ACQUIRE_INVOKE, res, 1, 0);
+        if (rng_below(r, 12) == 0) {
+            t += dur(g, 0, 1);
+            rec(g, t, w, EV_ACQUIRE_BUSY, res, 0, 0);
+            next[w] = t + dur(g, 0, 2);
+            continue;
+        }
+        int s = 0;
+        for (int k = 1; k < g->cap; k++)
+            if (slot[res][k] < slot[res][s])
+                s = k;
+        int broken = (int)rng_below(r, 100) < p_broken;
+        int64_t inv = t, acq = t + dur(g, 0, 1), freed;
+        if (!broken && slot[res][s] > acq) { /* busy, then the retry that wins the slot */
+            int64_t b = t + dur(g, 0, 1);
+            b = b < slot[res][s] ? b : slot[res][s];
+            rec(g, b, w, EV_ACQUIRE_BUSY, res, 0, 0);
+            inv = max64(b, slot[res][s] - dur(g, 0, 1));
+            rec(g, inv, w, EV_ACQUIRE_INVOKE, res, 2, 0);
+            acq = max64(inv + dur(g, 0, 1), slot[res][s]);
+        }
+        int64_t lease = nolease ? NONE : inv + dur(g, ttl_lo, ttl_hi);
+        rec(g, acq, w, EV_ACQUIRE_OK, res, ++fence, lease);
+        if (rng_below(r, 16) == 0) { /* released or lost before entering: no hold */
+            int64_t e = acq + dur(g, 0, 1);
+            rec(g, e, w, rng_below(r, 2) ? EV_RELEASE_OK : EV_LOST, res, 0, 0);
+            if (!broken)
+                slot[res][s] = e;
+            next[w] = e + dur(g, 0, 2);
+            continue;
+        }
+        int64_t enter = acq + dur(g, 0, 1), len = dur(g, 0, 3);
+        if ((int)rng_below(r, 100) < p_pause)
+            len += dur(g, 3, 10);
+        int mode = (int)rng_below(r, 100) < p_crash ? 1 : last && rng_below(r, 4) == 0 ? 2 : 0;
+        int64_t end = enter + (mode == 1 ? rng_range(r, 0, len) : len);
+        rec(g, enter, w, EV_ENTER, res, 0, 0);
+        if (!nolease && end > enter && rng_below(r, 4) == 0) {
+            int64_t at = enter + rng_range(r, 0, end - enter);
+            int64_t l = at + dur(g, ttl_lo, ttl_hi);
+            rec(g, at, w, EV_RENEW_INVOKE, res, 0, 0);
+            rec(g, at, w, EV_RENEW_OK, res, 0, l);
+            lease = max64(lease, l);
+        }
+        if (mode == 0) {
+            rec(g, end, w, EV_EXIT, res, 0, 0);
+            rec(g, end, w, EV_RELEASE_INVOKE, res, 0, 0);
+            int64_t rel = end + dur(g, 0, 1);
+            rec(g, rel, w, EV_RELEASE_OK, res, 0, 0);
+            freed = rel < lease ? rel : lease;
+            next[w] = rel + dur(g, 0, 2);
+            if (rng_below(r, 40) == 0) /* a crash between holds ends nothing */
+                rec(g, next[w], w, EV_CRASH, -1, 0, 0);
+        } else if (mode == 1) {
+            rec(g, end, w, EV_CRASH, -1, 0, 0);
+            freed = nolease ? end : lease;
+            next[w] = end + dur(g, 1, 3);
+        } else { /* the log ends in the hold: the hold ends at its last record */
+            rec(g, end, w, EV_STORE_READ, res, 0, 0);
+            freed = nolease ? end : lease;
+            left[w] = 0;
+        }
+        if (!broken)
+            slot[res][s] = freed;
+        g->h[g->nh] = (struct ghold){w, res, g->nh, acq, lease, enter, end};
+        g->nh++;
+    }
+}
+
+/* ---- the property test: oracle ---- */
+
+struct oviol {                  /* one violation, as either side sees it */
+    int res, w, cause_w, broken;
+    int64_t enter, end, cause_enter;
+};
+
+struct oinc {                   /* one incident, as either side sees it */
+    int res, cause_w, broken, n;
+    int64_t cause_enter;
+};
+
+struct verdicts {
+    int64_t holds, near, stale, broken, inc_stale, inc_broken;
+    int64_t lease_at_grant;     /* oracle: active holds whose lease ended at the entering grant */
+    int nv, ni;
+    struct oviol v[MAXH];
+    struct oinc in[MAXH];
+};
+
+static int before(const struct ghold *a, const struct ghold *b)
+{
+    if (a->res != b->res)
+        return a->res < b->res;
+    if (a->enter != b->enter)
+        return a->enter < b->enter;
+    return a->w != b->w ? a->w < b->w : a->seq < b->seq;
+}
+
+/* Contract: the definition, by brute force over g's holds, shares nothing
+ * with the checker. Per resource, holds in sweep order (enter, then worker
+ * id, then the worker's own order); hold H with positive length is a
+ * violation when at least cap earlier holds have exit > H.enter; its cause
+ * is the first of them; it is lock-broken when at least cap of them have a
+ * lease > H's grant. Otherwise H is a near miss when an earlier hold
+ * exited in [H.enter - near_miss, H.enter]. */
+static void oracle(const struct gen *g, struct verdicts *o)
+{
+    const struct ghold *s[MAXH];
+    int n = g->nh;
+    memset(o, 0, sizeof(*o));
+    o->holds = n;
+    for (int i = 0; i < n; i++) { /* insertion sort into sweep order */
+        int j = i;
+        for (; j > 0 && before(&g->h[i], s[j - 1]); j--)
+            s[j] = s[j - 1];
+        s[j] = &g->h[i];
+    }
+    for (int i = 0; i < n; i++) {
+        const struct ghold *H = s[i], *cause = NULL;
+        int64_t ex[MAXH + 1], last_exit = INT64_MIN;
+        int nact = 0, valid = 0;
+        for (int j = 0; j < i; j++) {
+            if (s[j]->res != H->res)
+                continue;
+            if (s[j]->exit > H->enter) {
+                cause = cause ? cause : s[j];
+                ex[nact++] = s[j]->exit;
+                valid += s[j]->lease > H->acq;
+                o->lease_at_grant += s[j]->lease == H->acq;
+            } else if (s[j]->exit > last_exit) {
+                last_exit = s[j]->exit;
+            }
+        }
+        if (H->exit > H->enter && nact >= g->cap) {
+            ex[nact] = H->exit;
+            for (int a = 1; a <= nact; a++) /* sort exits: the overlap ends at the */
+                for (int b = a; b > 0 && ex[b] < ex[b - 1]; b--) { /* (m - cap)-th */
+                    int64_t x = ex[b];
+                    ex[b] = ex[b - 1];
+                    ex[b - 1] = x;
+                }
+            struct oviol *v = &o->v[o->nv++];
+            *v = (struct oviol){H->res, H->w, cause->w, valid >= g->cap, H->enter,
+                                ex[nact - g->cap], cause->enter};
+            *(v->broken ? &o->broken : &o->stale) += 1;
+            int k = 0;
+            while (k < o->ni && !(o->in[k].res == H->res && o->in[k].cause_w == cause->w &&
+                                  o->in[k].cause_enter == cause->enter))
+                k++;
+            if (k == o->ni)
+                o->in[o->ni++] = (struct oinc){H->res, cause->w, 0, 0, cause->enter};
+            o->in[k].n++;
+            o->in[k].broken |= v->broken;
+        } else if (last_exit != INT64_MIN && H->enter - last_exit <= g->near_miss) {
+            o->near++;
+        }
+    }
+    for (int k = 0; k < o->ni; k++)
+        *(o->in[k].broken ? &o->inc_broken : &o->inc_stale) += 1;
+}
+
+/* ---- the property test: the checker's answer in the same terms ---- */
+
+static int res_num(const char *name)
+{
+    char *end;
+    long v = name[0] == 'r' ? strtol(name + 1, &end, 10) : -1; /* "r0".."r2": gen_history */
+    return v >= 0 && *end == '\0' ? (int)v : -1;
+}
+
+/* Contract: o from the checker's result r (every violation listed). */
+static void from_checker(const struct json *r, struct verdicts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->holds = geti(r, "checks.mutex.holds");
+    o->near = geti(r, "checks.mutex.near_misses");
+    o->stale = geti(r, "checks.mutex.by_class.stale_holder");
+    o->broken = geti(r, "checks.mutex.by_class.lock_broken");
+    o->inc_stale = geti(r, "checks.mutex.incidents_by_class.stale_holder");
+    o->inc_broken = geti(r, "checks.mutex.incidents_by_class.lock_broken");
+    const struct json *vs = json_obj_get(r, "violations"), *is = json_obj_get(r, "incidents");
+    for (size_t i = 0; vs && i < vs->n && o->nv < MAXH; i++) {
+        const struct json *v = vs->kids[i], *hl = json_obj_get(v, "holders");
+        if (!hl || hl->n < 2)
+            continue;
+        const struct json *c = hl->kids[0], *e = hl->kids[hl->n - 1];
+        int64_t start = get_ns(v, "overlap_start_ms");
+        o->v[o->nv++] = (struct oviol){res_num(gets_(v, "resource")), (int)geti(e, "worker"),
+                                       (int)geti(c, "worker"),
+                                       strcmp(gets_(v, "class"), "lock-broken") == 0,
+                                       get_ns(e, "enter_ms"), start + get_ns(v, "overlap_ms"),
+                                       get_ns(c, "enter_ms")};
+        if (start != get_ns(e, "enter_ms"))
+            o->v[o->nv - 1].end = -1; /* an overlap must start at the entry */
+    }
+    for (size_t i = 0; is && i < is->n && o->ni < MAXH; i++) {
+        const struct json *x = is->kids[i];
+        o->in[o->ni++] = (struct oinc){res_num(gets_(x, "resource")),
+                                       (int)geti(x, "cause.worker"),
+                                       strcmp(gets_(x, "class"), "lock-broken") == 0,
+                                       (int)geti(x, "violations"), get_ns(x, "cause.enter_ms")};
+    }
+}
+
+static int cmp_viol(const void *a, const void *b)
+{
+    const struct oviol *x = a, *y = b;
+    if (x->res != y->res)
+        return x->res < y->res ? -1 : 1;
+    if (x->enter != y->enter)
+        return x->enter < y->enter ? -1 : 1;
+    return (x->w > y->w) - (x->w < y->w);
+}
+
+static int cmp_inc(const void *a, const void *b)
+{
+    const struct oinc *x = a, *y = b;
+    if (x->res != y->res)
+        return x->res < y->res ? -1 : 1;
+    if (x->cause_enter != y->cause_enter)
+        return x->cause_enter < y->cause_enter ? -1 : 1;
+    return (x->cause_w > y->cause_w) - (x->cause_w < y->cause_w);
+}
+
+/* Contract: 0 when a and b agree; else which part differs first
+ * ("violations", "near misses", ...), written to why. */
+static int differ(struct verdicts *a, struct verdicts *b, char *why, size_t len)
+{
+    qsort(a->v, (size_t)a->nv, sizeof(a->v[0]), cmp_viol);
+    qsort(b->v, (size_t)b->nv, sizeof(b->v[0]), cmp_viol);
+    qsort(a->in, (size_t)a->ni, sizeof(a->in[0]), cmp_inc);
+    qsort(b->in, (size_t)b->ni, sizeof(b->in[0]), cmp_inc);
+    const char *what = NULL;
+    if (a->holds != b->holds)
+        what = "holds";
+    else if (a->nv != b->nv || a->stale != b->stale || a->broken != b->broken ||
+             memcmp(a->v, b->v, (size_t)a->nv * sizeof(a->v[0])) != 0)
+        what = "violations";
+    else if (a->near != b->near)
+        what = "near misses";
+    else if (a->ni != b->ni || a->inc_stale != b->inc_stale || a->inc_broken != b->inc_broken ||
+             memcmp(a->in, b->in, (size_t)a->ni * sizeof(a->in[0])) != 0)
+        what = "incidents";
+    if (what)
+        snprintf(why, len, "%s: oracle holds=%" PRId64 " violations=%d (stale %" PRId64
+                 ", broken %" PRId64 ") near=%" PRId64 " incidents=%d; checker holds=%" PRId64
+                 " violations=%d (stale %" PRId64 ", broken %" PRId64 ") near=%" PRId64
+                 " incidents=%d", what, a->holds, a->nv, a->stale, a->broken, a->near, a->ni,
+                 b->holds, b->nv, b->stale, b->broken, b->near, b->ni);
+    return what != NULL;
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s)
+        return dflt;
+    unsigned long long v = strtoull(s, &end, 10);
+    return *end ? dflt : (uint64_t)v;
+}
+
+/* Contract: h as the JSONL loader builds it from g's logs (workers in id
+ * order, each log in its own order; resources r0.. by number), pointing
+ * at g's records: h owns none of them (history_free frees the rest). */
+static void as_history(const struct gen *g, struct history *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->source = strdup("generated");
+    h->w = calloc((size_t)g->nw, sizeof(*h->w));
+    h->res_names = calloc((size_t)g->nres, sizeof(*h->res_names));
+    if (!h->source || !h->w || !h->res_names)
+        abort();
+    for (int w = 0; w < g->nw; w++) {
+        if (!g->nev[w])
+            continue;
+        struct hist_worker *x = &h->w[h->nworkers++];
+        x->id = w;
+        x->ev = g->ev[w];
+        x->n = g->nev[w];
+        x->complete = 1;
+        if (x->ev[x->n - 1].t > h->end)
+            h->end = x->ev[x->n - 1].t;
+    }
+    for (; h->nres < g->nres; h->nres++) {
+        char name[16];
+        snprintf(name, sizeof(name), "r%d", h->nres);
+        if (!(h->res_names[h->nres] = strdup(name)))
+            abort();
+    }
+}
+
+/* Contract: judge h (g's history, by memory or by JSONL) and compare with
+ * the oracle's o. Returns 0 when they agree; else which part differs
+ * (index into the parts of test_oracle), the first time with the history
+ * printed as `lockstorm log export` would. */
+static int compare(const struct gen *g, const struct history *h, struct verdicts *o,
+                   const char *how, uint64_t seed, uint64_t i, uint64_t *bad)
+{
+    static struct verdicts got;
+    static const char *const parts[4] = {"holds", "violations", "near misses", "incidents"};
+    struct json *r = judge(h, g->cap, g->near_miss, 1 << 30);
+    from_checker(r, &got);
+    json_free(r);
+    char why[512];
+    if (!differ(o, &got, why, sizeof(why)))
+        return -1;
+    if ((*bad)++ == 0) {
+        fprintf(stderr, "oracle: history %" PRIu64 " of seed %" PRIu64 " (%s) disagrees: %s\n"
+                "replay: save the lines below as h.jsonl and run `lockstorm check --history "
+                "h.jsonl --capacity %d --near-miss %" PRId64 "ns`\n", i, seed, how, why, g->cap,
+                g->near_miss);
+        history_export_jsonl(h, stderr);
+    }
+    for (int k = 0; k < 4; k++)
+        if (strncmp(why, parts[k], strlen(parts[k])) == 0)
+            return k;
+    return 0;
+}
+
+/* Every history is judged as the loader would build it in memory; one in
+ * ten also goes through `lockstorm log export`'s JSONL and the JSONL
+ * loader (parsing each line is what makes a history cost ~3 ms under
+ * ASan: all of them that way would take minutes). */
+static void test_oracle(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t seed = env_u64("LS_ORACLE_SEED", (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec ^
+                                                  ((uint64_t)getpid() << 32));
+    uint64_t n = env_u64("LS_ORACLE_N", 10000);
+    printf("oracle: seed %" PRIu64 " (LS_ORACLE_SEED=%" PRIu64 " reproduces this run)\n", seed,
+           seed);
+    static struct gen g;
+    static struct verdicts want;
+    rng_seed(&g.rng, seed, 0);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/oracle.jsonl", tmp);
+    int64_t holds = 0, viols = 0, incs = 0, zero = 0, ties = 0, correct = 0, at_grant = 0;
+    uint64_t bad = 0, by[4] = {0, 0, 0, 0}, via_jsonl = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        gen_history(&g);
+        oracle(&g, &want);
+        struct history h;
+        as_history(&g, &h);
+        int k = compare(&g, &h, &want, "in memory", seed, i, &bad);
+        if (k < 0 && i % 10 == 0) {
+            FILE *f = fopen(path, "w");
+            struct history hj;
+            if (f)
+                history_export_jsonl(&h, f);
+            if (!f || fclose(f) != 0 || load_text_file(path, &hj) != 0) {
+                CHECKF(0, "history %" PRIu64 ": %s: cannot write or load it", i, path);
+                history_free(&h);
+                break;
+            }
+            k = compare(&g, &hj, &want, "exported as JSONL and loaded", seed, i, &bad);
+            history_free(&hj);
+            via_jsonl++;
+        }
+        if (k >= 0)
+            by[k]++;
+        holds += want.holds;
+        viols += want.nv;
+        incs += want.ni;
+        at_grant += want.lease_at_grant;
+        correct += want.nv == 0;
+        for (int a = 0; a < g.nh; a++) {
+            zero += g.h[a].enter == g.h[a].exit;
+            for (int b = 0; b < g.nh; b++)
+                ties += b != a && g.h[b].res == g.h[a].res && g.h[b].exit == g.h[a].enter;
+        }
+        history_free(&h);
+    }
+    printf("oracle: %" PRIu64 " histories (%" PRIu64 " also through JSONL; %" PRId64
+           " without a violation), %" PRId64 " holds (%" PRId64 " of zero length, %" PRId64
+           " entries touching an exit, %" PRId64 " leases ending at an overlapping grant), %" PRId64
+           " violations, %" PRId64 " incidents, %" PRIu64 " disagreements (holds %" PRIu64
+           ", violations %" PRIu64 ", near misses %" PRIu64 ", incidents %" PRIu64 ")\n",
+           n, via_jsonl, correct, holds, zero, ties, at_grant, viols, incs, bad, by[0], by[1],
+           by[2], by[3]);
+    CHECKF(bad == 0, "%" PRIu64 " of %" PRIu64 " histories disagree with the oracle", bad, n);
+    CHECK(n == 0 || viols > 0);
+    for (int w = 0; w < MAXW; w++)
+        free(g.ev[w]);
+}
+
+int main(void)
+{
+    tmp = t_tmpdir();
+    RUN(test_issue_ties);
+    RUN(test_semaphore_ties);
+    RUN(test_lease_at_grant);
+    RUN(test_end_at_entry);
+    RUN(test_incidents);
+    RUN(test_oracle);
+    t_rmdir(tmp);
+    free(tmp);
+    return t_finish();
+}
