@@ -38,9 +38,9 @@ checked() {
     local rc=$?
     set -e
     local gaps complete vc
-    gaps=$("$LS" get "$T_TMP/out.json" evidence.gaps 2>/dev/null || echo "?")
-    complete=$("$LS" get "$T_TMP/out.json" evidence.complete 2>/dev/null || echo "?")
-    vc=$("$LS" get "$T_TMP/out.json" verdict_checks 2>/dev/null || echo "?")
+    gaps=$("$LS" get "$T_TMP/out.json" evidence.gaps 2>/dev/null) || gaps="($gaps)"
+    complete=$("$LS" get "$T_TMP/out.json" evidence.complete 2>/dev/null) || complete="($complete)"
+    vc=$("$LS" get "$T_TMP/out.json" verdict_checks 2>/dev/null) || vc="($vc)"
     if [ "$rc" -eq "$want" ] && [ "$complete" = false ] && [ "$vc" = unknown ] &&
         grep -qF -- "$gap" <<<"$gaps"; then
         ok "$desc (exit $rc): $gap"
