@@ -158,7 +158,11 @@ static int read_workers(struct history *h, struct hist_evidence *ev)
                                    "cannot be matched", (int)id, k);
                     return -1;
                 }
-                add_expect(ev, (int)id, ep, end_of(eps->kids[k]));
+                int end = end_of(eps->kids[k]);
+                const struct json *made = json_obj_get(eps->kids[k], "log_made");
+                if (made && made->type == JSON_BOOL && !made->i && end != END_CLEAN)
+                    continue; /* it died before it created its log: none to expect */
+                add_expect(ev, (int)id, ep, end);
             }
         } else { /* written before run.json listed epochs: 0 .. the last one */
             int64_t last = json_get_int(e, "epoch", 0);

@@ -260,6 +260,11 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
             exit_text(ended, p->status, o);
             json_obj_set_bool(o, "killed_by_harness", p->killed_by_harness);
             json_obj_set(o, "fault", p->fault >= 0 ? json_new_int(p->fault) : json_new_null());
+            if (ended) { /* a process killed before it created its log leaves none */
+                char full[2100];
+                evlog_path(full, sizeof(full), r->dir, i, p->epoch);
+                json_obj_set_bool(o, "log_made", access(full, F_OK) == 0);
+            }
         }
     }
     struct json *ns = json_obj_set(j, "nodes", json_new_arr());

@@ -108,10 +108,11 @@ struct spec {
     const char *w0e0_exit;  /* worker 0 epoch 0 (restarted after) */
     int w0e0_killed;
     const char *w1_exit;    /* worker 1, one epoch */
+    const char *w0e0_more;  /* more members of worker 0 epoch 0's entry, or NULL */
 };
 
 static const struct spec GOOD = {RUN_A_HEX, "finished", "", "killed by signal 9 (Killed)", 1,
-                                 "exited 0"};
+                                 "exited 0", NULL};
 
 /* Contract: a fresh run directory whose run.json lists worker 0 (epochs 0
  * and 1, epoch 1 exited 0) and worker 1 (epoch 0) as s says. */
@@ -128,12 +129,12 @@ static void make_dir(char *dir, size_t n, const struct spec *s)
              "{\"format\":\"lockstorm-run\",\"version\":1,\"run_id\":%s,\"state\":\"%s\",%s"
              "\"end_ns\":500000000,\"interrupted\":false,\"leftover_keys\":[],\"storage\":null,"
              "\"workers\":[{\"worker\":0,\"epoch\":1,\"exit\":\"exited 0\",\"epochs\":["
-             "{\"epoch\":0,\"exit\":\"%s\",\"killed_by_harness\":%s},"
+             "{\"epoch\":0,\"exit\":\"%s\",\"killed_by_harness\":%s%s},"
              "{\"epoch\":1,\"exit\":\"exited 0\",\"killed_by_harness\":false}]},"
              "{\"worker\":1,\"epoch\":0,\"exit\":\"%s\",\"epochs\":["
              "{\"epoch\":0,\"exit\":\"%s\",\"killed_by_harness\":false}]}]}\n",
              id, s->state, s->extra, s->w0e0_exit, s->w0e0_killed ? "true" : "false",
-             s->w1_exit, s->w1_exit);
+             s->w0e0_more ? s->w0e0_more : "", s->w1_exit, s->w1_exit);
     snprintf(path, sizeof(path), "%s/run.json", dir);
     REQUIRE(write_file(path, text) == 0);
     snprintf(path, sizeof(path), "%s/faults.jsonl", dir);
@@ -377,6 +378,31 @@ static void test_ends(void)
     json_free(r);
 }
 
+/* A restarted process killed before it created its log: run.json says it
+ * made none (log_made false), so none is expected; one that turns up
+ * anyway was not there when the run ended. */
+static void test_no_log_made(void)
+{
+    char dir[4096];
+    struct spec s = GOOD;
+    s.w0e0_more = ",\"log_made\":false";
+    make_dir(dir, sizeof(dir), &s);
+    REQUIRE(write_log(dir, 0, 1, RUN_A, 200, CLOSED) == 0);
+    REQUIRE(write_log(dir, 1, 0, RUN_A, 100, CLOSED) == 0);
+    struct json *r = check_dir(dir);
+    REQUIRE(r);
+    CHECK_INT(geti(r, "evidence.complete"), 1);
+    CHECK_INT(geti(r, "evidence.logs.expected"), 2);
+    json_free(r);
+
+    make_dir(dir, sizeof(dir), &s);
+    usual_logs(dir, RUN_A);
+    r = check_dir(dir);
+    REQUIRE(r);
+    one_gap(r, "events/worker-000.bin: a log of another run (run.json lists no such worker");
+    json_free(r);
+}
+
 static void test_states(void)
 {
     char dir[4096];
@@ -419,6 +445,7 @@ int main(void)
     RUN(test_missing_and_none);
     RUN(test_foreign);
     RUN(test_ends);
+    RUN(test_no_log_made);
     RUN(test_states);
     t_rmdir(tmp);
     free(tmp);
