@@ -54,6 +54,9 @@ void history_gap(struct history *h, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
+    for (char *p = tmp; *p; p++) /* one line, whatever a damaged run.json says */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     ev->gaps = xrealloc(ev->gaps, (size_t)(ev->ngaps + 1) * sizeof(*ev->gaps));
     ev->gaps[ev->ngaps++] = xstrdup(tmp);
 }

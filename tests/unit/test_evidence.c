@@ -429,6 +429,15 @@ static void test_states(void)
     json_free(r);
 
     s = GOOD;
+    s.state = "wobbly\\nstate"; /* a damaged run.json: still one line */
+    make_dir(dir, sizeof(dir), &s);
+    usual_logs(dir, RUN_A);
+    r = check_dir(dir);
+    REQUIRE(r);
+    one_gap(r, "run.json: unknown state 'wobbly?state'");
+    json_free(r);
+
+    s = GOOD;
     s.state = "interrupted"; /* a signal: everything recorded is there (it cannot pass anyway) */
     make_dir(dir, sizeof(dir), &s);
     usual_logs(dir, RUN_A);
