@@ -153,9 +153,9 @@ static int cmp_plant(const void *a, const void *b)
 
 /* Contract: run.json, workload.yaml, storage.jsonl, faults.jsonl of a run
  * that ended at end_ns; slots[r] grants and lost[r] planted lost updates of
- * resource r. */
+ * resource r; epoch[w] worker w's last epoch (run.json lists its logs). */
 static int write_meta(const struct histgen_opts *o, int nw, int64_t end_ns, const int64_t *slots,
-                      const int64_t *lost)
+                      const int64_t *lost, const uint32_t *epoch)
 {
     struct strbuf sb = STRBUF_INIT;
     int rc = 0;
@@ -165,8 +165,8 @@ static int write_meta(const struct histgen_opts *o, int nw, int64_t end_ns, cons
               "\"end_ns\":%lld,\"duration_ns\":%lld,\"interrupted\":false,\"signal\":null,"
               "\"workers\":[", (long long)end_ns, (long long)end_ns);
     for (int w = 0; w < nw; w++)
-        sb_printf(&sb, "%s{\"worker\":%d,\"pid\":0,\"epoch\":0,\"exit\":\"exited 0\"}",
-                  w ? "," : "", w);
+        sb_printf(&sb, "%s{\"worker\":%d,\"pid\":0,\"epoch\":%u,\"exit\":\"exited 0\"}",
+                  w ? "," : "", w, epoch[w]);
     sb_puts(&sb, "],\"nodes\":[],\"proxy\":null,\"storage\":null,\"leftover_keys\":[]}\n");
     rc |= write_text(o->rundir, "run.json", &sb);
     sb_reset(&sb);
@@ -297,7 +297,7 @@ int histgen(const struct histgen_opts *o, struct histgen_result *out)
         fprintf(stderr, "histgen: write %s failed\n", o->jsonl);
         goto out;
     }
-    if (o->rundir && write_meta(o, nw, end, slots, lost) < 0)
+    if (o->rundir && write_meta(o, nw, end, slots, lost, g.epoch) < 0)
         goto out;
     qsort(pl, npl, sizeof(*pl), cmp_plant);
     out->expected = json_new_arr();

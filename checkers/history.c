@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkers/evidence.h"
 #include "checkers/histmap.h"
 #include "checkers/series.h"
 #include "harness/workload.h"
@@ -239,6 +240,7 @@ static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
     if (json_parse(line, len, &o, why, sizeof(why)) != 0 || o->type != JSON_OBJ) {
         history_warn(h, "%s:%zu: ignored: %s", c->file, lineno,
                      o ? "not a JSON object" : why);
+        history_gap(h, "%s:%zu: damaged line: a fault's window may be missing", c->file, lineno);
         json_free(o);
         return 0;
     }
@@ -247,10 +249,13 @@ static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
     int64_t t = json_get_int(o, "t_ns", 0);
     if (strcmp(ev, "end") == 0) {
         struct fault_window *f = fault_find(h, id);
-        if (f)
+        if (f) {
             f->end = t;
-        else
+        } else {
             history_warn(h, "%s:%zu: end of fault %d that never started", c->file, lineno, id);
+            history_gap(h, "%s:%zu: end of fault %d, whose start is missing", c->file, lineno,
+                        id);
+        }
         json_free(o);
         return 0;
     }
@@ -259,6 +264,7 @@ static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
     int not_injected = strcmp(ev, "skipped") == 0 || strcmp(ev, "failed") == 0;
     if (strcmp(ev, "start") != 0 && !not_injected) {
         history_warn(h, "%s:%zu: ignored: unknown event '%s'", c->file, lineno, ev);
+        history_gap(h, "%s:%zu: unknown fault event '%.40s': not understood", c->file, lineno, ev);
         json_free(o);
         return 0;
     }
@@ -286,6 +292,8 @@ static int storage_line(const char *line, size_t len, size_t lineno, void *arg)
     if (json_parse(line, len, &o, why, sizeof(why)) != 0 || o->type != JSON_OBJ) {
         history_warn(h, "%s:%zu: ignored: %s", c->file, lineno,
                      o ? "not a JSON object" : why);
+        history_gap(h, "%s:%zu: damaged line: a resource's final counters are missing", c->file,
+                    lineno);
         json_free(o);
         return 0;
     }
@@ -294,6 +302,8 @@ static int storage_line(const char *line, size_t len, size_t lineno, void *arg)
     const struct json *plain = json_obj_get(o, "plain");
     if (idx < 0 || !plain || plain->type != JSON_NUM) {
         history_warn(h, "%s:%zu: ignored: needs \"res\":\"rN\" and \"plain\"", c->file, lineno);
+        history_gap(h, "%s:%zu: damaged line: a resource's final counters are missing", c->file,
+                    lineno);
         json_free(o);
         return 0;
     }
@@ -316,6 +326,7 @@ static void load_faults(struct history *h, const char *dir)
     int rc = read_all(path, &buf, &len);
     if (rc) {
         history_warn(h, "faults.jsonl: %s: fault windows not available", read_error(rc));
+        history_gap(h, "faults.jsonl: %s: which faults were active is not known", read_error(rc));
         return;
     }
     struct line_ctx c = {h, "faults.jsonl"};
@@ -334,8 +345,13 @@ static void load_storage(struct history *h, const char *dir)
     size_t len;
     int rc = read_all(path, &buf, &len);
     if (rc) {
+        const struct json *st = json_obj_get(h->run, "storage");
         if (rc != -ENOENT)
             history_warn(h, "storage.jsonl: %s: lost updates not available", read_error(rc));
+        /* missing is normal for a run without a storage node */
+        if (rc != -ENOENT || (st && st->type == JSON_OBJ))
+            history_gap(h, "storage.jsonl: %s, though the run had a storage node: lost updates "
+                           "cannot be counted", read_error(rc));
         return;
     }
     h->have_storage = 1;
@@ -358,6 +374,8 @@ static void load_leftovers(struct history *h)
         int64_t res = json_get_int(k, "res", -1);
         if (res < 0 || res >= MAX_RES) {
             history_warn(h, "run.json: leftover_keys[%zu]: bad res", i);
+            history_gap(h, "run.json: leftover_keys[%zu]: damaged: a key left on a node is not "
+                           "known", i);
             continue;
         }
         ensure_res(h, (int)res);
@@ -546,6 +564,7 @@ static int read_epoch(struct history *h, const char *dir, const struct log_name 
     int rc = scan_log(path, f, si, err);
     if (rc)
         return rc;
+    evidence_log(h, ln->name, ln->id, ln->epoch, f, si->deferred);
     char who[48];
     if (ln->epoch)
         snprintf(who, sizeof(who), "worker %d epoch %u", ln->id, ln->epoch);
@@ -582,6 +601,7 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
 {
     int defer = si->defer;
     int nwarn = h->nwarnings;
+    struct ev_mark mark = evidence_mark(h);
     si->ordered = 1;
     si->max_res = -1;
     si->deferred = 0;
@@ -663,6 +683,7 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
          * without saying the same things twice. */
         while (h->nwarnings > nwarn)
             free(h->warnings[--h->nwarnings]);
+        evidence_rewind(h, mark);
         free_segs(w);
         memset(w, 0, sizeof(*w));
         si->defer = 0;
@@ -692,6 +713,8 @@ static int load_events(struct history *h, const char *dir, int *max_res, struct 
             history_warn(h, "events/%s: not a worker event log, ignored", de->d_name);
             continue;
         }
+        if (!evidence_admit(h, dir, de->d_name, id, epoch))
+            continue; /* foreign: a gap says so */
         names = xrealloc(names, (n + 1) * sizeof(*names));
         names[n].id = id;
         names[n].epoch = epoch;
@@ -779,6 +802,7 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
                           "directory `lockstorm run` wrote", path, fmt);
     const struct json *intr = json_obj_get(h->run, "interrupted");
     h->interrupted = intr && intr->type == JSON_BOOL && intr->i;
+    evidence_begin(h); /* the state, run id and logs run.json records */
     /* The harness writes state "running" before the workers start and its
      * final state at the end: "running" left behind means it died (SIGKILL,
      * OOM, power) or is still at work. What was recorded is checked; the
@@ -801,9 +825,13 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
         if (workload_load(path, NULL, 0, &h->workload, NULL, &werr) != 0) {
             h->workload = NULL;
             history_warn(h, "workload.yaml: %s (checking with defaults)", werr.msg);
+            history_gap(h, "workload.yaml: unreadable: checked with default parameters "
+                           "(capacity, TTL) instead of the run's");
         }
     } else {
         history_warn(h, "workload.yaml missing (checking with defaults)");
+        history_gap(h, "workload.yaml: missing: checked with default parameters (capacity, TTL) "
+                       "instead of the run's");
     }
     if (h->workload && h->workload->workers.resources > 0)
         ensure_res(h, (int)(h->workload->workers.resources < MAX_RES
@@ -813,6 +841,7 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     rc = load_events(h, dir, &max_res, err);
     if (rc)
         return rc;
+    evidence_end(h);
     int64_t max_t = 0;
     for (int i = 0; i < h->nworkers; i++) {
         const struct hist_worker *w = &h->w[i];
@@ -882,6 +911,7 @@ void history_cut(const struct history *ch, int wi, size_t n)
     struct history *h = ch->memo ? ch->memo->self : NULL;
     if (h && wi >= 0 && wi < h->nworkers && n < h->w[wi].n) {
         struct hist_worker *w = &h->w[wi];
+        evidence_cut(h, wi, n);
         w->n = n;
         w->complete = 0;
         for (int k = 0; k < w->nseg; k++) { /* those past n keep their mapping, no records */
@@ -1173,6 +1203,7 @@ void history_free(struct history *h)
     if (h->workload)
         workload_free(h->workload);
     json_free(h->run);
+    evidence_free(h->ev);
     for (int i = 0; i < h->nworkers; i++) {
         evlog_unmap(&h->w[i].file);
         free_segs(&h->w[i]);

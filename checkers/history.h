@@ -22,6 +22,7 @@
 
 struct workload;
 struct series_acc;
+struct hist_evidence;
 
 /* What one pass over the history leaves for a later reader: check_run's
  * pass also accumulates the charts' series, which series_build takes. */
@@ -140,6 +141,8 @@ struct history {
     struct leftover_key *leftover;
 
     struct hist_memo *memo;     /* made by the loaders (owned); NULL in a hand-made history */
+    struct hist_evidence *ev;   /* what the record lacks (checkers/evidence.h); owned, NULL
+                                 * when nothing was compared or found missing */
 
     /* Diagnostics met while loading (torn tails, unknown lines ...). One line
      * each; they make the verdict unknown where completeness matters. */

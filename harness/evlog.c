@@ -147,6 +147,14 @@ static void writer_free(struct evlog_writer *w)
 int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
                int64_t run_start_mono_ns, int64_t run_start_real_ns, struct ls_err *err)
 {
+    return evlog_open_run(out, path, worker, epoch, NULL, run_start_mono_ns, run_start_real_ns,
+                          err);
+}
+
+int evlog_open_run(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
+                   const uint8_t *run_id, int64_t run_start_mono_ns, int64_t run_start_real_ns,
+                   struct ls_err *err)
+{
     *out = NULL;
     struct evlog_writer *w = calloc(1, sizeof(*w));
     if (!w)
@@ -191,6 +199,8 @@ int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uin
     hdr.clock_real = (uint32_t)CLOCK_REALTIME;
     hdr.run_start_mono_ns = run_start_mono_ns;
     hdr.run_start_real_ns = run_start_real_ns;
+    if (run_id)
+        memcpy(hdr.run_id, run_id, EVLOG_RUN_ID_LEN);
     memcpy(w->map, &hdr, sizeof(hdr));
     *out = w;
     return 0;
@@ -381,7 +391,13 @@ int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
     size_t end = EVLOG_HEADER_SIZE + f->n * EVLOG_REC_SIZE;
     if (end < size && !all_zero(base + end, size - end))
         f->torn_bytes = size - end;
-    f->closed = (f->hdr.flags & EVLOG_F_CLOSED) && f->hdr.count == (uint64_t)f->n;
+    int closed_flag = (f->hdr.flags & EVLOG_F_CLOSED) != 0;
+    f->closed = closed_flag && f->hdr.count == (uint64_t)f->n;
+    /* A closed log ends exactly at its count (evlog_close truncates it); an
+     * open one has at most one torn record, then the preallocated zeros. */
+    size_t slot = end + EVLOG_REC_SIZE;
+    f->damaged = (closed_flag && (f->hdr.count != (uint64_t)f->n || f->torn_bytes)) ||
+                 (slot < size && !all_zero(base + slot, size - slot));
     return 0;
 }
 
@@ -405,6 +421,12 @@ int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err)
     if (f.blank)
         return ls_err_set(err, LS_ECORRUPT, "event log %s: no header (its writer died creating "
                           "it): nothing to append to", path);
+    if (f.damaged) {
+        rc = ls_err_set(err, LS_ECORRUPT, "event log %s: damaged after record %zu: not appending "
+                        "(the damage is left for the checker to report)", path, f.n);
+        evlog_unmap(&f);
+        return rc;
+    }
     size_t n = f.n;
     int was_closed = f.closed;
     struct evlog_header hdr = f.hdr;
@@ -438,6 +460,50 @@ int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err)
     }
     close(fd);
     return rc;
+}
+
+/* ---- run ids ---- */
+
+int evlog_run_id_hex(const uint8_t *id, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (all_zero(id, EVLOG_RUN_ID_LEN)) {
+        out[0] = '\0';
+        return 0;
+    }
+    for (int i = 0; i < EVLOG_RUN_ID_LEN; i++) {
+        out[2 * i] = hex[id[i] >> 4];
+        out[2 * i + 1] = hex[id[i] & 15];
+    }
+    out[2 * EVLOG_RUN_ID_LEN] = '\0';
+    return 1;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int evlog_run_id_parse(const char *hex, uint8_t *id)
+{
+    memset(id, 0, EVLOG_RUN_ID_LEN);
+    if (!hex || strlen(hex) != 2 * EVLOG_RUN_ID_LEN)
+        return -1;
+    uint8_t tmp[EVLOG_RUN_ID_LEN];
+    for (int i = 0; i < EVLOG_RUN_ID_LEN; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        tmp[i] = (uint8_t)(hi << 4 | lo);
+    }
+    memcpy(id, tmp, EVLOG_RUN_ID_LEN);
+    return 0;
 }
 
 /* ---- file names ---- */

@@ -27,6 +27,7 @@
 #define EVLOG_HEADER_SIZE 128
 #define EVLOG_REC_SIZE 64
 #define EVLOG_TOKEN_LEN 16
+#define EVLOG_RUN_ID_LEN 16 /* bytes; run.json writes them as 32 hex digits */
 
 /* Record types; values are part of the file format (append only). */
 #define EV_TYPES(X)                       \
@@ -113,7 +114,9 @@ struct evlog_header {
     int64_t run_start_mono_ns;
     int64_t run_start_real_ns;
     uint64_t count;         /* records written; valid when EVLOG_F_CLOSED */
-    uint8_t pad[EVLOG_HEADER_SIZE - 64];
+    uint8_t run_id[EVLOG_RUN_ID_LEN]; /* the run's id (run.json "run_id"); all zeros: none
+                                         (logs written before runs had ids) */
+    uint8_t pad[EVLOG_HEADER_SIZE - 64 - EVLOG_RUN_ID_LEN];
 };
 
 _Static_assert(sizeof(struct evlog_header) == EVLOG_HEADER_SIZE, "header must be 128 bytes");
@@ -128,8 +131,15 @@ uint32_t ev_rec_crc(const struct ev_rec *r);
 
 struct evlog_writer;
 
-/* Create path (must not exist) and map it. Caller closes with evlog_close.
- * On failure returns a negative code, *out is NULL, err says why. */
+/* Create path (must not exist) and map it, its header naming run_id
+ * (EVLOG_RUN_ID_LEN bytes, written with the rest of the header so that no
+ * log of a run ever lacks it; NULL: no run id). Caller closes with
+ * evlog_close. On failure returns a negative code, *out is NULL, err says
+ * why. */
+int evlog_open_run(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
+                   const uint8_t *run_id, int64_t run_start_mono_ns, int64_t run_start_real_ns,
+                   struct ls_err *err);
+/* evlog_open_run without a run id (tests, benchmarks, histories made by hand). */
 int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
                int64_t run_start_mono_ns, int64_t run_start_real_ns, struct ls_err *err);
 /* Append r (seq, crc filled in here; t must be set by the caller).
@@ -147,8 +157,20 @@ int evlog_close(struct evlog_writer *w, struct ls_err *err);
 
 /* Append one record to a log whose writer is dead (the harness inserts a
  * crash record after killing a worker). Validates the existing records and
- * writes after the last good one. */
+ * writes after the last good one (dropping a torn tail); a damaged log
+ * (evlog_file.damaged) is refused with LS_ECORRUPT and left as it is, so
+ * that the append never cuts the damage, and the records after it, away. */
 int evlog_append_offline(const char *path, struct ev_rec *r, struct ls_err *err);
+
+/* ---- run ids ---- */
+
+/* Contract: id (EVLOG_RUN_ID_LEN bytes) as 32 lower-case hex digits in
+ * out (room for 2 * EVLOG_RUN_ID_LEN + 1). Returns 1, or 0 with out ""
+ * when id is all zeros (no run id). */
+int evlog_run_id_hex(const uint8_t *id, char *out);
+/* Contract: 32 hex digits at hex into id (EVLOG_RUN_ID_LEN bytes). Returns
+ * 0, or -1 (id zeroed) when hex is anything else. */
+int evlog_run_id_parse(const char *hex, uint8_t *id);
 
 /* ---- file names ---- */
 
@@ -171,6 +193,12 @@ struct evlog_file {
     int blank;                  /* no header yet (0 bytes, or a zero header): its writer died
                                    while creating it; no records, hdr zeroed */
     size_t torn_bytes;          /* non-zero bytes after the last valid record */
+    int damaged;                /* records were lost, not just a torn tail: the log was
+                                   closed with more records than are valid (or has bytes
+                                   after its closed end), or there is data past the one
+                                   record slot after the last valid record. A writer that
+                                   dies leaves at most the record it was writing torn
+                                   (the rest is zeros), so this is damage, never a kill */
     void *map;                  /* private */
     size_t map_len;
 };

@@ -43,6 +43,7 @@
 #include "harness/worker.h"
 #include "reports/reports.h"
 #include "reports/result.h"
+#include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -198,15 +199,24 @@ static void exit_text(int exited, int status, struct json *e)
 }
 
 /* run.json: written at the start (interrupted: true, so a harness that dies
- * leaves a directory the checker knows is incomplete) and again at the end. */
+ * leaves a directory the checker knows is incomplete) and again at the end;
+ * failed (final only): the one-line error the run ended with (state
+ * "failed"), NULL when it did not end with one. */
 static int write_run_json(struct run *r, int final, int64_t end_ns, const struct json *leftover,
-                          struct ls_err *err)
+                          const char *failed, struct ls_err *err)
 {
     struct json *j = json_new_obj();
     json_obj_set_str(j, "format", "lockstorm-run");
     json_obj_set_int(j, "version", 1);
     json_obj_set_str(j, "tool_version", LS_VERSION);
-    json_obj_set_str(j, "state", final ? (r->signal ? "interrupted" : "finished") : "running");
+    char id[2 * sizeof(r->run_id) + 1];
+    _Static_assert(sizeof(r->run_id) == EVLOG_RUN_ID_LEN, "run id length");
+    evlog_run_id_hex(r->run_id, id);
+    json_obj_set_str(j, "run_id", id);
+    failed = final ? failed : NULL;
+    json_obj_set_str(j, "state", !final ? "running" : failed ? "failed"
+                                 : r->signal ? "interrupted" : "finished");
+    json_obj_set(j, "error", failed ? json_new_str(failed) : json_new_null());
     /* who ran it: a later run or check tells a dead run from one in progress (leftover.h) */
     json_obj_set_int(json_obj_set(j, "harness", json_new_obj()), "pid", (int64_t)getpid());
     json_obj_set_int(j, "start_real_ns", r->start_real);
@@ -250,6 +260,11 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
             exit_text(ended, p->status, o);
             json_obj_set_bool(o, "killed_by_harness", p->killed_by_harness);
             json_obj_set(o, "fault", p->fault >= 0 ? json_new_int(p->fault) : json_new_null());
+            if (ended) { /* a process killed before it created its log leaves none */
+                char full[2100];
+                evlog_path(full, sizeof(full), r->dir, i, p->epoch);
+                json_obj_set_bool(o, "log_made", access(full, F_OK) == 0);
+            }
         }
     }
     struct json *ns = json_obj_set(j, "nodes", json_new_arr());
@@ -363,6 +378,7 @@ int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
         .storage_host = r->cluster.storage.host,
         .storage_port = r->cluster.storage.port,
         .storage_password = r->cluster.storage.password,
+        .run_id = r->run_id,
         .start_mono = r->start_mono,
         .start_real = r->start_real,
     };
@@ -609,6 +625,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     int rc = nemesis_plan(w, opts->replay, &drawn, &ndrawn, NULL, err);
     if (rc == 0)
         rc = limits_check(w, err); /* ulimit -n / -u / -f, before anything exists */
+    if (rc == 0) /* the run's id: run.json and every event log's header name it */
+        rc = ls_random_bytes(r->run_id, sizeof(r->run_id), "run id", err);
     if (rc == 0)
         rc = make_rundir(r, err);
     if (rc < 0)
@@ -670,13 +688,13 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
 
     r->start_mono = ls_now_ns();
     r->start_real = ls_realtime_ns();
-    rc = write_run_json(r, 0, 0, NULL, err);
+    rc = write_run_json(r, 0, 0, NULL, NULL, err);
     if (rc < 0)
         goto teardown;
     started = 1;
     rc = spawn_workers(r, err);
     if (rc == 0) /* record the workers' pids too: a harness that dies now leaves them named */
-        rc = write_run_json(r, 0, 0, NULL, err);
+        rc = write_run_json(r, 0, 0, NULL, NULL, err);
     if (rc == 0)
         rc = wait_ready(r, err);
     if (rc < 0)
@@ -692,7 +710,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     atomic_store(&r->shm->start_real, r->start_real);
     atomic_store(&r->shm->deadline, r->deadline_mono);
     atomic_store(&r->shm->go, 1);
-    rc = write_run_json(r, 0, 0, NULL, err);
+    rc = write_run_json(r, 0, 0, NULL, NULL, err);
     if (rc < 0)
         goto teardown;
     rc = schedule_init(&sched, r);
@@ -789,7 +807,9 @@ teardown:
         /* the final run.json records the nodes (ports, pids), so it is
          * written before cluster_stop frees them; the run is over already */
         struct ls_err e3 = {0};
-        if (write_run_json(r, 1, end_ns, leftover, &e3) < 0 && rc == 0)
+        /* an error now (not an interrupt) ended the run: recorded as failed */
+        const char *failed = rc < 0 && rc != LS_EINTR ? err->msg : NULL;
+        if (write_run_json(r, 1, end_ns, leftover, failed, &e3) < 0 && rc == 0)
             rc = ls_err_set(err, e3.code, "%s", e3.msg);
         if (w->cluster.topology == TOPO_POSTGRES)
             pgcluster_stop(&r->cluster);

@@ -89,6 +89,8 @@ struct run {
     struct ls_err err;
     struct json *incidents;         /* our own processes failing under the run: JSON array of
                                        lines for run.json (harness/incident.h); owned */
+    uint8_t run_id[16];             /* random, fixed before run.json is first written: run.json
+                                       "run_id" and every event log's header (evlog.h) */
 };
 
 /* Run-relative now, ns. */

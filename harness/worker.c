@@ -738,7 +738,8 @@ int worker_main(const struct worker_args *a)
 
     char path[4096];
     evlog_path(path, sizeof(path), a->rundir, a->id, a->epoch);
-    if (evlog_open(&c->log, path, (uint32_t)a->id, a->epoch, a->start_mono, a->start_real, &err) < 0)
+    if (evlog_open_run(&c->log, path, (uint32_t)a->id, a->epoch, a->run_id, a->start_mono,
+                       a->start_real, &err) < 0)
         return fail(c, &err);
 
     c->cfg.nodes = a->nodes;

@@ -34,6 +34,8 @@ struct path_row {
 
 static const struct path_row path_table[] = {
     {"", "version|seed|duration_s|interrupted"},
+    {"evidence", "complete"},
+    {"evidence.logs", "expected|found|missing|foreign|damaged"},
     {"counts",
      "attempts|grants|busy|failed|unknown|releases|release_not_owner|release_failed|"
      "renewals|renew_failed|lost|crashes|expired_grants|store_ops|events"},

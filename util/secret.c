@@ -11,22 +11,31 @@
 #include <string.h>
 #include <sys/random.h>
 
+int ls_random_bytes(void *buf, size_t n, const char *what, struct ls_err *err)
+{
+    unsigned char *p = buf;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = getrandom(p + got, n - got, 0);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return ls_err_errno(err, LS_EENV, errno, "%s: getrandom", what);
+        }
+        got += (size_t)k;
+    }
+    return 0;
+}
+
 int ls_password_new(char *buf, size_t n, struct ls_err *err)
 {
     unsigned char raw[32];
     static const char hex[] = "0123456789abcdef";
     if (n < 2 * sizeof(raw) + 1)
         return ls_err_set(err, LS_EENV, "password: buffer too small");
-    size_t got = 0;
-    while (got < sizeof(raw)) {
-        ssize_t k = getrandom(raw + got, sizeof(raw) - got, 0);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return ls_err_errno(err, LS_EENV, errno, "password: getrandom");
-        }
-        got += (size_t)k;
-    }
+    int rc = ls_random_bytes(raw, sizeof(raw), "password", err);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < sizeof(raw); i++) {
         buf[2 * i] = hex[raw[i] >> 4];
         buf[2 * i + 1] = hex[raw[i] & 15];

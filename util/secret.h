@@ -22,6 +22,10 @@ struct redisContext;
  * buf (n >= 65). Returns 0, or LS_EENV with err set. */
 int ls_password_new(char *buf, size_t n, struct ls_err *err);
 
+/* n random bytes from getrandom into buf. Returns 0, or LS_EENV with err
+ * set (what names the use: "run id"). */
+int ls_random_bytes(void *buf, size_t n, const char *what, struct ls_err *err);
+
 /* Whether s is usable as a password: 1..LS_PASSWORD_MAX-1 bytes, no
  * control characters or spaces (it goes into a redis config line). */
 int ls_password_ok(const char *s);

@@ -106,16 +106,21 @@ rd=$T_TMP/rd
 
 # refused DESC WANT_RC FRAGMENT: `check rd` is refused with one line
 refused() { one_line_exit "rundir: $1" "$2" "$3" "$LS" check "$rd"; }
-# checked DESC WARNING: `check rd` gives a verdict (0, 1 or 4) and its
-# result lists a warning containing WARNING
+# checked DESC WARNING [GAP]: `check rd` gives a verdict (0, 1 or 4) and its
+# result lists a warning containing WARNING; with GAP, data the verdict
+# needed is lost: exit 4 and an evidence gap containing GAP
 checked() {
-    local desc=$1 warn=$2
+    local desc=$1 warn=$2 gap=${3:-}
     set +e
     timeout 30 "$LS" check "$rd" --json >"$T_TMP/out" 2>"$T_TMP/err"
     local rc=$?
     set -e
-    if [ "$rc" -le 1 -o "$rc" -eq 4 ] && grep -qF -- "$warn" "$T_TMP/out"; then
-        ok "rundir: $desc (exit $rc, warned)"
+    local gaps
+    gaps=$("$LS" get "$T_TMP/out" evidence.gaps 2>/dev/null) || gaps=""
+    if [ -n "$gap" ] && { [ "$rc" -ne 4 ] || ! grep -qF -- "$gap" <<<"$gaps"; }; then
+        fail "rundir: $desc (exit $rc): wanted exit 4 and a gap '$gap'; gaps: $gaps"
+    elif [ "$rc" -le 1 -o "$rc" -eq 4 ] && grep -qF -- "$warn" "$T_TMP/out"; then
+        ok "rundir: $desc (exit $rc, warned${gap:+, gap})"
     else
         fail "rundir: $desc (exit $rc): $(head -c 300 "$T_TMP/err"); warnings: $("$LS" get "$T_TMP/out" warnings 2>&1 | head -c 300)"
     fi
@@ -134,23 +139,29 @@ mk; echo hi >"$rd/events/worker-000.bin"; refused "log shorter than a header" 2 
 mk; head -c 8192 /dev/urandom >"$rd/events/worker-000.bin"; refused "log of random bytes" 2 "bad magic"
 mk; rm "$rd/events/worker-000.bin"; mkdir "$rd/events/worker-000.bin"; refused "log a directory" 2 "not a regular file"
 mk; rm "$rd/events/worker-000.bin"; mkfifo "$rd/events/worker-000.bin"; refused "log a FIFO (no hang)" 2 "not a regular file"
-mk; : >"$rd/events/worker-001.bin";     checked "empty log (died at creation)" "worker 1: event log has no header"
-mk; head -c 4194432 /dev/zero >"$rd/events/worker-001.bin"; checked "zero log (died before its header)" "worker 1: event log has no header"
-mk; truncate -s 1000 "$rd/events/worker-002.bin"; checked "log cut mid-record" "worker 2: event log incomplete"
+mk; : >"$rd/events/worker-001.bin";     checked "empty log (died at creation)" "worker 1: event log has no header" \
+    "events/worker-001.bin: no header, though worker 1's process exited cleanly"
+mk; head -c 4194432 /dev/zero >"$rd/events/worker-001.bin"; checked "zero log (died before its header)" "worker 1: event log has no header" \
+    "events/worker-001.bin: no header"
+mk; truncate -s 1000 "$rd/events/worker-002.bin"; checked "log cut mid-record" "worker 2: event log incomplete" "events/worker-002.bin: damaged after record"
 mk; f=$rd/events/worker-003.bin; sz=$(stat -c %s "$f")
 printf '\x55\x55\x55\x55' | dd of="$f" bs=1 seek=$((sz - 100)) conv=notrunc status=none
-checked "log with a corrupt tail" "worker 3: event log has a torn tail"
+checked "log with a corrupt tail" "worker 3: event log has a torn tail" \
+    "events/worker-003.bin: damaged after record"
 mk; echo x >"$rd/events/notes.txt";     checked "foreign file in events/" "events/notes.txt: not a worker event log, ignored"
-mk; echo 'garbage: [' >"$rd/workload.yaml"; checked "workload.yaml broken" "workload.yaml: "
-mk; rm "$rd/workload.yaml";             checked "workload.yaml missing" "workload.yaml missing"
-mk; echo garbage >"$rd/faults.jsonl";   checked "faults.jsonl garbage" "faults.jsonl:1: ignored"
-mk; rm "$rd/faults.jsonl";              checked "faults.jsonl missing" "faults.jsonl: No such file"
-mk; echo garbage >"$rd/storage.jsonl";  checked "storage.jsonl garbage" "storage.jsonl:1: ignored"
-mk; rm "$rd/storage.jsonl"; mkdir "$rd/storage.jsonl"; checked "storage.jsonl a directory" "storage.jsonl: Is a directory"
+check "rundir: a file in events/ that is no worker log is no gap" \
+    [ "$("$LS" get "$T_TMP/out" evidence.complete)" = true ]
+mk; echo 'garbage: [' >"$rd/workload.yaml"; checked "workload.yaml broken" "workload.yaml: " "workload.yaml: unreadable"
+mk; rm "$rd/workload.yaml";             checked "workload.yaml missing" "workload.yaml missing" "workload.yaml: missing"
+mk; echo garbage >"$rd/faults.jsonl";   checked "faults.jsonl garbage" "faults.jsonl:1: ignored" "faults.jsonl:1: damaged line"
+mk; rm "$rd/faults.jsonl";              checked "faults.jsonl missing" "faults.jsonl: No such file" "faults.jsonl: No such file"
+mk; echo garbage >"$rd/storage.jsonl";  checked "storage.jsonl garbage" "storage.jsonl:1: ignored" "storage.jsonl:1: damaged line"
+mk; rm "$rd/storage.jsonl"; mkdir "$rd/storage.jsonl"; checked "storage.jsonl a directory" "storage.jsonl: Is a directory" "storage.jsonl: Is a directory"
 mk; echo '{"format":"lockstorm-run","workers":"x","leftover_keys":5,"end_ns":"x"}' >"$rd/run.json"
-checked "run.json with wrong types" "worker"
+checked "run.json with wrong types" "worker" "list: the event logs cannot be matched"
 mk; sed -i 's/"state": "finished"/"state": "running"/' "$rd/run.json"
-checked "run.json still running (harness died)" "the run is incomplete"
+checked "run.json still running (harness died)" "the run is incomplete" \
+    "the harness did not finish the run"
 grep -q "the run is incomplete" "$T_TMP/err" && ok "rundir: check says on stderr that the run is incomplete" ||
     fail "rundir: no 'incomplete' line on stderr: $(cat "$T_TMP/err")"
 t_finish

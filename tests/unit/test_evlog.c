@@ -283,7 +283,7 @@ static void test_torn_tail(void)
     REQUIRE(len == EVLOG_HEADER_SIZE + nrec * EVLOG_REC_SIZE);
     size_t from = EVLOG_HEADER_SIZE + (nrec - 3) * EVLOG_REC_SIZE;
     struct ls_err err = {0, ""};
-    int wrong_n = 0, wrong_torn = 0, wrong_rec = 0, wrong_closed = 0;
+    int wrong_n = 0, wrong_torn = 0, wrong_rec = 0, wrong_closed = 0, wrong_damaged = 0;
 
     for (size_t cut = from; cut <= len; cut++) {
         REQUIRE(write_bytes(cut_path, orig, cut) == 0);
@@ -298,6 +298,8 @@ static void test_torn_tail(void)
         wrong_n += f.n != want_n;
         wrong_torn += f.torn_bytes != want_torn;
         wrong_closed += f.closed != (want_n == nrec);
+        /* its writer closed it with nrec records: any cut lost some */
+        wrong_damaged += f.damaged != (cut < len);
         for (size_t i = 0; i < f.n; i++)
             wrong_rec += !rec_matches(&f.recs[i], i);
         evlog_unmap(&f);
@@ -306,6 +308,7 @@ static void test_torn_tail(void)
     CHECK_INT(wrong_torn, 0);
     CHECK_INT(wrong_rec, 0);
     CHECK_INT(wrong_closed, 0);
+    CHECK_INT(wrong_damaged, 0);
 
     /* Flip each byte of the last records: the reader stops before it. */
     unsigned char *buf = malloc(len);
@@ -319,6 +322,7 @@ static void test_torn_tail(void)
         size_t want_n = (pos - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE;
         wrong_n += f.n != want_n;
         wrong_torn += f.torn_bytes != len - (EVLOG_HEADER_SIZE + want_n * EVLOG_REC_SIZE);
+        wrong_damaged += !f.damaged;
         for (size_t i = 0; i < f.n; i++)
             wrong_rec += !rec_matches(&f.recs[i], i);
         evlog_unmap(&f);
@@ -326,6 +330,7 @@ static void test_torn_tail(void)
     CHECK_INT(wrong_n, 0);
     CHECK_INT(wrong_torn, 0);
     CHECK_INT(wrong_rec, 0);
+    CHECK_INT(wrong_damaged, 0);
 
     /* A dead writer's torn last record (body half written, no checksum)
      * before the zero tail: append_offline overwrites it. */
@@ -345,6 +350,7 @@ static void test_torn_tail(void)
     CHECK_INT(f.n, nrec - 1);
     CHECK_INT(f.closed, 0);
     CHECK_INT(f.torn_bytes, (size_t)st.st_size - (len - EVLOG_REC_SIZE));
+    CHECK_INT(f.damaged, 0); /* what a death leaves: one torn record, then zeros */
     evlog_unmap(&f);
     struct ev_rec crash;
     memset(&crash, 0, sizeof(crash));
@@ -360,6 +366,70 @@ static void test_torn_tail(void)
     evlog_unmap(&f);
     free(buf);
     free(orig);
+}
+
+/* Damage before the end of a dead writer's log (a bad record with records
+ * after it) is not a torn tail: the reader says damaged, and an offline
+ * append refuses to cut the records after it away. Run ids: in the header
+ * when given, zeros when not; hex and back. */
+static void test_damage_and_run_id(void)
+{
+    char path[4096];
+    path_in(path, sizeof(path), "damaged-dead.bin");
+    REQUIRE(write_dead_log(path, 6) == 0);
+    int fd = open(path, O_WRONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(pwrite(fd, "\x5a", 1, EVLOG_HEADER_SIZE + 2 * EVLOG_REC_SIZE + 9) == 1);
+    close(fd);
+    struct stat before, after;
+    REQUIRE(stat(path, &before) == 0);
+    struct ls_err err = {0, ""};
+    struct evlog_file f;
+    REQUIRE(evlog_read(path, &f, &err) == 0);
+    CHECK_INT(f.n, 2);
+    CHECK_INT(f.closed, 0);
+    CHECK_INT(f.damaged, 1);
+    evlog_unmap(&f);
+    struct ev_rec crash;
+    memset(&crash, 0, sizeof(crash));
+    crash.type = EV_CRASH;
+    CHECK(evlog_append_offline(path, &crash, &err) == LS_ECORRUPT);
+    CHECK(strstr(err.msg, "damaged after record 2") != NULL);
+    REQUIRE(stat(path, &after) == 0);
+    CHECK_INT(after.st_size, before.st_size); /* left as it was */
+
+    static const uint8_t id[EVLOG_RUN_ID_LEN] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                                                 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
+    char hex[2 * EVLOG_RUN_ID_LEN + 1];
+    CHECK_INT(evlog_run_id_hex(id, hex), 1);
+    CHECK_STR(hex, "0123456789abcdeffedcba9876543210");
+    uint8_t back[EVLOG_RUN_ID_LEN];
+    CHECK_INT(evlog_run_id_parse(hex, back), 0);
+    CHECK(memcmp(back, id, sizeof(back)) == 0);
+    CHECK_INT(evlog_run_id_parse("0123456789ABCDEFfedcba9876543210", back), 0);
+    CHECK_INT(evlog_run_id_parse("0123", back), -1);
+    CHECK_INT(evlog_run_id_parse("0123456789abcdeffedcba987654321x", back), -1);
+    static const uint8_t none[EVLOG_RUN_ID_LEN];
+    CHECK(memcmp(back, none, sizeof(back)) == 0); /* zeroed on failure */
+    CHECK_INT(evlog_run_id_hex(none, hex), 0);
+    CHECK_STR(hex, "");
+
+    path_in(path, sizeof(path), "run-id.bin");
+    struct evlog_writer *w;
+    REQUIRE(evlog_open_run(&w, path, 4, 2, id, 0, 0, &err) == 0);
+    REQUIRE(evlog_close(w, &err) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
+    CHECK(memcmp(f.hdr.run_id, id, EVLOG_RUN_ID_LEN) == 0);
+    CHECK_INT(f.hdr.worker, 4);
+    CHECK_INT(f.hdr.epoch, 2);
+    CHECK_INT(f.damaged, 0);
+    evlog_unmap(&f);
+    path_in(path, sizeof(path), "no-run-id.bin");
+    REQUIRE(evlog_open(&w, path, 4, 0, 0, 0, &err) == 0);
+    REQUIRE(evlog_close(w, &err) == 0);
+    REQUIRE(evlog_read(path, &f, &err) == 0);
+    CHECK(memcmp(f.hdr.run_id, none, EVLOG_RUN_ID_LEN) == 0);
+    evlog_unmap(&f);
 }
 
 /* A cleanly closed log stays closed after an offline append. */
@@ -522,6 +592,7 @@ int main(void)
     RUN(test_dead_writer_sigkill);
     RUN(test_torn_tail);
     RUN(test_offline_append_closed);
+    RUN(test_damage_and_run_id);
     RUN(test_bad_header);
     RUN(test_growth_failure);
     RUN(test_append_cost);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "checkers/check.h"
+#include "checkers/evidence.h"
 #include "checkers/pass.h"
 #include "harness/evlog.h"
 #include "tests/unit/testing.h"
@@ -410,7 +411,8 @@ static void test_rundir(void)
         "{\"format\":\"lockstorm-run\",\"version\":1,\"start_real_ns\":1,\"start_mono_ns\":2,"
         "\"started_at\":\"2026-11-22T05:31:22Z\",\"ended_at\":\"2026-11-22T05:31:23Z\","
         "\"end_ns\":400000000,\"duration_ns\":400000000,\"interrupted\":true,\"signal\":"
-        "\"SIGINT\",\"workers\":[],\"nodes\":[],\"storage\":null,"
+        "\"SIGINT\",\"state\":\"interrupted\",\"workers\":[{\"worker\":0,\"epoch\":0},"
+        "{\"worker\":1,\"epoch\":0}],\"nodes\":[],\"storage\":null,"
         "\"leftover_keys\":[{\"res\":2,\"node\":0,\"pttl_ms\":-1}]}\n") == 0);
     snprintf(path, sizeof(path), "%s/faults.jsonl", dir);
     REQUIRE(write_file(path,
@@ -471,15 +473,34 @@ static void test_rundir(void)
     CHECK_STR(gets_(r, "checks.liveness.stuck.0.res"), "r2");
     CHECK_INT(geti(r, "per_worker.1.complete"), 0);
     CHECK_INT(geti(r, "counts.crashes"), 1);
+    /* what the record lacks: no workload.yaml, a damaged faults.jsonl line;
+     * worker 1's killed log (crash record, no close) and notes.txt are no gap */
+    CHECK_INT(geti(r, "evidence.complete"), 0);
+    CHECK_STR(gets_(r, "verdict_checks"), "unknown");
+    CHECK_INT(geti(r, "evidence.logs.expected"), 2);
+    CHECK_INT(geti(r, "evidence.logs.found"), 2);
+    CHECK_INT(geti(r, "evidence.logs.damaged"), 0);
+    CHECK(json_path(r, "evidence.gaps.2") == NULL);
+    CHECK(strstr(gets_(r, "evidence.gaps.0"), "workload.yaml: missing") != NULL);
+    CHECK(strstr(gets_(r, "evidence.gaps.1"), "faults.jsonl:5: damaged line") != NULL);
+    CHECK_STR(gets_(r, "evidence.run_state"), "interrupted");
+    CHECK(json_path(r, "evidence.run_id") && json_path(r, "evidence.run_id")->type == JSON_NULL);
     json_free(r);
     history_free(&h);
 
-    /* A corrupt event log header is an error naming the file. */
+    /* A corrupt event log header is an error naming the file (one run.json
+     * does not list is foreign: not read, a gap). */
     snprintf(path, sizeof(path), "%s/events/worker-002.bin", dir);
+    REQUIRE(write_file(path, "this is not an event log, it is far too short\n") == 0);
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    CHECK_INT(h.nworkers, 2);
+    CHECK(h.ev && h.ev->foreign == 1);
+    history_free(&h);
+    snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);
     REQUIRE(write_file(path, "this is not an event log, it is far too short\n") == 0);
     ls_err_clear(&err);
     CHECK(history_load_rundir(dir, &h, &err) == LS_ECORRUPT);
-    CHECK(strstr(err.msg, "worker-002.bin") != NULL);
+    CHECK(strstr(err.msg, "worker-001.bin") != NULL);
     history_free(&h);
 }
 
@@ -497,7 +518,11 @@ static void test_rundir_workload(void)
         "check: {near_miss: 5ms, stuck_after: 3s}\n") == 0);
     snprintf(path, sizeof(path), "%s/run.json", dir);
     REQUIRE(write_file(path, "{\"format\":\"lockstorm-run\",\"version\":1,\"end_ns\":1000000000,"
+                         "\"state\":\"finished\",\"workers\":[{\"worker\":0,\"epoch\":0},"
+                         "{\"worker\":1,\"epoch\":0}],"
                          "\"interrupted\":false,\"leftover_keys\":[]}\n") == 0);
+    snprintf(path, sizeof(path), "%s/faults.jsonl", dir);
+    REQUIRE(write_file(path, "") == 0);
     REQUIRE(write_worker(dir, 0, 1, 0, 1, 301, 2, 50, 1) == 0);
     REQUIRE(write_worker(dir, 1, 1, 40, 52, 352, 53, 60, 1) == 0); /* 3 ms after: near miss */
     snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
@@ -522,6 +547,7 @@ static void test_rundir_workload(void)
     CHECK_INT(geti(r, "checks.fencing.plain_lost_updates"), 0);
     CHECK_STR(gets_(r, "checks.fencing.verdict"), "valid");
     CHECK_STR(gets_(r, "verdict_checks"), "valid");
+    CHECK_INT(geti(r, "evidence.complete"), 1); /* a run directory of before run ids */
     json_free(r);
     history_free(&h);
 }
@@ -531,6 +557,15 @@ static void test_rundir_workload(void)
  * middle (corruption: crashes leave logs unclosed) makes the check load the
  * history again with every record checked first: the verdict and warnings
  * are those of checking everything at load. */
+static int has_gap(const struct json *r, const char *needle)
+{
+    const struct json *g = json_path(r, "evidence.gaps");
+    for (size_t i = 0; g && g->type == JSON_ARR && i < g->n; i++)
+        if (g->kids[i]->type == JSON_STR && strstr(g->kids[i]->s, needle))
+            return 1;
+    return 0;
+}
+
 static int has_warning(const struct json *r, const char *needle)
 {
     const struct json *w = json_obj_get(r, "warnings");
@@ -580,6 +615,9 @@ static void test_rundir_deferred(void)
     CHECK_INT(h.w[1].complete, 0);
     CHECK_INT(geti(r, "checks.mutex.violations"), 0);
     CHECK(has_warning(r, "worker 1: event log has a torn tail"));
+    CHECK_INT(geti(r, "evidence.logs.damaged"), 1); /* found by the pass, after the load */
+    CHECK(has_gap(r, "events/worker-001.bin: damaged after record 1"));
+    CHECK_STR(gets_(r, "verdict_checks"), "unknown");
     json_free(r);
     history_free(&h);
 
@@ -598,6 +636,9 @@ static void test_rundir_deferred(void)
     CHECK_INT(h.w[1].complete, 0);
     CHECK_INT(geti(r, "checks.mutex.violations"), 0);
     CHECK(has_warning(r, "reading them again failed"));
+    CHECK_INT(geti(r, "evidence.logs.damaged"), 1);
+    CHECK(has_gap(r, "worker 1: event log damaged at record 1"));
+    CHECK_STR(gets_(r, "verdict_checks"), "unknown");
     json_free(r);
     history_free(&h);
     REQUIRE(rename(saved, path) == 0);
