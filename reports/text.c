@@ -1126,7 +1126,7 @@ void render_verdict_why(const struct json *r, struct strbuf *sb)
     } else if (nex > 0) {
         sb_printf(sb, "%zu of %zu expectation%s met; ", nok, nex, nex == 1 ? "" : "s");
         put_findings(sb, r);
-        if (strcmp(json_get_str(r, "verdict_checks", ""), "valid") != 0)
+        if (strcmp(json_get_str(r, "verdict_checks", ""), "invalid") == 0)
             sb_puts(sb, about_checks ? ", as expected" : ", which no expectation is about");
     } else {
         put_findings(sb, r);

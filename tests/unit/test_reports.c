@@ -261,6 +261,17 @@ static void test_text_incidents(void)
     sb_reset(&line);
     render_verdict_why(r, &line);
     CHECK(contains(sb_cstr(&line), "in 2 incidents and fencing invalid, which no expectation is about"));
+    /* met, and the checkers could not decide: no "as expected" about that */
+    json_obj_set_str(r, "verdict_checks", "unknown");
+    struct json *saved = json_clone(json_obj_get(r, "checks"));
+    set_json(r, "checks", "{\"mutex\":{\"verdict\":\"unknown\",\"violations\":0,"
+                          "\"reason\":\"a hold has no exit\"}}");
+    sb_reset(&line);
+    render_verdict_why(r, &line);
+    CHECK_STR(sb_cstr(&line), "PASS: 1 of 1 expectation met; the checkers could not decide "
+                              "(mutex: a hold has no exit)");
+    json_obj_set(r, "checks", saved);
+    json_obj_set_str(r, "verdict_checks", "invalid");
     /* no expect: block: the checkers' verdict, and it says so */
     json_obj_set(r, "expectations", json_new_arr());
     json_obj_set_str(r, "verdict", "fail");
