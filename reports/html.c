@@ -2,7 +2,8 @@
  * html.c: report.html, one self-contained page (inline CSS and SVG, no
  * script, nothing fetched) that reads well on a laptop screen: the verdict
  * banner (with the line saying how the verdict follows), the workload,
- * the expectations, the checkers, the incidents, the charts, the violation
+ * the expectations, evidence and coverage (when the model has them), the
+ * checkers, the incidents, the charts, the violation
  * stories (lock-broken first), the fault schedule, the fault windows and
  * phases, and the warnings. The charts are
  * the SVG files gnuplot made (reports/gnuplot.c), inlined with their ids
@@ -275,6 +276,69 @@ static void workload_section(struct strbuf *sb, const struct json *r)
     sb_puts(sb, "</section>\n");
 }
 
+/* A list of strings as <li> items (at most max, then how many more). */
+static void str_list(struct strbuf *sb, const struct json *a, size_t max)
+{
+    sb_puts(sb, "<ul>");
+    for (size_t i = 0; i < arr_len(a) && i < max; i++) {
+        sb_puts(sb, "<li>");
+        val(sb, a->kids[i]);
+        sb_puts(sb, "</li>");
+    }
+    if (arr_len(a) > max)
+        sb_printf(sb, "<li>%zu more in result.json</li>", arr_len(a) - max);
+    sb_puts(sb, "</ul>");
+}
+
+/* Contract: what the verdict rests on, when the model says (evidence,
+ * coverage, verdict_reasons): whether every log was there and whole, how
+ * much the run exercised the lock, how many faults took effect, and why
+ * an unknown verdict is unknown. Nothing for a model without them. */
+static void evidence_section(struct strbuf *sb, const struct json *r)
+{
+    const struct json *ev = json_obj_get(r, "evidence");
+    const struct json *cv = json_obj_get(r, "coverage");
+    const struct json *why = json_obj_get(r, "verdict_reasons");
+    if ((!ev || ev->type != JSON_OBJ) && (!cv || cv->type != JSON_OBJ) && !arr_len(why))
+        return;
+    sb_puts(sb, "<section id=\"evidence\"><h2>Evidence and coverage</h2>");
+    if (arr_len(why)) {
+        sb_puts(sb, "<p>The verdict is unknown because:</p>");
+        str_list(sb, why, 20);
+    }
+    if (ev && ev->type == JSON_OBJ) {
+        int ok = is_true(json_obj_get(ev, "complete"));
+        sb_puts(sb, "<div class=\"kv\"><div><b>evidence</b> ");
+        badge(sb, ok ? "valid" : "unknown", ok ? "complete" : "incomplete");
+        sb_puts(sb, "</div>");
+        kv(sb, "logs found", json_path(ev, "logs.found"), NULL);
+        kv(sb, "expected", json_path(ev, "logs.expected"), NULL);
+        kv(sb, "missing", json_path(ev, "logs.missing"), NULL);
+        kv(sb, "foreign", json_path(ev, "logs.foreign"), NULL);
+        kv(sb, "damaged", json_path(ev, "logs.damaged"), NULL);
+        kv(sb, "run id", json_obj_get(ev, "run_id"), NULL);
+        kv(sb, "run state", json_obj_get(ev, "run_state"), NULL);
+        sb_puts(sb, "</div>");
+        if (arr_len(json_obj_get(ev, "gaps")))
+            str_list(sb, json_obj_get(ev, "gaps"), 50);
+    }
+    if (cv && cv->type == JSON_OBJ) {
+        sb_puts(sb, "<div class=\"kv\">");
+        kv(sb, "holds", json_obj_get(cv, "holds"), NULL);
+        kv(sb, "grants", json_obj_get(cv, "grants"), NULL);
+        kv(sb, "contended acquires", json_obj_get(cv, "contended_acquires"), NULL);
+        kv(sb, "grant floor", json_obj_get(cv, "grant_floor"), NULL);
+        kv(sb, "enough activity", json_obj_get(cv, "enough_activity"), NULL);
+        kv(sb, "fault occurrences", json_path(cv, "faults.occurrences"), NULL);
+        kv(sb, "took effect (bit)", json_path(cv, "faults.bit"), NULL);
+        kv(sb, "did not", json_path(cv, "faults.not_bit"), NULL);
+        kv(sb, "undecided", json_path(cv, "faults.undecided"), NULL);
+        kv(sb, "late", json_path(cv, "faults.late"), NULL);
+        sb_puts(sb, "</div>");
+    }
+    sb_puts(sb, "</section>\n");
+}
+
 static void expectations_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *ex = json_obj_get(r, "expectations");
@@ -296,6 +360,11 @@ static void expectations_section(struct strbuf *sb, const struct json *r)
         valp(sb, e, "got");
         sb_puts(sb, "</td><td>");
         badge(sb, ok ? "ok" : "failed", ok ? "met" : "FAILED");
+        const char *why = json_get_str(e, "why", NULL);
+        if (why && !ok) {
+            sb_putc(sb, ' ');
+            html_esc(sb, why);
+        }
         sb_puts(sb, "</td></tr>");
     }
     sb_puts(sb, "</table></section>\n");
@@ -749,6 +818,7 @@ void render_html(const struct json *result, const char *dir, const char *chart_n
     sb_puts(sb, "<main>\n");
     workload_section(sb, result);
     expectations_section(sb, result);
+    evidence_section(sb, result);
     checks_section(sb, result);
     incidents_section(sb, result);
     charts_section(sb, dir, chart_note);

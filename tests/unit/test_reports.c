@@ -373,6 +373,29 @@ static void test_html_incidents(void)
     CHECK(s1 && s2 && s2 < s1);
     CHECK(contains(h, "<div class=\"why\">FAIL: 2 of 3 expectations unmet ("));
     CHECK(contains(h, "incidents 2 &middot; violations 14"));
+    CHECK(contains(h, "FAILED</span> not measured: fencing not offered</td>"));
+    CHECK(!contains(h, "<section id=\"evidence\">")); /* the model has none */
+    /* evidence, coverage and an unknown verdict's reasons, when there */
+    json_obj_set_str(r, "verdict", "unknown");
+    set_json(r, "verdict_reasons", "[\"evidence: worker-003.bin is missing\"]");
+    set_json(r, "evidence", "{\"complete\":false,\"gaps\":[\"worker-003.bin: missing\"],"
+                            "\"run_id\":\"r-1\",\"run_state\":\"finished\",\"logs\":"
+                            "{\"expected\":6,\"found\":5,\"missing\":1,\"foreign\":0,"
+                            "\"damaged\":0}}");
+    set_json(r, "coverage", "{\"holds\":602,\"grants\":602,\"faults\":{\"occurrences\":6,"
+                            "\"bit\":5}}");
+    sb_reset(&sb);
+    render_html(r, tmp, "charts skipped: test", &sb);
+    h = sb_cstr(&sb);
+    const char *ex = strstr(h, "<section id=\"expectations\">");
+    const char *ev = strstr(h, "<section id=\"evidence\">");
+    chk = strstr(h, "<section id=\"checks\">");
+    CHECK(ex && ev && chk && ex < ev && ev < chk);
+    CHECK(contains(h, "<li>evidence: worker-003.bin is missing</li>"));
+    CHECK(contains(h, "<span class=\"badge unknown\">incomplete</span>"));
+    CHECK(contains(h, "<li>worker-003.bin: missing</li>"));
+    CHECK(contains(h, "<div><b>took effect (bit)</b> 5</div>"));
+    CHECK(contains(h, "<div class=\"why\">UNKNOWN: evidence: worker-003.bin is missing</div>"));
     sb_free(&sb);
     json_free(r);
 }
