@@ -1,10 +1,13 @@
 /*
  * text.c: the human summary of a result model (summary.txt, the default
- * stdout of `run` and `check`) and its last line, the one greppable verdict
- * line. Problems are flagged the locktorture way: "!!!" on an invalid
- * checker or an interrupted run, "???" on an unknown checker or a sign of
- * starvation. It only formats what the model holds; every number it prints
- * comes from result.json (docs/result-format.md describes both).
+ * stdout of `run` and `check`), its last two lines (how the verdict follows
+ * from the expectations and the checkers, then the one greppable verdict
+ * line) and fault names for people (shared with html.c). Problems are
+ * flagged the locktorture way: "!!!" on a checker that found violations or
+ * an interrupted run, "???" on an unknown checker, missing evidence or a
+ * sign of starvation; these are findings, and the "verdict" line says how
+ * they bear on the verdict. It only formats what the model holds; every
+ * number it prints comes from result.json (docs/result-format.md).
  */
 #include <math.h>
 #include <stdint.h>
