@@ -669,30 +669,60 @@ static long first_of_class(const struct json *viol, const char *cls)
     return -1;
 }
 
+/* An incident's first_violation as an index into viol, or -1 (null,
+ * missing or out of range). */
+static long incident_first(const struct json *inc, const struct json *viol)
+{
+    const struct json *fv = json_obj_get(inc, "first_violation");
+    if (!fv || fv->type != JSON_NUM || fv->i < 0 || (size_t)fv->i >= viol->n)
+        return -1;
+    return (long)fv->i;
+}
+
+/* The violation that tells class cls's story: the first violation of the
+ * first incident of that class when it is itself of the class, else the
+ * first violation of the class; -1 when the class is not listed. */
+static long class_story(const struct json *viol, const struct json *incs, const char *cls)
+{
+    for (size_t i = 0; incs && incs->type == JSON_ARR && i < incs->n; i++) {
+        const struct json *inc = incs->kids[i];
+        if (strcmp(json_get_str(inc, "class", ""), cls) != 0)
+            continue;
+        long k = incident_first(inc, viol);
+        if (k >= 0 && strcmp(json_get_str(viol->kids[k], "class", ""), cls) == 0)
+            return k;
+        break;
+    }
+    return first_of_class(viol, cls);
+}
+
+/* Add violation k to the picks (once) while there is room. */
+static void pick_one(char *pick, size_t *npicked, size_t max, long k)
+{
+    if (k < 0 || pick[k] || *npicked >= max)
+        return;
+    pick[k] = 1;
+    (*npicked)++;
+}
+
 void check_stories(const struct history *h, const struct check_params *p, struct json *res)
 {
     struct json *viol = json_obj_get(res, "violations");
-    if (!viol || viol->type != JSON_ARR || p->max_stories <= 0)
+    if (!viol || viol->type != JSON_ARR || !viol->n || p->max_stories <= 0)
         return;
-    size_t n = viol->n < (size_t)p->max_stories ? viol->n : (size_t)p->max_stories;
-    char *pick = xcalloc(viol->n ? viol->n : 1, 1);
-    for (size_t i = 0; i < n; i++)
-        pick[i] = 1;
-    /* Every class listed gets a story: the first lock-broken one takes the
-     * last slot when the first few are all stale-holder (or the reverse). */
+    const struct json *incs = json_obj_get(res, "incidents");
+    size_t max = (size_t)p->max_stories, npicked = 0;
+    char *pick = xcalloc(viol->n, 1);
+    /* One story per class present, the lock's own failure first; then the
+     * incidents in order, each told by its first violation; then the
+     * violations in order, while check.stories allows. */
     static const char *const classes[] = {"lock-broken", "stale-holder"};
-    size_t last = n;
-    for (size_t c = 0; c < 2 && n >= 2; c++) {
-        long k = first_of_class(viol, classes[c]);
-        if (k < 0 || pick[k])
-            continue;
-        while (last > 1 && !pick[last - 1])
-            last--;
-        if (last <= 1)
-            break;
-        pick[--last] = 0;
-        pick[k] = 1;
-    }
+    for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++)
+        pick_one(pick, &npicked, max, class_story(viol, incs, classes[c]));
+    for (size_t i = 0; incs && incs->type == JSON_ARR && i < incs->n; i++)
+        pick_one(pick, &npicked, max, incident_first(incs->kids[i], viol));
+    for (size_t i = 0; i < viol->n; i++)
+        pick_one(pick, &npicked, max, (long)i);
     for (size_t i = 0; i < viol->n; i++) {
         if (!pick[i])
             continue;

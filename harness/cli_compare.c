@@ -63,8 +63,9 @@ int cli_compare_main(int argc, char **argv)
         return rc == LS_EINPUT || rc == LS_EUSAGE ? 2 : ls_exit_code(rc);
     }
     emit(table, as_json);
+    rc = compare_exit_code(table); /* a report, not a gate: 4 only when a run is unknown */
     json_free(table);
-    return 0;
+    return rc;
 }
 
 int cli_validate_compare(const char *path, const char *const *sets, int nsets,
@@ -89,12 +90,15 @@ int cli_run_compare(const char *path, const char *const *sets, int nsets,
         emit(m.table, as_json);
     if (code == 0 && m.interrupted)
         code = 1;
-    if (code == 0 && w->nexpects > 0) /* a gate: the worst of the runs */
+    if (code == 0 && w->nexpects > 0) { /* a gate: the worst of the runs */
         for (int i = 0; i < m.n; i++) {
             int c = m.results[i] ? result_exit_code(m.results[i]) : 4;
             if (c == 1 || (c == 4 && code == 0))
                 code = c;
         }
+    } else if (code == 0 && m.table) { /* a report: as `lockstorm compare` */
+        code = compare_exit_code(m.table);
+    }
     if (m.parent && !o->quiet)
         fprintf(stderr, "lockstorm: compare directory: %s (compare.txt, compare.json, one run "
                         "directory per variant)\n", m.parent);

@@ -179,12 +179,18 @@ static const struct cli_cmd commands[] = {
     {"compare",
      {"compare RUN_DIR... [--json]"},
      "print several runs side by side (single-node vs Redlock)",
-     "One row per run directory, read from its result.json: grants/s, acquire p99, mutex "
-     "violations by class, plain and fenced lost updates, fence regressions, unknown outcomes; "
-     "then one column group per fault kind from the runs' fault windows. Meant for runs of the "
-     "same workload, seed and fault schedule with different locks: a workload with a compare: "
-     "block makes them in one `lockstorm run` (docs/compare.md). A warning says when the runs' "
-     "seeds or schedules differ.",
+     "One row per run directory, read from its result.json: what its checkers found (clean, "
+     "violations, or unknown with the reason on a line under the table), grants/s, acquire "
+     "p99, mutex violations by class, plain and fenced lost updates, fence regressions, unknown "
+     "outcomes; then one column group per fault kind from the runs' fault windows. Meant for "
+     "runs of the same workload, seed and fault schedule with different locks: a workload with "
+     "a compare: block makes them in one `lockstorm run` (docs/compare.md). A warning says when "
+     "the runs' seeds or schedules differ.\n"
+     "A comparison is a report, not a gate: violations in a row are what it is there to show. "
+     "Its exit status is 0 when every run was judged (clean or violations), 4 when some run is "
+     "unknown (evidence missing, no fault took effect, a checker could not decide), 2 when a "
+     "directory has no readable result.json. To gate CI, give the workload an expect: block "
+     "and use `lockstorm run`.",
      compare_opts, "@dir"},
     {"init",
      {"init [--scenario NAME] [--force] [FILE]", "init --list"},

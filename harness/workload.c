@@ -153,7 +153,7 @@ static const struct opt_def check_tab[] = {
     {"stuck_after", OPT_DURATION, SUB(check, stuck_after), "2s", 0, NS_H, NULL, NULL,
      "an open stall at least this long at the end of the run makes the resource stuck"},
     {"stories", OPT_INT, SUB(check, stories), "3", 0, 50, NULL, NULL,
-     "the first this many violations get a narrated story in the reports (0: none)"},
+     "at most this many violations get a narrated story, one per class first (0: none)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 

@@ -200,6 +200,53 @@ static void by_fault(const struct json *res, struct json *o, const char **kinds,
     }
 }
 
+/* Contract: sets o's "findings" from run res: "violations" when its
+ * checkers found some (verdict_checks invalid), "clean" when they found
+ * none and the run's verdict is known, else "unknown" with
+ * "findings_reason" (the verdict's reasons joined, the interruption, or the
+ * undecided checker). A result.json without verdict_checks (hand-made)
+ * falls back on its verdict. A comparison words what the checkers found,
+ * not pass/fail: whether violations were wanted is each workload's
+ * expect: block's business. */
+static void set_findings(const struct json *res, struct json *o)
+{
+    const char *v = json_get_str(res, "verdict", "unknown");
+    const char *vc = json_get_str(res, "verdict_checks", NULL);
+    if (!vc)
+        vc = strcmp(v, "fail") == 0 ? "invalid" : strcmp(v, "pass") == 0 ? "valid" : "unknown";
+    if (strcmp(vc, "invalid") == 0) {
+        json_obj_set_str(o, "findings", "violations");
+        json_obj_set(o, "findings_reason", json_new_null());
+        return;
+    }
+    if (strcmp(vc, "valid") == 0 && strcmp(v, "unknown") != 0) {
+        json_obj_set_str(o, "findings", "clean");
+        json_obj_set(o, "findings_reason", json_new_null());
+        return;
+    }
+    struct strbuf why = STRBUF_INIT;
+    const struct json *reasons = json_obj_get(res, "verdict_reasons");
+    for (size_t i = 0; reasons && reasons->type == JSON_ARR && i < reasons->n; i++)
+        if (reasons->kids[i]->type == JSON_STR)
+            sb_printf(&why, "%s%s", why.len ? "; " : "", reasons->kids[i]->s);
+    const struct json *intr = json_obj_get(res, "interrupted");
+    if (!why.len && intr && intr->type == JSON_BOOL && intr->i)
+        sb_puts(&why, "the run was interrupted before its planned end");
+    const struct json *checks = json_obj_get(res, "checks");
+    for (size_t i = 0; !why.len && checks && checks->type == JSON_OBJ && i < checks->n; i++) {
+        const char *cv = json_get_str(checks->kids[i], "verdict", "valid");
+        if (strcmp(cv, "valid") != 0 && strcmp(cv, "invalid") != 0)
+            sb_printf(&why, "%s: %s", checks->keys[i],
+                      json_get_str(checks->kids[i], "reason",
+                                   json_get_str(checks->kids[i], "note", "could not decide")));
+    }
+    if (!why.len)
+        sb_puts(&why, "the checkers could not decide");
+    json_obj_set_str(o, "findings", "unknown");
+    json_obj_set_str(o, "findings_reason", sb_cstr(&why));
+    sb_free(&why);
+}
+
 /* Contract: the row of run res (label borrowed) as a new object. */
 static struct json *run_row(const struct json *res, const char *label, const char *dir)
 {
@@ -215,6 +262,7 @@ static struct json *run_row(const struct json *res, const char *label, const cha
     const struct json *seed = json_obj_get(res, "seed");
     json_obj_set(o, "seed", seed ? json_clone(seed) : json_new_null());
     json_obj_set_str(o, "verdict", json_get_str(res, "verdict", "?"));
+    set_findings(res, o);
     const struct json *intr = json_obj_get(res, "interrupted");
     json_obj_set_bool(o, "interrupted", intr && intr->type == JSON_BOOL && intr->i);
     json_obj_set_num(o, "duration_s", json_get_num(res, "duration_s", 0));
@@ -452,7 +500,7 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
                     : "\nwarning: the runs differ in seed, duration, workers or fault schedule; "
                       "the rows are not a like-for-like comparison\n");
 
-    static const char *const head[] = {"run", "lock", "nodes", "verdict", "grants/s", "acq p99 ms",
+    static const char *const head[] = {"run", "lock", "nodes", "checkers", "grants/s", "acq p99 ms",
                                        "stale", "broken", "plain lost", "fenced lost",
                                        "fence regr", "unknown"};
     struct table t;
@@ -470,7 +518,7 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
         t_num(&t, 2, json_obj_get(r, "nodes"), 0);
         const struct json *intr = json_obj_get(r, "interrupted");
         char v[48];
-        snprintf(v, sizeof(v), "%s%s", json_get_str(r, "verdict", "?"),
+        snprintf(v, sizeof(v), "%s%s", json_get_str(r, "findings", "?"),
                  intr && intr->type == JSON_BOOL && intr->i ? " (interrupted)" : "");
         t_set(&t, 3, v);
         t_num(&t, 4, json_obj_get(r, "grants_per_s"), 1);
@@ -483,6 +531,10 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
         t_num(&t, 11, json_obj_get(r, "unknown"), 0);
     }
     t_render(&t, sb);
+    for (size_t i = 0; i < nr; i++) /* why a run could not be judged */
+        if (strcmp(json_get_str(runs->kids[i], "findings", ""), "unknown") == 0)
+            sb_printf(sb, "unknown: %s: %s\n", json_get_str(runs->kids[i], "label", "?"),
+                      json_get_str(runs->kids[i], "findings_reason", "?"));
     if (nk == 0) {
         sb_puts(sb, "\nno fault windows: no per-fault columns\n");
         return;
@@ -584,4 +636,13 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
                           bf->keys[k], na);
         }
     }
+}
+
+int compare_exit_code(const struct json *cmp)
+{
+    const struct json *runs = json_obj_get(cmp, "runs");
+    for (size_t i = 0; runs && runs->type == JSON_ARR && i < runs->n; i++)
+        if (strcmp(json_get_str(runs->kids[i], "findings", "unknown"), "unknown") == 0)
+            return 4;
+    return 0;
 }

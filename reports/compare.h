@@ -1,7 +1,8 @@
 /*
  * compare.h: the side-by-side comparison of several runs (DESIGN.md
  * `lockstorm compare RUN_DIR...`; docs/compare.md): one row per run
- * (implementation), read from each run directory's result.json: grants/s,
+ * (implementation), read from each run directory's result.json: what the
+ * checkers found (clean / violations / unknown and why), grants/s,
  * acquire p99, mutex violations by class, plain and fenced lost updates,
  * fence regressions, unknown outcomes; and one column group per fault
  * kind, from result.json's fault_windows and the violations' faults. The
@@ -43,5 +44,11 @@ int compare_build_na(const char *const *dirs, int n, const char *const *labels,
 
 /* The comparison as text tables (see docs/compare.md for the columns). */
 void render_compare_text(const struct json *cmp, struct strbuf *sb);
+
+/* The exit status of `lockstorm compare` for a built comparison: 0 when
+ * every run was judged (its checkers found violations or none: a
+ * comparison reports, it is not a gate), 4 when some run's findings are
+ * unknown (docs/compare.md "Exit status"). */
+int compare_exit_code(const struct json *cmp);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * html.c: report.html, one self-contained page (inline CSS and SVG, no
  * script, nothing fetched) that reads well on a laptop screen: the verdict
- * banner, the workload, the expectations, the checkers, the charts, the
- * violation stories, the fault schedule, the fault windows and phases, and
- * the warnings. The charts are
+ * banner (with the line saying how the verdict follows), the workload,
+ * the expectations, evidence and coverage (when the model has them), the
+ * checkers, the incidents, the charts, the violation
+ * stories (lock-broken first), the fault schedule, the fault windows and
+ * phases, and the warnings. The charts are
  * the SVG files gnuplot made (reports/gnuplot.c), inlined with their ids
  * prefixed so several can share one page. It formats the result model and
  * computes nothing (docs/reports.md describes the page).
@@ -28,6 +30,7 @@ static const char CSS[] =
     "header.pass{background:#1b7f3b}header.fail{background:#b3261e}header.unknown{background:#8a6d00}"
     ".banner .word{font-size:34px;font-weight:700;letter-spacing:.04em}"
     ".banner .what{font-size:17px;margin-top:2px}"
+    ".banner .why{font-size:15px;margin-top:6px;font-weight:600}"
     ".banner code{display:block;margin-top:10px;font-size:12.5px;white-space:pre-wrap;"
     "word-break:break-all;background:rgba(0,0,0,.18);padding:6px 8px;border-radius:6px}"
     "section{background:#fff;border:1px solid #dcdfe4;border-radius:10px;padding:14px 20px;"
@@ -164,12 +167,18 @@ static void banner(struct strbuf *sb, const struct json *r)
         valp(sb, wl, "name");
         sb_puts(sb, "</b> &middot; lock <b>");
         valp(sb, wl, "lock.impl");
-        sb_puts(sb, "</b> &middot; violations ");
+        sb_puts(sb, "</b> &middot; ");
     } else {
         sb_puts(sb, "history ");
         valp(sb, r, "source");
-        sb_puts(sb, " &middot; violations ");
+        sb_puts(sb, " &middot; ");
     }
+    if (json_path(r, "checks.mutex.incidents")) {
+        sb_puts(sb, "incidents ");
+        valp(sb, r, "checks.mutex.incidents");
+        sb_puts(sb, " &middot; ");
+    }
+    sb_puts(sb, "violations ");
     valp(sb, r, "checks.mutex.violations");
     sb_puts(sb, " &middot; checkers ");
     valp(sb, r, "verdict_checks");
@@ -182,8 +191,12 @@ static void banner(struct strbuf *sb, const struct json *r)
     }
     if (is_true(json_obj_get(r, "interrupted")))
         sb_puts(sb, " &middot; <b>interrupted</b>");
-    sb_puts(sb, "</div><code>");
+    sb_puts(sb, "</div><div class=\"why\">");
     struct strbuf line = STRBUF_INIT;
+    render_verdict_why(r, &line);
+    html_esc(sb, sb_cstr(&line));
+    sb_reset(&line);
+    sb_puts(sb, "</div><code>");
     render_verdict_line(r, &line);
     if (line.len && line.buf[line.len - 1] == '\n')
         line.buf[--line.len] = '\0';
@@ -263,6 +276,69 @@ static void workload_section(struct strbuf *sb, const struct json *r)
     sb_puts(sb, "</section>\n");
 }
 
+/* A list of strings as <li> items (at most max, then how many more). */
+static void str_list(struct strbuf *sb, const struct json *a, size_t max)
+{
+    sb_puts(sb, "<ul>");
+    for (size_t i = 0; i < arr_len(a) && i < max; i++) {
+        sb_puts(sb, "<li>");
+        val(sb, a->kids[i]);
+        sb_puts(sb, "</li>");
+    }
+    if (arr_len(a) > max)
+        sb_printf(sb, "<li>%zu more in result.json</li>", arr_len(a) - max);
+    sb_puts(sb, "</ul>");
+}
+
+/* Contract: what the verdict rests on, when the model says (evidence,
+ * coverage, verdict_reasons): whether every log was there and whole, how
+ * much the run exercised the lock, how many faults took effect, and why
+ * an unknown verdict is unknown. Nothing for a model without them. */
+static void evidence_section(struct strbuf *sb, const struct json *r)
+{
+    const struct json *ev = json_obj_get(r, "evidence");
+    const struct json *cv = json_obj_get(r, "coverage");
+    const struct json *why = json_obj_get(r, "verdict_reasons");
+    if ((!ev || ev->type != JSON_OBJ) && (!cv || cv->type != JSON_OBJ) && !arr_len(why))
+        return;
+    sb_puts(sb, "<section id=\"evidence\"><h2>Evidence and coverage</h2>");
+    if (arr_len(why)) {
+        sb_puts(sb, "<p>The verdict is unknown because:</p>");
+        str_list(sb, why, 20);
+    }
+    if (ev && ev->type == JSON_OBJ) {
+        int ok = is_true(json_obj_get(ev, "complete"));
+        sb_puts(sb, "<div class=\"kv\"><div><b>evidence</b> ");
+        badge(sb, ok ? "valid" : "unknown", ok ? "complete" : "incomplete");
+        sb_puts(sb, "</div>");
+        kv(sb, "logs found", json_path(ev, "logs.found"), NULL);
+        kv(sb, "expected", json_path(ev, "logs.expected"), NULL);
+        kv(sb, "missing", json_path(ev, "logs.missing"), NULL);
+        kv(sb, "foreign", json_path(ev, "logs.foreign"), NULL);
+        kv(sb, "damaged", json_path(ev, "logs.damaged"), NULL);
+        kv(sb, "run id", json_obj_get(ev, "run_id"), NULL);
+        kv(sb, "run state", json_obj_get(ev, "run_state"), NULL);
+        sb_puts(sb, "</div>");
+        if (arr_len(json_obj_get(ev, "gaps")))
+            str_list(sb, json_obj_get(ev, "gaps"), 50);
+    }
+    if (cv && cv->type == JSON_OBJ) {
+        sb_puts(sb, "<div class=\"kv\">");
+        kv(sb, "holds", json_obj_get(cv, "holds"), NULL);
+        kv(sb, "grants", json_obj_get(cv, "grants"), NULL);
+        kv(sb, "contended acquires", json_obj_get(cv, "contended_acquires"), NULL);
+        kv(sb, "grant floor", json_obj_get(cv, "grant_floor"), NULL);
+        kv(sb, "enough activity", json_obj_get(cv, "enough_activity"), NULL);
+        kv(sb, "fault occurrences", json_path(cv, "faults.occurrences"), NULL);
+        kv(sb, "took effect (bit)", json_path(cv, "faults.bit"), NULL);
+        kv(sb, "did not", json_path(cv, "faults.not_bit"), NULL);
+        kv(sb, "undecided", json_path(cv, "faults.undecided"), NULL);
+        kv(sb, "late", json_path(cv, "faults.late"), NULL);
+        sb_puts(sb, "</div>");
+    }
+    sb_puts(sb, "</section>\n");
+}
+
 static void expectations_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *ex = json_obj_get(r, "expectations");
@@ -284,6 +360,11 @@ static void expectations_section(struct strbuf *sb, const struct json *r)
         valp(sb, e, "got");
         sb_puts(sb, "</td><td>");
         badge(sb, ok ? "ok" : "failed", ok ? "met" : "FAILED");
+        const char *why = json_get_str(e, "why", NULL);
+        if (why && !ok) {
+            sb_putc(sb, ' ');
+            html_esc(sb, why);
+        }
         sb_puts(sb, "</td></tr>");
     }
     sb_puts(sb, "</table></section>\n");
@@ -412,6 +493,19 @@ static void charts_section(struct strbuf *sb, const char *dir, const char *chart
     sb_puts(sb, "</section>\n");
 }
 
+/* Fault ids by name ("pause(w1), latency(node_0)"), "none" for none. */
+static void fault_names(struct strbuf *sb, const struct json *r, const struct json *ids)
+{
+    struct strbuf t = STRBUF_INIT;
+    for (size_t i = 0; i < arr_len(ids); i++) {
+        if (i)
+            sb_puts(&t, ", ");
+        report_fault_name(&t, r, ids->kids[i]);
+    }
+    html_esc(sb, arr_len(ids) ? sb_cstr(&t) : "none");
+    sb_free(&t);
+}
+
 static void holders_cell(struct strbuf *sb, const struct json *v, const char *key)
 {
     const struct json *hl = json_obj_get(v, "holders");
@@ -426,6 +520,113 @@ static void holders_cell(struct strbuf *sb, const struct json *v, const char *ke
     }
 }
 
+/* The violation that tells incident inc's story: its first_violation when
+ * that one has a story, else the first of its listed ones that has; -1. */
+static long incident_story(const struct json *vs, const struct json *inc)
+{
+    const struct json *fv = json_obj_get(inc, "first_violation");
+    const struct json *listed = json_obj_get(inc, "listed");
+    for (size_t j = 0; j <= arr_len(listed); j++) {
+        const struct json *ix = j == 0 ? fv : listed->kids[j - 1];
+        if (ix && ix->type == JSON_NUM && ix->i >= 0 && (size_t)ix->i < arr_len(vs) &&
+            arr_len(json_obj_get(vs->kids[ix->i], "story")))
+            return (long)ix->i;
+    }
+    return -1;
+}
+
+/* Contract: the incidents table (the mutex checker's grouping of the
+ * violations one cause made): id, class, resource, the causing hold's
+ * worker, overlaps, span, faults by name and a link to the first story.
+ * Nothing when the model has no incidents. */
+static void incidents_section(struct strbuf *sb, const struct json *r)
+{
+    const struct json *incs = json_obj_get(r, "incidents");
+    const struct json *vs = json_obj_get(r, "violations");
+    if (!incs || incs->type != JSON_ARR)
+        return;
+    const struct json *m = json_path(r, "checks.mutex");
+    sb_puts(sb, "<section id=\"incidents\"><h2>Incidents</h2>");
+    if (!incs->n) {
+        sb_puts(sb, "<p>No incident: no mutual-exclusion violation.</p></section>\n");
+        return;
+    }
+    sb_puts(sb, "<p>");
+    valp(sb, m, "incidents");
+    sb_puts(sb, " incidents (stale-holder ");
+    valp(sb, m, "incidents_by_class.stale_holder");
+    sb_puts(sb, ", lock-broken ");
+    valp(sb, m, "incidents_by_class.lock_broken");
+    sb_puts(sb, ") group ");
+    valp(sb, m, "violations");
+    sb_puts(sb, " violations: an incident is one cause (one hold) and every overlap it made."
+                "</p><table><tr><th>#</th><th>class</th><th>resource</th><th>cause</th>"
+                "<th>overlaps</th><th>start (ms)</th><th>end (ms)</th><th>faults</th>"
+                "<th>story</th></tr>");
+    for (size_t i = 0; i < incs->n; i++) {
+        const struct json *inc = incs->kids[i];
+        const struct json *cause = json_obj_get(inc, "cause");
+        const char *cls = json_get_str(inc, "class", "?");
+        sb_puts(sb, "<tr><td class=\"num\">");
+        valp(sb, inc, "id");
+        sb_puts(sb, "</td><td>");
+        badge(sb, strcmp(cls, "lock-broken") == 0 ? "invalid" : "unknown", cls);
+        sb_puts(sb, "</td><td>");
+        valp(sb, inc, "resource");
+        sb_puts(sb, "</td><td>w");
+        valp(sb, cause, "worker");
+        if (is_true(json_obj_get(cause, "crashed")))
+            sb_puts(sb, " (killed)");
+        sb_puts(sb, ", fence ");
+        valp(sb, cause, "fence");
+        sb_puts(sb, "</td><td class=\"num\">");
+        valp(sb, inc, "violations");
+        sb_puts(sb, "</td><td class=\"num\">");
+        valp(sb, inc, "start_ms");
+        sb_puts(sb, "</td><td class=\"num\">");
+        valp(sb, inc, "end_ms");
+        sb_puts(sb, "</td><td>");
+        fault_names(sb, r, json_obj_get(inc, "faults"));
+        sb_puts(sb, "</td><td>");
+        long k = incident_story(vs, inc);
+        if (k >= 0)
+            sb_printf(sb, "<a href=\"#story-%ld\">violation %ld</a>", k + 1, k + 1);
+        else
+            sb_puts(sb, "-");
+        sb_puts(sb, "</td></tr>");
+    }
+    sb_puts(sb, "</table></section>\n");
+}
+
+/* One story as an article (id story-N, N = i + 1). */
+static void story_article(struct strbuf *sb, const struct json *v, size_t i)
+{
+    const struct json *story = json_obj_get(v, "story");
+    sb_printf(sb, "<article class=\"story\" id=\"story-%zu\"><h3>Violation %zu: ", i + 1,
+              i + 1);
+    valp(sb, v, "resource");
+    sb_putc(sb, ' ');
+    valp(sb, v, "class");
+    sb_puts(sb, ", overlap ");
+    valp(sb, v, "overlap_ms");
+    sb_puts(sb, " ms at ");
+    valp(sb, v, "overlap_start_ms");
+    sb_puts(sb, " ms</h3><ol class=\"story\">");
+    for (size_t k = 0; k < story->n; k++) {
+        const struct json *it = story->kids[k];
+        const char *kind = json_get_str(it, "kind", "");
+        sb_puts(sb, "<li class=\"");
+        html_esc(sb, kind);
+        sb_puts(sb, "\">");
+        if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
+            sb_printf(sb, "<span class=\"t\">t=%.3fs</span>",
+                      json_get_num(it, "t_ms", 0) / 1000.0);
+        valp(sb, it, "text");
+        sb_puts(sb, "</li>");
+    }
+    sb_puts(sb, "</ol></article>\n");
+}
+
 static void stories_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *vs = json_obj_get(r, "violations");
@@ -437,35 +638,14 @@ static void stories_section(struct strbuf *sb, const struct json *r)
     }
     sb_printf(sb, "<p>%lld in total; the first %zu are listed in result.json.</p>",
               (long long)total, arr_len(vs));
-    for (size_t i = 0; i < vs->n; i++) {
-        const struct json *v = vs->kids[i];
-        const struct json *story = json_obj_get(v, "story");
-        if (!arr_len(story))
-            continue;
-        sb_printf(sb, "<article class=\"story\" id=\"story-%zu\"><h3>Violation %zu: ", i + 1,
-                  i + 1);
-        valp(sb, v, "resource");
-        sb_putc(sb, ' ');
-        valp(sb, v, "class");
-        sb_puts(sb, ", overlap ");
-        valp(sb, v, "overlap_ms");
-        sb_puts(sb, " ms at ");
-        valp(sb, v, "overlap_start_ms");
-        sb_puts(sb, " ms</h3><ol class=\"story\">");
-        for (size_t k = 0; k < story->n; k++) {
-            const struct json *it = story->kids[k];
-            const char *kind = json_get_str(it, "kind", "");
-            sb_puts(sb, "<li class=\"");
-            html_esc(sb, kind);
-            sb_puts(sb, "\">");
-            if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
-                sb_printf(sb, "<span class=\"t\">t=%.3fs</span>",
-                          json_get_num(it, "t_ms", 0) / 1000.0);
-            valp(sb, it, "text");
-            sb_puts(sb, "</li>");
+    /* the lock's own failures (lock-broken) first, then the others */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < vs->n; i++) {
+            const struct json *v = vs->kids[i];
+            int broken = strcmp(json_get_str(v, "class", ""), "lock-broken") == 0;
+            if (arr_len(json_obj_get(v, "story")) && broken == (pass == 0))
+                story_article(sb, v, i);
         }
-        sb_puts(sb, "</ol></article>\n");
-    }
     sb_puts(sb, "<h3>First violations</h3><table><tr><th>#</th><th>resource</th><th>class</th>"
                 "<th>start (ms)</th><th>overlap (ms)</th><th>workers</th><th>fences</th>"
                 "<th>faults</th></tr>");
@@ -484,7 +664,7 @@ static void stories_section(struct strbuf *sb, const struct json *r)
         sb_puts(sb, "</td><td>");
         holders_cell(sb, v, "fence");
         sb_puts(sb, "</td><td>");
-        valp(sb, v, "faults");
+        fault_names(sb, r, json_obj_get(v, "faults"));
         sb_puts(sb, "</td></tr>");
     }
     sb_puts(sb, "</table></section>\n");
@@ -638,7 +818,9 @@ void render_html(const struct json *result, const char *dir, const char *chart_n
     sb_puts(sb, "<main>\n");
     workload_section(sb, result);
     expectations_section(sb, result);
+    evidence_section(sb, result);
     checks_section(sb, result);
+    incidents_section(sb, result);
     charts_section(sb, dir, chart_note);
     stories_section(sb, result);
     faults_section(sb, result);

@@ -1,8 +1,10 @@
 /*
  * junit.c: the JUnit XML renderer (junit.xml), in the Jenkins/Surefire
  * shape CI systems read: one testsuite per run, one testcase per
- * expectation and per checker (plus one for an interrupted run). Failures
- * carry the first violation's story. With an `expect:` block the
+ * expectation and per checker (plus one for an interrupted run and one
+ * for an unknown verdict's reasons). A failed expectation carries a story
+ * of the class it is about; the mutex testcase one per class present,
+ * lock-broken first. With an `expect:` block the
  * expectations decide the verdict alone (docs/result-format.md "Verdict"),
  * so the checker testcases then report their verdict without failing; the
  * XML thus never disagrees with the exit code. tests/junit.xsd is the
@@ -56,24 +58,54 @@ static size_t arr_len(const struct json *v)
     return v && v->type == JSON_ARR ? v->n : 0;
 }
 
-/* The first violation's story, one event per line, or "" without one. */
-static void first_story(const struct json *r, struct strbuf *sb)
+/* The story of the first violation of class cls that has one, one event
+ * per line, appended to sb; 0 when there is none. */
+static int class_story(const struct json *r, const char *cls, struct strbuf *sb)
 {
-    const struct json *v0 = json_arr_get(json_obj_get(r, "violations"), 0);
-    const struct json *story = json_obj_get(v0, "story");
-    if (!arr_len(story))
-        return;
-    sb_printf(sb, "first violation (%s %s):\n", json_get_str(v0, "resource", "?"),
-              json_get_str(v0, "class", "?"));
-    for (size_t k = 0; k < story->n; k++) {
-        const struct json *it = story->kids[k];
-        const char *kind = json_get_str(it, "kind", "");
-        if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
-            sb_printf(sb, "  t=%.3fs %s\n", json_get_num(it, "t_ms", 0) / 1000.0,
-                      json_get_str(it, "text", ""));
-        else
-            sb_printf(sb, "  => %s\n", json_get_str(it, "text", ""));
+    const struct json *vs = json_obj_get(r, "violations");
+    for (size_t i = 0; i < arr_len(vs); i++) {
+        const struct json *v = vs->kids[i];
+        const struct json *story = json_obj_get(v, "story");
+        if (strcmp(json_get_str(v, "class", ""), cls) != 0 || !arr_len(story))
+            continue;
+        sb_printf(sb, "story of violation %zu (%s %s):\n", i + 1, json_get_str(v, "resource", "?"),
+                  cls);
+        for (size_t k = 0; k < story->n; k++) {
+            const struct json *it = story->kids[k];
+            const char *kind = json_get_str(it, "kind", "");
+            if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
+                sb_printf(sb, "  t=%.3fs %s\n", json_get_num(it, "t_ms", 0) / 1000.0,
+                          json_get_str(it, "text", ""));
+            else
+                sb_printf(sb, "  => %s\n", json_get_str(it, "text", ""));
+        }
+        return 1;
     }
+    return 0;
+}
+
+/* One story per class present, lock-broken first, as the summary shows
+ * them; returns how many. */
+static int all_stories(const struct json *r, struct strbuf *sb)
+{
+    int n = class_story(r, "lock-broken", sb);
+    if (n)
+        sb_putc(sb, '\n');
+    return n + class_story(r, "stale-holder", sb);
+}
+
+/* The story a failed expectation on path carries: one of the class the
+ * path is about (lock_broken / stale_holder in it), else the first story
+ * (lock-broken first). A path about a class with no story gets none: the
+ * other class's story would tell a different failure. */
+static void expectation_story(const struct json *r, const char *path, struct strbuf *sb)
+{
+    if (strstr(path, "lock_broken"))
+        class_story(r, "lock-broken", sb);
+    else if (strstr(path, "stale_holder"))
+        class_story(r, "stale-holder", sb);
+    else if (!class_story(r, "lock-broken", sb))
+        class_story(r, "stale-holder", sb);
 }
 
 struct tcase {
@@ -131,6 +163,15 @@ static void check_summary(const char *name, const struct json *c, struct strbuf 
         put_scalar(sb, json_path(c, "by_class.lock_broken"));
         sb_puts(sb, ") near_misses=");
         put_scalar(sb, json_obj_get(c, "near_misses"));
+        if (json_obj_get(c, "incidents")) {
+            sb_puts(sb, " incidents=");
+            put_scalar(sb, json_obj_get(c, "incidents"));
+            sb_puts(sb, " (stale-holder=");
+            put_scalar(sb, json_path(c, "incidents_by_class.stale_holder"));
+            sb_puts(sb, " lock-broken=");
+            put_scalar(sb, json_path(c, "incidents_by_class.lock_broken"));
+            sb_putc(sb, ')');
+        }
     } else if (strcmp(name, "fencing") == 0) {
         static const char *const keys[] = {"offered", "plain_lost_updates",
                                            "fenced_lost_updates", "stale_ops_rejected",
@@ -161,7 +202,7 @@ void render_junit(const struct json *result, struct strbuf *sb)
     const char *wname = wl && wl->type == JSON_OBJ ? json_get_str(wl, "name", "run") : "history";
     struct strbuf suite = STRBUF_INIT, cases = STRBUF_INIT, story = STRBUF_INIT;
     sb_printf(&suite, "lockstorm.%s", wname);
-    first_story(result, &story);
+    all_stories(result, &story);
     const struct json *ex = json_obj_get(result, "expectations");
     int have_expect = arr_len(ex) > 0;
     int tests = 0, failures = 0, errors = 0;
@@ -181,10 +222,16 @@ void render_junit(const struct json *result, struct strbuf *sb)
             sb_printf(&t.message, "%s: wanted %s, got ", json_get_str(e, "path", "?"),
                       json_get_str(e, "want", "?"));
             put_scalar(&t.message, json_obj_get(e, "got"));
+            const char *why = json_get_str(e, "why", NULL);
+            if (why)
+                sb_printf(&t.message, " (%s)", why);
             sb_puts(&t.type, "expectation");
             sb_printf(&t.body, "%s\n", sb_cstr(&t.message));
-            if (story.len)
-                sb_printf(&t.body, "\n%s", sb_cstr(&story));
+            struct strbuf es = STRBUF_INIT;
+            expectation_story(result, json_get_str(e, "path", ""), &es);
+            if (es.len)
+                sb_printf(&t.body, "\n%s", sb_cstr(&es));
+            sb_free(&es);
             failures++;
         }
         tc_write(&cases, &t);
@@ -243,9 +290,36 @@ void render_junit(const struct json *result, struct strbuf *sb)
         errors++;
     }
 
+    /* An unknown verdict's reasons (evidence gaps, no fault took effect,
+     * too little activity, ...): one error, so the XML says what the exit
+     * code 4 says even when every expectation was met. */
+    const struct json *reasons = json_obj_get(result, "verdict_reasons");
+    if (arr_len(reasons) && strcmp(json_get_str(result, "verdict", ""), "unknown") == 0) {
+        struct tcase t;
+        tc_init(&t);
+        sb_puts(&t.name, "verdict decided");
+        sb_printf(&t.classname, "%s.run", sb_cstr(&suite));
+        t.error = 1;
+        sb_puts(&t.message, "the verdict is unknown: ");
+        for (size_t i = 0; i < reasons->n; i++) {
+            if (i)
+                sb_puts(&t.message, "; ");
+            put_scalar(&t.message, reasons->kids[i]);
+            put_scalar(&t.body, reasons->kids[i]);
+            sb_putc(&t.body, '\n');
+        }
+        sb_puts(&t.type, "unknown");
+        tc_write(&cases, &t);
+        tc_free(&t);
+        tests++;
+        errors++;
+    }
+
     char time_s[32];
     snprintf(time_s, sizeof(time_s), "%.3f", json_get_num(result, "duration_s", 0));
     struct strbuf vline = STRBUF_INIT;
+    render_verdict_why(result, &vline); /* how the verdict follows, then the verdict line */
+    sb_putc(&vline, '\n');
     render_verdict_line(result, &vline);
 
     sb_puts(sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");

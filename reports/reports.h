@@ -72,6 +72,9 @@ int gnuplot_run_script(const char *gnuplot, const char *dir, const char *name,
                        struct strbuf *note);
 void gnuplot_write_style(struct strbuf *sb);
 int html_inline_svg(struct strbuf *sb, const char *dir, const char *name, const char *title);
+/* A fault of result's faults[] by name, for people: "pause(w1)",
+ * "latency(node_0)", "KIND(TARGET)"; "#ID" when id is not there (text.c). */
+void report_fault_name(struct strbuf *sb, const struct json *result, const struct json *id);
 /* s escaped for HTML text and attribute values (& < > " '); NULL is "". */
 void html_esc(struct strbuf *sb, const char *s);
 /* s as a gnuplot single-quoted string ('' for a quote, controls as spaces). */

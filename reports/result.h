@@ -40,5 +40,8 @@ void render_text(const struct json *result, struct strbuf *sb);
 void render_json(const struct json *result, struct strbuf *sb);
 /* The verdict line alone (also the last line of render_text). */
 void render_verdict_line(const struct json *result, struct strbuf *sb);
+/* How the verdict follows from the expectations and the checkers, one
+ * line without its newline ("PASS: 5 of 5 expectations met; ..."; text.c). */
+void render_verdict_why(const struct json *result, struct strbuf *sb);
 
 #endif

@@ -1,21 +1,27 @@
 /*
  * text.c: the human summary of a result model (summary.txt, the default
- * stdout of `run` and `check`) and its last line, the one greppable verdict
- * line. Problems are flagged the locktorture way: "!!!" on an invalid
- * checker or an interrupted run, "???" on an unknown checker or a sign of
- * starvation. It only formats what the model holds; every number it prints
- * comes from result.json (docs/result-format.md describes both).
+ * stdout of `run` and `check`), its last two lines (how the verdict follows
+ * from the expectations and the checkers, then the one greppable verdict
+ * line) and fault names for people (shared with html.c). Problems are
+ * flagged the locktorture way: "!!!" on a checker that found violations or
+ * an interrupted run, "???" on an unknown checker, missing evidence or a
+ * sign of starvation; these are findings, and the "verdict" line says how
+ * they bear on the verdict. It only formats what the model holds; every
+ * number it prints comes from result.json (docs/result-format.md).
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "reports/reports.h"
 #include "reports/result.h"
 
 #define TEXT_MAX_VIOLATIONS 5   /* violations listed one line each */
 #define TEXT_MAX_WARNINGS 10
-#define TEXT_MAX_STORIES 2     /* violation stories narrated in full */
+#define TEXT_MAX_INCIDENTS 8    /* incidents listed one line each */
+#define TEXT_MAX_GAPS 10        /* evidence gaps listed one line each */
+#define TEXT_MAX_UNMET 3        /* unmet expectations named in the verdict's reason */
 #define TEXT_MAX_KINDS 32       /* distinct fault kinds counted */
 #define TEXT_MAX_WINDOWS 12     /* fault windows listed one line each */
 #define FAIRNESS_FLAG_RATIO 10.0
@@ -194,8 +200,8 @@ static const char *verdict_word(const struct json *result)
 
 /* Contract: appends exactly one line (with its '\n'):
  *   lockstorm: VERDICT workload=NAME lock=IMPL workers=N resources=N
- *   duration=D faults=KIND:N[,KIND:N...]|none seed=N violations=N
- *   (stale-holder=N lock-broken=N) plain_lost=N fenced_lost=N
+ *   duration=D faults=KIND:N[,KIND:N...]|none seed=N incidents=N
+ *   (violations=N stale-holder=N lock-broken=N) plain_lost=N fenced_lost=N
  *   expectations=OK/TOTAL|-
  * every field always present, in this order, "-" for a value the model
  * does not have (docs/result-format.md "Verdict line"). */
@@ -246,9 +252,11 @@ void render_verdict_line(const struct json *result, struct strbuf *sb)
 
     sb_puts(sb, " seed=");
     put_val(sb, num_at(result, "seed"));
-    sb_puts(sb, " violations=");
+    sb_puts(sb, " incidents=");
+    put_val(sb, num_at(result, "checks.mutex.incidents"));
+    sb_puts(sb, " (violations=");
     put_val(sb, num_at(result, "checks.mutex.violations"));
-    sb_puts(sb, " (stale-holder=");
+    sb_puts(sb, " stale-holder=");
     put_val(sb, num_at(result, "checks.mutex.by_class.stale_holder"));
     sb_puts(sb, " lock-broken=");
     put_val(sb, num_at(result, "checks.mutex.by_class.lock_broken"));
@@ -566,9 +574,14 @@ static void render_jobs(const struct json *j, struct strbuf *sb)
 static void render_checks(const struct json *r, struct strbuf *sb)
 {
     const struct json *checks = json_obj_get(r, "checks");
-    sb_puts(sb, "checks     overall ");
+    sb_puts(sb, "checkers   overall ");
     sb_puts(sb, json_get_str(r, "verdict_checks", "unknown"));
-    sb_putc(sb, '\n');
+    /* What these lines are: findings, which decide the verdict only
+     * without an expect: block (docs/result-format.md "Verdict"). */
+    if (arr_len(json_obj_get(r, "expectations")))
+        sb_puts(sb, " (findings: the expect: block decides the verdict)\n");
+    else
+        sb_puts(sb, " (no expect: block: these findings are the verdict)\n");
     if (!checks || checks->type != JSON_OBJ)
         return;
     for (size_t i = 0; i < checks->n; i++) {
@@ -607,20 +620,33 @@ static void put_holders(struct strbuf *sb, const struct json *holders, const cha
         sb_putc(sb, '-');
 }
 
-static const char *fault_kind_by_id(const struct json *faults, const struct json *id)
+/* Contract (reports.h): fault id by name, "pause(w1)", "latency(node_0)",
+ * "KIND(TARGET)", from result's faults[]; "#ID" when it is not there. */
+void report_fault_name(struct strbuf *sb, const struct json *result, const struct json *id)
 {
+    const struct json *faults = json_obj_get(result, "faults");
     for (size_t i = 0; id && id->type == JSON_NUM && i < arr_len(faults); i++) {
-        const struct json *fid = json_obj_get(faults->kids[i], "id");
-        if (fid && fid->type == JSON_NUM && fid->i == id->i)
-            return json_get_str(faults->kids[i], "kind", NULL);
+        const struct json *f = faults->kids[i];
+        const struct json *fid = json_obj_get(f, "id");
+        if (!fid || fid->type != JSON_NUM || fid->i != id->i)
+            continue;
+        const struct json *w = json_obj_get(f, "worker"), *n = json_obj_get(f, "node");
+        sb_puts(sb, json_get_str(f, "kind", "?"));
+        if (w && w->type == JSON_NUM)
+            sb_printf(sb, "(w%lld)", (long long)w->i);
+        else if (n && n->type == JSON_NUM)
+            sb_printf(sb, "(node_%lld)", (long long)n->i);
+        else
+            sb_printf(sb, "(%s)", json_get_str(f, "target", "?"));
+        return;
     }
-    return NULL;
+    sb_putc(sb, '#');
+    put_val(sb, id);
 }
 
 static void render_violations(const struct json *r, struct strbuf *sb)
 {
     const struct json *vs = json_obj_get(r, "violations");
-    const struct json *faults = json_obj_get(r, "faults");
     size_t listed = arr_len(vs);
     int64_t total = json_get_int(json_path(r, "checks.mutex"), "violations", (int64_t)listed);
     if (total <= 0 && listed == 0)
@@ -649,10 +675,7 @@ static void render_violations(const struct json *r, struct strbuf *sb)
         for (size_t k = 0; k < arr_len(fl); k++) {
             if (k)
                 sb_putc(sb, ',');
-            put_val(sb, fl->kids[k]);
-            const char *kind = fault_kind_by_id(faults, fl->kids[k]);
-            if (kind)
-                sb_printf(sb, "(%s)", kind);
+            report_fault_name(sb, r, fl->kids[k]);
         }
         sb_putc(sb, '\n');
     }
@@ -663,20 +686,47 @@ static void render_violations(const struct json *r, struct strbuf *sb)
                   (long long)(total - (int64_t)show), listed);
 }
 
-/* The stories of the first TEXT_MAX_STORIES violations that have one,
- * one event per line (checkers/story.h builds them). */
+/* The id of the incident that lists violation i, or -1 (no incidents). */
+static int64_t incident_of(const struct json *r, size_t i)
+{
+    const struct json *incs = json_obj_get(r, "incidents");
+    for (size_t k = 0; k < arr_len(incs); k++) {
+        const struct json *fv = json_obj_get(incs->kids[k], "first_violation");
+        const struct json *listed = json_obj_get(incs->kids[k], "listed");
+        int hit = fv && fv->type == JSON_NUM && fv->i == (int64_t)i;
+        for (size_t j = 0; !hit && j < arr_len(listed); j++)
+            hit = listed->kids[j]->type == JSON_NUM && listed->kids[j]->i == (int64_t)i;
+        if (hit)
+            return json_get_int(incs->kids[k], "id", (int64_t)k + 1);
+    }
+    return -1;
+}
+
+/* One story per class present, lock-broken first (the first violation of
+ * the class that has one: checkers/story.h chooses which get a story), one
+ * event per line. */
 static void render_stories(const struct json *r, struct strbuf *sb)
 {
+    static const char *const classes[] = {"lock-broken", "stale-holder"};
     const struct json *vs = json_obj_get(r, "violations");
-    size_t shown = 0;
-    for (size_t i = 0; i < arr_len(vs) && shown < TEXT_MAX_STORIES; i++) {
-        const struct json *story = json_obj_get(vs->kids[i], "story");
-        if (!arr_len(story))
+    for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
+        size_t i;
+        const struct json *story = NULL;
+        for (i = 0; i < arr_len(vs); i++) {
+            if (strcmp(json_get_str(vs->kids[i], "class", ""), classes[c]) != 0)
+                continue;
+            story = json_obj_get(vs->kids[i], "story");
+            if (arr_len(story))
+                break;
+        }
+        if (i >= arr_len(vs))
             continue;
-        shown++;
-        sb_printf(sb, "story of violation %zu (%s %s):\n", i + 1,
-                  json_get_str(vs->kids[i], "resource", "?"),
-                  json_get_str(vs->kids[i], "class", "?"));
+        sb_printf(sb, "story of violation %zu (%s %s", i + 1,
+                  json_get_str(vs->kids[i], "resource", "?"), classes[c]);
+        int64_t inc = incident_of(r, i);
+        if (inc >= 0)
+            sb_printf(sb, ", incident #%lld", (long long)inc);
+        sb_puts(sb, "):\n");
         for (size_t k = 0; k < story->n; k++) {
             const struct json *it = story->kids[k];
             const char *kind = json_get_str(it, "kind", "");
@@ -802,7 +852,11 @@ static void render_expectations(const struct json *r, struct strbuf *sb)
         size_t gstart = sb->len;
         put_val(sb, json_obj_get(e, "got"));
         pad_to(sb, gstart, 10);
-        sb_puts(sb, is_true(json_obj_get(e, "ok")) ? " ok\n" : " FAILED\n");
+        sb_puts(sb, is_true(json_obj_get(e, "ok")) ? " ok" : " FAILED");
+        const char *why = json_get_str(e, "why", NULL);
+        if (why && !is_true(json_obj_get(e, "ok")))
+            sb_printf(sb, " (%s)", why);
+        sb_putc(sb, '\n');
     }
 }
 
@@ -822,22 +876,291 @@ static void render_warnings(const struct json *r, struct strbuf *sb)
         sb_printf(sb, "  ... %zu more in result.json\n", n - TEXT_MAX_WARNINGS);
 }
 
+/* ---- evidence, coverage, incidents, the verdict's reason ------------------ */
+
+static const char *yes_no(const struct json *v)
+{
+    return !v || v->type != JSON_BOOL ? "-" : v->i ? "yes" : "no";
+}
+
+/* Contract: "evidence" (docs/result-format.md): whether every log the run
+ * listed was found whole, and one line per gap; nothing when the model has
+ * no evidence section. */
+static void render_evidence(const struct json *r, struct strbuf *sb)
+{
+    const struct json *ev = json_obj_get(r, "evidence");
+    if (!ev || ev->type != JSON_OBJ)
+        return;
+    const struct json *complete = json_obj_get(ev, "complete");
+    int ok = complete && complete->type == JSON_BOOL && complete->i;
+    const struct json *logs = json_obj_get(ev, "logs");
+    sb_printf(sb, "evidence   %s", ok ? "complete" : "incomplete ???");
+    sb_puts(sb, " logs=");
+    put_path(sb, logs, "found");
+    sb_putc(sb, '/');
+    put_path(sb, logs, "expected");
+    static const char *const parts[] = {"missing", "foreign", "damaged"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        sb_printf(sb, " %s=", parts[i]);
+        put_path(sb, logs, parts[i]);
+    }
+    sb_puts(sb, " run_id=");
+    put_token(sb, str_at(ev, "run_id", NULL));
+    sb_puts(sb, " run_state=");
+    put_token(sb, str_at(ev, "run_state", NULL));
+    sb_putc(sb, '\n');
+    const struct json *gaps = json_obj_get(ev, "gaps");
+    for (size_t i = 0; i < arr_len(gaps) && i < TEXT_MAX_GAPS; i++) {
+        sb_puts(sb, "  ??? ");
+        put_val(sb, gaps->kids[i]);
+        sb_putc(sb, '\n');
+    }
+    if (arr_len(gaps) > TEXT_MAX_GAPS)
+        sb_printf(sb, "  ... %zu more in result.json\n", arr_len(gaps) - TEXT_MAX_GAPS);
+}
+
+/* Contract: "coverage": how much the run exercised the lock (holds, grants,
+ * contended acquires against the floor) and how many fault occurrences
+ * took effect ("bit"); flagged "???" when the activity was too little or
+ * no fault bit. Nothing when the model has no coverage section. */
+static void render_coverage(const struct json *r, struct strbuf *sb)
+{
+    const struct json *cv = json_obj_get(r, "coverage");
+    if (!cv || cv->type != JSON_OBJ)
+        return;
+    const struct json *f = json_obj_get(cv, "faults");
+    const struct json *enough = json_obj_get(cv, "enough_activity");
+    int64_t occ = json_get_int(f, "occurrences", 0), bit = json_get_int(f, "bit", 0);
+    int doubt = (enough && enough->type == JSON_BOOL && !enough->i) || (occ > 0 && bit == 0);
+    sb_printf(sb, "coverage   %s", doubt ? "??? " : "");
+    sb_puts(sb, "holds=");
+    put_path(sb, cv, "holds");
+    put_kv(sb, cv, "grants", NULL);
+    put_kv(sb, cv, "contended_acquires", "contended");
+    put_kv(sb, cv, "grant_floor", NULL);
+    sb_printf(sb, " enough_activity=%s", yes_no(enough));
+    if (f && f->type == JSON_OBJ) {
+        sb_puts(sb, "; faults that bit: ");
+        put_path(sb, f, "bit");
+        sb_puts(sb, " of ");
+        put_path(sb, f, "occurrences");
+        put_kv(sb, f, "not_bit", NULL);
+        put_kv(sb, f, "undecided", NULL);
+        put_kv(sb, f, "late", NULL);
+    }
+    sb_putc(sb, '\n');
+}
+
+/* Contract: "incidents" (the mutex checker groups the violations one
+ * cause made): the count by class, then one line each, lock-broken ones
+ * first, each with its resource, the worker whose hold caused it, its
+ * overlaps, its span and its faults by name. Nothing without incidents. */
+static void render_incidents(const struct json *r, struct strbuf *sb)
+{
+    const struct json *incs = json_obj_get(r, "incidents");
+    const struct json *m = json_path(r, "checks.mutex");
+    if (!incs || incs->type != JSON_ARR)
+        return;
+    int64_t total = json_get_int(m, "incidents", (int64_t)incs->n);
+    if (total <= 0)
+        return;
+    sb_printf(sb, "incidents  %lld (stale-holder=", (long long)total);
+    put_path(sb, m, "incidents_by_class.stale_holder");
+    sb_puts(sb, " lock-broken=");
+    put_path(sb, m, "incidents_by_class.lock_broken");
+    sb_puts(sb, ") grouping violations=");
+    put_path(sb, m, "violations");
+    sb_puts(sb, ", lock-broken first:\n");
+    static const char *const classes[] = {"lock-broken", "stale-holder"};
+    size_t shown = 0;
+    for (size_t c = 0; c < 2; c++) {
+        for (size_t i = 0; i < incs->n && shown < TEXT_MAX_INCIDENTS; i++) {
+            const struct json *inc = incs->kids[i];
+            if (strcmp(json_get_str(inc, "class", ""), classes[c]) != 0)
+                continue;
+            shown++;
+            const struct json *cause = json_obj_get(inc, "cause");
+            sb_puts(sb, "  #");
+            put_val(sb, json_obj_get(inc, "id"));
+            sb_printf(sb, " %s %s cause=", json_get_str(inc, "resource", "?"), classes[c]);
+            const struct json *cw = json_obj_get(cause, "worker");
+            if (cw && cw->type == JSON_NUM)
+                sb_printf(sb, "w%lld", (long long)cw->i);
+            else
+                sb_putc(sb, '-');
+            if (is_true(json_obj_get(cause, "crashed")))
+                sb_puts(sb, "(killed)");
+            sb_puts(sb, " overlaps=");
+            put_val(sb, json_obj_get(inc, "violations"));
+            sb_puts(sb, " at=");
+            put_val(sb, json_obj_get(inc, "start_ms"));
+            sb_puts(sb, "..");
+            put_unit(sb, json_obj_get(inc, "end_ms"), "ms");
+            sb_puts(sb, " faults=");
+            const struct json *fl = json_obj_get(inc, "faults");
+            if (!arr_len(fl))
+                sb_puts(sb, "none");
+            for (size_t k = 0; k < arr_len(fl); k++) {
+                if (k)
+                    sb_putc(sb, ',');
+                report_fault_name(sb, r, fl->kids[k]);
+            }
+            sb_putc(sb, '\n');
+        }
+    }
+    if ((int64_t)shown < total)
+        sb_printf(sb, "  ... %lld more in result.json\n", (long long)(total - (int64_t)shown));
+}
+
+/* "N lock-broken and M stale-holder overlaps in K incidents" (the parts
+ * that are there), or nothing when mutex found no overlap; returns 1 when
+ * it wrote something. */
+static int put_overlaps(struct strbuf *sb, const struct json *r)
+{
+    const struct json *m = json_path(r, "checks.mutex");
+    int64_t v = json_get_int(m, "violations", 0);
+    if (v <= 0)
+        return 0;
+    int64_t lb = json_get_int(json_obj_get(m, "by_class"), "lock_broken", 0);
+    int64_t sh = json_get_int(json_obj_get(m, "by_class"), "stale_holder", 0);
+    if (lb > 0 && sh > 0)
+        sb_printf(sb, "%lld lock-broken and %lld stale-holder overlaps", (long long)lb,
+                  (long long)sh);
+    else if (lb > 0 || sh > 0)
+        sb_printf(sb, "%lld %s overlap%s", (long long)v, lb > 0 ? "lock-broken" : "stale-holder",
+                  v == 1 ? "" : "s");
+    else
+        sb_printf(sb, "%lld overlap%s", (long long)v, v == 1 ? "" : "s");
+    const struct json *ni = num_at(r, "checks.mutex.incidents");
+    if (ni)
+        sb_printf(sb, " in %lld incident%s", (long long)ni->i, ni->i == 1 ? "" : "s");
+    return 1;
+}
+
+/* What the checkers found, as a clause: "the checkers found 2 lock-broken
+ * overlaps in 1 incident and fencing invalid", "... found no violation",
+ * "... could not decide (mutex: why)". */
+static void put_findings(struct strbuf *sb, const struct json *r)
+{
+    const struct json *checks = json_obj_get(r, "checks");
+    struct strbuf other = STRBUF_INIT, undecided = STRBUF_INIT;
+    for (size_t i = 0; checks && checks->type == JSON_OBJ && i < checks->n; i++) {
+        const char *v = json_get_str(checks->kids[i], "verdict", "unknown");
+        const char *why = json_get_str(checks->kids[i], "reason",
+                                       json_get_str(checks->kids[i], "note", NULL));
+        if (strcmp(v, "invalid") == 0 && strcmp(checks->keys[i], "mutex") != 0)
+            sb_printf(&other, "%s%s invalid", other.len ? ", " : "", checks->keys[i]);
+        else if (strcmp(v, "valid") != 0 && strcmp(v, "invalid") != 0)
+            sb_printf(&undecided, "%s%s%s%s%s", undecided.len ? "; " : "", checks->keys[i],
+                      why ? ": " : "", why ? why : "", why ? "" : " undecided");
+    }
+    struct strbuf found = STRBUF_INIT;
+    put_overlaps(&found, r);
+    if (other.len)
+        sb_printf(&found, "%s%s", found.len ? " and " : "", sb_cstr(&other));
+    if (found.len)
+        sb_printf(sb, "the checkers found %s", sb_cstr(&found));
+    else if (undecided.len)
+        sb_printf(sb, "the checkers could not decide (%s)", sb_cstr(&undecided));
+    else
+        sb_puts(sb, "the checkers found no violation");
+    sb_free(&found);
+    sb_free(&other);
+    sb_free(&undecided);
+}
+
+/* Contract: the one line that says how the verdict follows from the
+ * expectations and the checkers (docs/result-format.md "Verdict"):
+ *   verdict    PASS: 5 of 5 expectations met; the checkers found 43
+ *              stale-holder overlaps in 6 incidents, as expected
+ *   verdict    FAIL: 1 of 5 expectations unmet (PATH: wanted W, got G)
+ *   verdict    UNKNOWN: REASON; REASON
+ *   verdict    FAIL: the checkers found 2 lock-broken overlaps (the
+ *              verdict is the checkers': no expect: block)
+ * (each one line, without the "verdict    " label and the newline, which
+ * the summary adds; also in junit.xml and the HTML banner). Reads the
+ * model only. */
+void render_verdict_why(const struct json *r, struct strbuf *sb)
+{
+    const char *verdict = json_get_str(r, "verdict", "unknown");
+    const struct json *ex = json_obj_get(r, "expectations");
+    size_t nex = arr_len(ex), nok = 0;
+    int about_checks = 0;
+    for (size_t i = 0; i < nex; i++) {
+        if (is_true(json_obj_get(ex->kids[i], "ok")))
+            nok++;
+        if (strncmp(json_get_str(ex->kids[i], "path", ""), "checks.", 7) == 0)
+            about_checks = 1;
+    }
+    sb_printf(sb, "%s: ", verdict_word(r));
+    if (strcmp(verdict, "pass") != 0 && strcmp(verdict, "fail") != 0) {
+        const struct json *reasons = json_obj_get(r, "verdict_reasons");
+        for (size_t i = 0; i < arr_len(reasons); i++) {
+            if (i)
+                sb_puts(sb, "; ");
+            put_val(sb, reasons->kids[i]);
+        }
+        if (arr_len(reasons) == 0) { /* a model from before verdict_reasons */
+            if (is_true(json_obj_get(r, "interrupted")))
+                sb_puts(sb, "the run was interrupted before its planned end");
+            else if (nex == 0)
+                put_findings(sb, r);
+            else
+                sb_puts(sb, "no reason recorded");
+        }
+    } else if (nex > 0 && nok < nex) {
+        sb_printf(sb, "%zu of %zu expectation%s unmet (", nex - nok, nex, nex == 1 ? "" : "s");
+        size_t named = 0;
+        for (size_t i = 0; i < nex && named < TEXT_MAX_UNMET; i++) {
+            const struct json *e = ex->kids[i];
+            if (is_true(json_obj_get(e, "ok")))
+                continue;
+            sb_printf(sb, "%s%s: wanted %s, got ", named ? "; " : "", json_get_str(e, "path", "?"),
+                      json_get_str(e, "want", "?"));
+            put_val(sb, json_obj_get(e, "got"));
+            const char *why = json_get_str(e, "why", NULL);
+            if (why)
+                sb_printf(sb, ", %s", why);
+            named++;
+        }
+        if (nex - nok > named)
+            sb_printf(sb, "; %zu more", nex - nok - named);
+        sb_putc(sb, ')');
+    } else if (nex > 0) {
+        sb_printf(sb, "%zu of %zu expectation%s met; ", nok, nex, nex == 1 ? "" : "s");
+        put_findings(sb, r);
+        if (strcmp(json_get_str(r, "verdict_checks", ""), "invalid") == 0)
+            sb_puts(sb, about_checks ? ", as expected" : ", which no expectation is about");
+    } else {
+        put_findings(sb, r);
+        sb_puts(sb, " (the verdict is the checkers': no expect: block)");
+    }
+}
+
 /* Contract: appends the human summary of result to sb: header, counts and
- * throughput, latency quantiles, one line per checker (flagged "!!!" /
- * "???"), the first violations, the faults, the expectations, the
- * warnings, and last the verdict line. Reads result only. */
+ * throughput, evidence and coverage (when the model has them), latency
+ * quantiles, one line per checker (flagged "!!!" / "???"; findings, not
+ * verdicts), the incidents, the first violations, one story per class,
+ * the faults, the expectations, the warnings, the one line saying how the
+ * verdict follows, and last the verdict line. Reads result only. */
 void render_text(const struct json *result, struct strbuf *sb)
 {
     render_header(result, sb);
+    render_evidence(result, sb);
     render_counts(result, sb);
+    render_coverage(result, sb);
     render_adapter(result, sb);
     render_latency(result, sb);
     render_checks(result, sb);
+    render_incidents(result, sb);
     render_violations(result, sb);
     render_stories(result, sb);
     render_faults(result, sb);
     render_windows(result, sb);
     render_expectations(result, sb);
     render_warnings(result, sb);
+    sb_puts(sb, "verdict    ");
+    render_verdict_why(result, sb);
+    sb_putc(sb, '\n');
     render_verdict_line(result, sb);
 }

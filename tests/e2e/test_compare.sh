@@ -80,6 +80,23 @@ set -e
 check "compare of a directory without result.json: exit 2 ($RC)" [ "$RC" -eq 2 ]
 check "... naming the file" grep -q "result.json" "$T_TMP/nores.err"
 
+# a report, not a gate: what the checkers found, worded as such; a run
+# that could not be judged makes the exit 4 and says why under the table
+check "the checkers column says clean / violations, never pass / fail" \
+    bash -c '"$1" compare "$2/single" "$2/redlock-3" | awk "NR == 2 && \$4 == \"checkers\" {h = 1} NR > 2 && NR <= 4 && \$4 !~ /^(clean|violations)\$/ {bad = 1} END {exit !(h && !bad)}"' \
+    _ "$LS" "$d"
+u=$T_TMP/undecided
+mkdir -p "$u"
+sed -e 's/"verdict": "[a-z]*"/"verdict": "unknown"/' -e 's/"verdict_checks": "[a-z]*"/"verdict_checks": "unknown"/' \
+    -e 's/"verdict_reasons": \[[^]]*\]/"verdict_reasons": []/' "$d/single/result.json" >"$u/result.json"
+set +e
+"$LS" compare "$d/redlock-3" "$u" >"$u.out" 2>&1
+RC=$?
+set -e
+check "compare with a run whose verdict is unknown: exit 4 ($RC)" [ "$RC" -eq 4 ]
+check "... its row says unknown and a line says why" \
+    bash -c 'grep -qE "^undecided +redis-single +1 +unknown " "$1" && grep -q "^unknown: undecided: " "$1"' _ "$u.out"
+
 # a variant that does not load: nothing runs
 cat >"$T_TMP/bad.yaml" <<'YAML'
 name: cmp-bad

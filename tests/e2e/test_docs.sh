@@ -3,6 +3,7 @@
 # docs/*.md points at a file that exists; every page of docs/ is linked from
 # the README; the README stays short and its two commands exist; every
 # `lockstorm COMMAND` the docs show (in code) is a command the binary has;
+# the verdict lines they show have the fields of a real run's, in order;
 # the workload reference is the generated one.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +35,26 @@ for s in scripts/demo.sh scripts/test.sh; do
     check "$s is there and parses" bash -n "$s"
 done
 check "README shows a verdict line" grep -qE '^lockstorm: (PASS|FAIL) workload=' README.md
+
+# The verdict lines the docs show have the shape a real run prints: the
+# same fields in the same order (values aside: counts vary between runs
+# of one seed). The real line comes from a short run of the demo.
+shape() { sed -E 's/^lockstorm: [A-Z]+ /lockstorm: V /; s/=[^ ()]*/=/g'; }
+d=$T_TMP/demo
+run_ls "$d" demo --set duration=2s --format text
+real=$(grep '^lockstorm: [A-Z]* workload=' "$d.stdout" | tail -n1 || true)
+check "a short demo run printed a verdict line (exit $RC)" [ -n "$real" ]
+want=$(printf '%s\n' "$real" | shape)
+for f in README.md docs/getting-started.md docs/result-format.md docs/reports.md; do
+    n=0
+    while IFS= read -r line; do
+        n=$((n + 1))
+        got=$(printf '%s\n' "$line" | shape)
+        check "$f: verdict line example $n has a real run's fields in order" [ "$got" = "$want" ]
+    done < <(grep -E '^lockstorm: (PASS|FAIL|UNKNOWN) workload=' "$f")
+    check "$f shows a verdict line ($n)" [ "$n" -ge 1 ]
+done
+t_no_leftovers "$d"
 
 # `lockstorm X` in code blocks and inline code names a real command
 cmds=" $("$LS" help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}' | tr '\n' ' ') "

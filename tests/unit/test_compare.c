@@ -241,12 +241,69 @@ static void test_na_and_after(void)
     json_free(doc);
 }
 
+/* The checkers column says what they found (clean / violations / unknown
+ * with the reason), not pass/fail; an unknown run makes the exit 4. */
+static void test_findings(void)
+{
+    static const char RUN_U[] =
+        "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"unknown\","
+        "\"verdict_checks\":\"unknown\",\"verdict_reasons\":[\"evidence: worker-002.bin is "
+        "missing\"],\"interrupted\":false,\"duration_s\":10,"
+        "\"workload\":{\"name\":\"w\",\"duration\":\"10s\",\"faults\":[{\"kind\":\"pause\"}],"
+        "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"naive-del\"},"
+        "\"cluster\":{\"topology\":\"independent\",\"nodes\":1}},"
+        "\"checks\":{\"mutex\":{\"verdict\":\"unknown\",\"violations\":0}},"
+        "\"violations\":[]}";
+    /* an expect: block passed this one: its checkers still found violations */
+    static const char RUN_P[] =
+        "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"pass\","
+        "\"verdict_checks\":\"invalid\",\"interrupted\":false,\"duration_s\":10,"
+        "\"workload\":{\"name\":\"w\",\"duration\":\"10s\",\"faults\":[{\"kind\":\"pause\"}],"
+        "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"naive-del\"},"
+        "\"cluster\":{\"topology\":\"independent\",\"nodes\":1}},"
+        "\"checks\":{\"mutex\":{\"verdict\":\"invalid\",\"violations\":5}},"
+        "\"violations\":[]}";
+    char a[4096], b[4096], u[4096], p[4096];
+    write_run("f-single", RUN_A, a, sizeof(a));
+    write_run("f-redlock", RUN_B, b, sizeof(b));
+    write_run("f-lost", RUN_U, u, sizeof(u));
+    write_run("f-expected", RUN_P, p, sizeof(p));
+    const char *dirs[] = {a, b, p, u};
+    struct json *doc = NULL;
+    struct ls_err err = {0};
+    REQUIRE(compare_build(dirs, 3, NULL, &doc, &err) == 0);
+    CHECK_STR(json_get_str(json_path(doc, "runs[0]"), "findings", ""), "violations");
+    CHECK_STR(json_get_str(json_path(doc, "runs[1]"), "findings", ""), "clean");
+    CHECK_STR(json_get_str(json_path(doc, "runs[2]"), "findings", ""), "violations");
+    CHECK_INT(compare_exit_code(doc), 0); /* violations found are a finding, not an error */
+    struct strbuf sb = STRBUF_INIT;
+    render_compare_text(doc, &sb);
+    const char *t = sb_cstr(&sb);
+    CHECKF(strstr(t, "checkers") && !strstr(t, " pass ") && !strstr(t, " fail "), "%s", t);
+    CHECKF(strstr(t, "\nf-single    redis-single      1  violations") != NULL, "%s", t);
+    CHECKF(strstr(t, "\nf-redlock   redlock           3  clean") != NULL, "%s", t);
+    json_free(doc);
+
+    REQUIRE(compare_build(dirs, 4, NULL, &doc, &err) == 0);
+    const struct json *r3 = json_path(doc, "runs[3]");
+    CHECK_STR(json_get_str(r3, "findings", ""), "unknown");
+    CHECK_STR(json_get_str(r3, "findings_reason", ""), "evidence: worker-002.bin is missing");
+    CHECK_INT(compare_exit_code(doc), 4);
+    sb_reset(&sb);
+    render_compare_text(doc, &sb);
+    t = sb_cstr(&sb);
+    CHECKF(strstr(t, "\nunknown: f-lost: evidence: worker-002.bin is missing\n") != NULL, "%s", t);
+    sb_free(&sb);
+    json_free(doc);
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
     RUN(test_rows_and_kinds);
     RUN(test_errors);
     RUN(test_na_and_after);
+    RUN(test_findings);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();

@@ -156,6 +156,250 @@ static void test_junit_checks(void)
     json_free(r);
 }
 
+/* ---- incidents, one story per class, how the verdict follows ----------- */
+
+/* Set key of obj to the JSON text js (a test's own literal). */
+static void set_json(struct json *obj, const char *key, const char *js)
+{
+    struct json *v = NULL;
+    char why[128];
+    if (json_parse(js, strlen(js), &v, why, sizeof(why)) < 0) {
+        fprintf(stderr, "bad test JSON for %s: %s\n", key, why);
+        exit(2);
+    }
+    json_obj_set(obj, key, v);
+}
+
+/* The report model with what the mutex, evidence and coverage parts add:
+ * two incidents (the lock-broken one second in time), a story for the
+ * lock-broken violation, an expectation on lock_broken that fails and
+ * one on a value that was not measured. */
+static struct json *incidents_model(void)
+{
+    struct json *r = model();
+    struct json *v1 = json_arr_get(json_obj_get(r, "violations"), 1);
+    set_json(v1, "story",
+             "[{\"t_ms\":2559,\"kind\":\"grant\",\"text\":\"w4 acquires r1 (no fence)\"},"
+             "{\"t_ms\":2560,\"kind\":\"overlap\",\"text\":\"overlap on r1 2.560–2.600s (40 ms)\"},"
+             "{\"t_ms\":2600,\"kind\":\"conclusion\",\"text\":\"lock-broken: r1 was granted to "
+             "w4 while w1 held a grant with no expiry\"}]");
+    struct json *m = json_path(r, "checks.mutex");
+    set_json(m, "by_class", "{\"stale_holder\":13,\"lock_broken\":1}");
+    json_obj_set_int(m, "incidents", 2);
+    set_json(m, "incidents_by_class", "{\"stale_holder\":1,\"lock_broken\":1}");
+    set_json(r, "incidents",
+             "[{\"id\":1,\"class\":\"stale-holder\",\"resource\":\"r0\",\"cause\":{\"worker\":3,"
+             "\"token\":\"w3\",\"fence\":41,\"acquired_ms\":1204,\"valid_until_ms\":1504,"
+             "\"enter_ms\":1204.1,\"exit_ms\":1842},\"violations\":13,\"listed\":[0],"
+             "\"start_ms\":1511.1,\"end_ms\":1900,\"faults\":[2],\"first_violation\":0},"
+             "{\"id\":2,\"class\":\"lock-broken\",\"resource\":\"r1\",\"cause\":{\"worker\":1,"
+             "\"token\":\"a1\",\"fence\":null,\"acquired_ms\":2200,\"valid_until_ms\":null,"
+             "\"enter_ms\":2201,\"exit_ms\":2600,\"crashed\":true},\"violations\":1,"
+             "\"listed\":[1],\"start_ms\":2560,\"end_ms\":2600,\"faults\":[],"
+             "\"first_violation\":1}]");
+    set_json(r, "expectations",
+             "[{\"path\":\"checks.mutex.by_class.stale_holder\",\"want\":\"> 0\",\"got\":13,"
+             "\"ok\":true},"
+             "{\"path\":\"checks.mutex.by_class.lock_broken\",\"want\":\"0\",\"got\":1,"
+             "\"ok\":false},"
+             "{\"path\":\"checks.fencing.fenced_lost_updates\",\"want\":\"0\",\"got\":null,"
+             "\"ok\":false,\"why\":\"not measured: fencing not offered\"}]");
+    return r;
+}
+
+/* The text between the testcase named name and its end ("" when none). */
+static char *testcase_of(const char *x, const char *name)
+{
+    const char *a = strstr(x, name);
+    const char *b = a ? strstr(a, "</testcase>") : NULL;
+    struct strbuf sb = STRBUF_INIT;
+    if (a && b)
+        sb_append(&sb, a, (size_t)(b - a));
+    sb_cstr(&sb);
+    return sb_steal(&sb);
+}
+
+static void test_text_incidents(void)
+{
+    struct json *r = incidents_model();
+    struct strbuf sb = STRBUF_INIT;
+    render_text(r, &sb);
+    const char *t = sb_cstr(&sb);
+    CHECKF(contains(t, "incidents  2 (stale-holder=1 lock-broken=1) grouping violations=14, "
+                       "lock-broken first:\n"
+                       "  #2 r1 lock-broken cause=w1(killed) overlaps=1 at=2560..2600ms "
+                       "faults=none\n"
+                       "  #1 r0 stale-holder cause=w3 overlaps=13 at=1511.1..1900ms "
+                       "faults=pause(w3)\n"), "%s", t);
+    const char *lb = strstr(t, "story of violation 2 (r1 lock-broken, incident #2):\n");
+    const char *sh = strstr(t, "story of violation 1 (r0 stale-holder, incident #1):\n");
+    CHECK(lb != NULL && sh != NULL && lb < sh);
+    CHECK(contains(t, "faults=pause(w3)\n  r1 lock-broken"));
+    CHECK(contains(t, "got -          FAILED (not measured: fencing not offered)\n"));
+    CHECK(contains(t, "checkers   overall invalid (findings: the expect: block decides the "
+                      "verdict)\n"));
+    CHECKF(contains(t, "\nverdict    FAIL: 2 of 3 expectations unmet "
+                       "(checks.mutex.by_class.lock_broken: wanted 0, got 1; "
+                       "checks.fencing.fenced_lost_updates: wanted 0, got -, not measured: "
+                       "fencing not offered)\nlockstorm: FAIL "), "%s", t);
+    CHECK(contains(t, " seed=7 incidents=2 (violations=14 stale-holder=13 lock-broken=1) "
+                      "plain_lost=9 "));
+    CHECK(!contains(t, "evidence   ")); /* no evidence section in the model: no line */
+    CHECK(!contains(t, "coverage   "));
+
+    /* all met: the findings were allowed, and the line says so */
+    set_json(r, "expectations", "[{\"path\":\"checks.mutex.violations\",\"want\":\"> 0\","
+                                "\"got\":14,\"ok\":true}]");
+    json_obj_set_str(r, "verdict", "pass");
+    struct strbuf line = STRBUF_INIT;
+    render_verdict_why(r, &line);
+    CHECK_STR(sb_cstr(&line), "PASS: 1 of 1 expectation met; the checkers found 1 lock-broken "
+                              "and 13 stale-holder overlaps in 2 incidents and fencing invalid, "
+                              "as expected");
+    set_json(r, "expectations", "[{\"path\":\"counts.grants\",\"want\":\"> 0\",\"got\":602,"
+                                "\"ok\":true}]");
+    sb_reset(&line);
+    render_verdict_why(r, &line);
+    CHECK(contains(sb_cstr(&line), "in 2 incidents and fencing invalid, which no expectation is about"));
+    /* met, and the checkers could not decide: no "as expected" about that */
+    json_obj_set_str(r, "verdict_checks", "unknown");
+    struct json *saved = json_clone(json_obj_get(r, "checks"));
+    set_json(r, "checks", "{\"mutex\":{\"verdict\":\"unknown\",\"violations\":0,"
+                          "\"reason\":\"a hold has no exit\"}}");
+    sb_reset(&line);
+    render_verdict_why(r, &line);
+    CHECK_STR(sb_cstr(&line), "PASS: 1 of 1 expectation met; the checkers could not decide "
+                              "(mutex: a hold has no exit)");
+    json_obj_set(r, "checks", saved);
+    json_obj_set_str(r, "verdict_checks", "invalid");
+    /* no expect: block: the checkers' verdict, and it says so */
+    json_obj_set(r, "expectations", json_new_arr());
+    json_obj_set_str(r, "verdict", "fail");
+    sb_reset(&line);
+    render_verdict_why(r, &line);
+    CHECK_STR(sb_cstr(&line), "FAIL: the checkers found 1 lock-broken and 13 stale-holder "
+                              "overlaps in 2 incidents and fencing invalid (the verdict is the "
+                              "checkers': no expect: block)");
+    /* unknown: the reasons, joined */
+    json_obj_set_str(r, "verdict", "unknown");
+    set_json(r, "verdict_reasons", "[\"evidence: worker-003.bin is missing\","
+                                   "\"no fault took effect (0 of 6 bit)\"]");
+    sb_reset(&line);
+    render_verdict_why(r, &line);
+    CHECK_STR(sb_cstr(&line), "UNKNOWN: evidence: worker-003.bin is missing; no fault took "
+                              "effect (0 of 6 bit)");
+    /* evidence and coverage, when the model has them */
+    set_json(r, "evidence", "{\"complete\":false,\"gaps\":[\"worker-003.bin: missing (run.json "
+                            "lists it)\"],\"run_id\":\"r-1\",\"run_state\":\"finished\","
+                            "\"logs\":{\"expected\":6,\"found\":5,\"missing\":1,\"foreign\":0,"
+                            "\"damaged\":0}}");
+    set_json(r, "coverage", "{\"holds\":602,\"grants\":602,\"contended_acquires\":300,"
+                            "\"grant_floor\":50,\"enough_activity\":true,\"faults\":"
+                            "{\"occurrences\":6,\"bit\":5,\"not_bit\":1,\"undecided\":0,"
+                            "\"late\":0,\"max_late_ms\":0}}");
+    sb_reset(&sb);
+    render_text(r, &sb);
+    t = sb_cstr(&sb);
+    CHECKF(contains(t, "\nevidence   incomplete ??? logs=5/6 missing=1 foreign=0 damaged=0 "
+                       "run_id=r-1 run_state=finished\n"
+                       "  ??? worker-003.bin: missing (run.json lists it)\n"), "%s", t);
+    CHECKF(contains(t, "\ncoverage   holds=602 grants=602 contended=300 grant_floor=50 "
+                       "enough_activity=yes; faults that bit: 5 of 6 not_bit=1 undecided=0 "
+                       "late=0\n"), "%s", t);
+    CHECK(contains(t, "\nverdict    UNKNOWN: evidence: worker-003.bin is missing; "));
+    sb_free(&line);
+    sb_free(&sb);
+    json_free(r);
+}
+
+/* JUnit: a failed expectation carries a story of the class it is about;
+ * an unknown verdict's reasons are an error. */
+static void test_junit_incidents(void)
+{
+    struct json *r = incidents_model();
+    struct strbuf sb = STRBUF_INIT;
+    render_junit(r, &sb);
+    const char *x = sb_cstr(&sb);
+    char *lb = testcase_of(x, "name=\"expect checks.mutex.by_class.lock_broken 0\"");
+    CHECKF(contains(lb, "<failure message=\"checks.mutex.by_class.lock_broken: wanted 0, got 1\""),
+           "%s", lb);
+    CHECK(contains(lb, "story of violation 2 (r1 lock-broken):"));
+    CHECK(contains(lb, "=&gt; lock-broken: r1 was granted to w4"));
+    CHECK(!contains(lb, "stale-holder"));
+    free(lb);
+    char *fl = testcase_of(x, "name=\"expect checks.fencing.fenced_lost_updates 0\"");
+    CHECK(contains(fl, "message=\"checks.fencing.fenced_lost_updates: wanted 0, got null "
+                       "(not measured: fencing not offered)\""));
+    CHECK(contains(fl, "story of violation 2 (r1 lock-broken):")); /* the first story */
+    free(fl);
+    char *mx = testcase_of(x, "name=\"check mutex\"");
+    CHECK(contains(mx, "incidents=2 (stale-holder=1 lock-broken=1)"));
+    const char *a = strstr(mx, "(r1 lock-broken)"), *b = strstr(mx, "(r0 stale-holder)");
+    CHECK(a && b && a < b); /* one story per class, lock-broken first */
+    free(mx);
+    CHECK(contains(x, "<system-out>FAIL: 2 of 3 expectations unmet ("));
+    CHECK(!contains(x, "verdict decided"));
+
+    json_obj_set_str(r, "verdict", "unknown");
+    set_json(r, "verdict_reasons", "[\"evidence: worker-003.bin is missing\","
+                                   "\"too little activity: 12 grants (floor 50)\"]");
+    sb_reset(&sb);
+    render_junit(r, &sb);
+    x = sb_cstr(&sb);
+    CHECK(contains(x, "tests=\"8\" failures=\"2\" errors=\"1\""));
+    CHECK(contains(x, "<error message=\"the verdict is unknown: evidence: worker-003.bin is "
+                      "missing; too little activity: 12 grants (floor 50)\" type=\"unknown\">"));
+    check_golden("junit_incidents.xml", &sb);
+    sb_free(&sb);
+    json_free(r);
+}
+
+/* HTML: the incidents table leads the findings, the lock-broken story
+ * comes first, faults by name. */
+static void test_html_incidents(void)
+{
+    struct json *r = incidents_model();
+    struct strbuf sb = STRBUF_INIT;
+    render_html(r, tmp, "charts skipped: test", &sb);
+    const char *h = sb_cstr(&sb);
+    const char *chk = strstr(h, "<section id=\"checks\">");
+    const char *inc = strstr(h, "<section id=\"incidents\">");
+    const char *cha = strstr(h, "<section id=\"charts\">");
+    CHECK(chk && inc && cha && chk < inc && inc < cha);
+    CHECK(contains(h, "<a href=\"#story-2\">violation 2</a>"));
+    CHECK(contains(h, "<td>w1 (killed), fence -</td>"));
+    CHECK(contains(h, "<td>pause(w3)</td>"));
+    const char *s2 = strstr(h, "id=\"story-2\""), *s1 = strstr(h, "id=\"story-1\"");
+    CHECK(s1 && s2 && s2 < s1);
+    CHECK(contains(h, "<div class=\"why\">FAIL: 2 of 3 expectations unmet ("));
+    CHECK(contains(h, "incidents 2 &middot; violations 14"));
+    CHECK(contains(h, "FAILED</span> not measured: fencing not offered</td>"));
+    CHECK(!contains(h, "<section id=\"evidence\">")); /* the model has none */
+    /* evidence, coverage and an unknown verdict's reasons, when there */
+    json_obj_set_str(r, "verdict", "unknown");
+    set_json(r, "verdict_reasons", "[\"evidence: worker-003.bin is missing\"]");
+    set_json(r, "evidence", "{\"complete\":false,\"gaps\":[\"worker-003.bin: missing\"],"
+                            "\"run_id\":\"r-1\",\"run_state\":\"finished\",\"logs\":"
+                            "{\"expected\":6,\"found\":5,\"missing\":1,\"foreign\":0,"
+                            "\"damaged\":0}}");
+    set_json(r, "coverage", "{\"holds\":602,\"grants\":602,\"faults\":{\"occurrences\":6,"
+                            "\"bit\":5}}");
+    sb_reset(&sb);
+    render_html(r, tmp, "charts skipped: test", &sb);
+    h = sb_cstr(&sb);
+    const char *ex = strstr(h, "<section id=\"expectations\">");
+    const char *ev = strstr(h, "<section id=\"evidence\">");
+    chk = strstr(h, "<section id=\"checks\">");
+    CHECK(ex && ev && chk && ex < ev && ev < chk);
+    CHECK(contains(h, "<li>evidence: worker-003.bin is missing</li>"));
+    CHECK(contains(h, "<span class=\"badge unknown\">incomplete</span>"));
+    CHECK(contains(h, "<li>worker-003.bin: missing</li>"));
+    CHECK(contains(h, "<div><b>took effect (bit)</b> 5</div>"));
+    CHECK(contains(h, "<div class=\"why\">UNKNOWN: evidence: worker-003.bin is missing</div>"));
+    sb_free(&sb);
+    json_free(r);
+}
+
 /* ---- formats ------------------------------------------------------------- */
 
 static void test_formats(void)
@@ -363,6 +607,9 @@ int main(void)
     RUN(test_charts_without_gnuplot);
     RUN(test_html);
     RUN(test_json_rows);
+    RUN(test_text_incidents);
+    RUN(test_junit_incidents);
+    RUN(test_html_incidents);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();

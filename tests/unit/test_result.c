@@ -334,7 +334,8 @@ static void test_verdict_line(void)
     render_verdict_line(r, &line);
     CHECK_STR(sb_cstr(&line),
               "lockstorm: FAIL workload=demo lock=redis-single workers=6 resources=2 duration=10s "
-              "faults=pause:6 seed=7 violations=14 (stale-holder=14 lock-broken=0) plain_lost=9 "
+              "faults=pause:6 seed=7 incidents=- (violations=14 stale-holder=14 lock-broken=0) "
+              "plain_lost=9 "
               "fenced_lost=0 expectations=2/3\n");
     render_text(r, &text);
     CHECK_STR(last_line(&text), sb_cstr(&line));
@@ -345,7 +346,7 @@ static void test_verdict_line(void)
     render_verdict_line(r, &line);
     CHECK_STR(sb_cstr(&line),
               "lockstorm: PASS workload=calm lock=naive-setnx-expire workers=2 resources=1 "
-              "duration=5s faults=none seed=42 violations=0 (stale-holder=0 lock-broken=0) "
+              "duration=5s faults=none seed=42 incidents=- (violations=0 stale-holder=0 lock-broken=0) "
               "plain_lost=0 fenced_lost=- expectations=-\n");
     json_free(r);
 
@@ -354,7 +355,7 @@ static void test_verdict_line(void)
     render_verdict_line(r, &line);
     CHECK_STR(sb_cstr(&line),
               "lockstorm: UNKNOWN workload=- lock=- workers=2 resources=- duration=2.5s "
-              "faults=none seed=- violations=0 (stale-holder=0 lock-broken=0) plain_lost=- "
+              "faults=none seed=- incidents=- (violations=0 stale-holder=0 lock-broken=0) plain_lost=- "
               "fenced_lost=- expectations=-\n");
     json_free(r);
     sb_free(&line);
@@ -374,7 +375,7 @@ static void test_text_flags(void)
     CHECK(strstr(t, "FAILED") != NULL);
     CHECK(strstr(t, "faults     6 injected (pause=6), 1 skipped") != NULL);
     CHECK(strstr(t, "r0 stale-holder at=1012.3ms overlap=212.4ms workers=2->4 fences=17->18 "
-                    "faults=0(pause)") != NULL);
+                    "faults=pause(w2)") != NULL);
     CHECK(strstr(t, "... 12 more") != NULL);
     json_free(r);
 
@@ -886,7 +887,7 @@ static void test_build(void)
     struct strbuf sb = STRBUF_INIT;
     render_text(r, &sb);
     CHECK(strstr(sb_cstr(&sb), "lockstorm: FAIL workload=tiny lock=redis-single workers=2 "
-                               "resources=1 duration=1s faults=none seed=11 violations=0 ") != NULL);
+                               "resources=1 duration=1s faults=none seed=11 incidents=- (violations=0 ") != NULL);
     sb_free(&sb);
 
     json_free(r);
