@@ -887,7 +887,7 @@ static void test_build(void)
     struct strbuf sb = STRBUF_INIT;
     render_text(r, &sb);
     CHECK(strstr(sb_cstr(&sb), "lockstorm: FAIL workload=tiny lock=redis-single workers=2 "
-                               "resources=1 duration=1s faults=none seed=11 incidents=- (violations=0 ") != NULL);
+                               "resources=1 duration=1s faults=none seed=11 incidents=0 (violations=0 ") != NULL);
     sb_free(&sb);
 
     json_free(r);
