@@ -17,7 +17,7 @@ refused() {
     local f=$T_TMP/$name.yaml
     { echo "${head/DUR/$dur}"; printf '%s\n' "$@"; } >"$f"
     set +e
-    (cd "$T_TMP" && timeout 20 "$LS" run "$f" --quiet >"$f.out" 2>"$f.err")
+    (cd "$T_TMP" && timeout -k 5 20 "$LS" run "$f" --quiet >"$f.out" 2>"$f.err")
     local rc=$?
     set -e
     check "$name: exit 2 (got $rc)" [ "$rc" -eq 2 ]
