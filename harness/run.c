@@ -71,8 +71,8 @@ static int take_signal(struct run *r, int64_t ns)
         r->signal = s;
     r->nsignals++;
     if (r->checking)
-        fprintf(stderr, "lockstorm: %s: checking stopped (the run itself is complete: `lockstorm "
-                "check %s` gives its verdict)\n", signal_name(s), r->dir);
+        fprintf(stderr, "lockstorm: %s: checking stopped (`lockstorm check %s` gives the verdict "
+                "later)\n", signal_name(s), r->dir);
     else if (r->nsignals == 1)
         fprintf(stderr, "lockstorm: %s: stopping (teardown started)\n", signal_name(s));
     else
