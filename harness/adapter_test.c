@@ -325,7 +325,8 @@ static void check_stale_renew(struct at *t)
     else
         report(t, refused && still_b && c, name,
                "stale renew answered %s (ok:false expected)%s%s%s%s", renew,
-               still_b ? "" : "; the newer grant was no longer held after it: ", still_b ? "" : busy,
+               still_b ? "" : "; the newer grant was no longer held after it: ",
+               still_b ? "" : busy,
                c ? "" : "; the newer grant's lease did not end at its ttl (extended by the stale "
                         "renew?): ", c ? "" : after);
     if (c)
