@@ -116,7 +116,7 @@ for i in "${!phases[@]}"; do
     t_start=$(now_ms)
     if [ "$when" = finished ]; then
         # poll (bounded) until the run's final run.json is written: checking begins
-        wait_for 30 grep -q '"state": "finished"' "$d/run.json" || true
+        wait_for 30 grep -qs '"state": "finished"' "$d/run.json" || true
     fi
     t_from=$(now_ms)
     while [ $(( $(now_ms) - t_from )) -lt "$ms" ] && ! ended "$pid"; do sleep 0.01; done
@@ -159,7 +159,7 @@ for i in "${!phases[@]}"; do
     rc=$?
     set -e
     echo "# $desc: exit $rc after $(( $(now_ms) - t_sig )) ms; $(grep -c . "$d.stderr") stderr lines"
-    state=$(sed -n 's/^ *"state": "\([a-z]*\)".*/\1/p' "$d/run.json" 2>/dev/null | head -n1)
+    state=$(sed -n 's/^ *"state": "\([a-z]*\)".*/\1/p' "$d/run.json" 2>/dev/null | head -n1 || true)
     if [ "$phase" = twice ] && [ "$rc" -le 128 ]; then
         # taken in the teardown ("again") or in the checking ("checking stopped")
         check "$desc: the second signal is taken and said too" \
@@ -192,4 +192,25 @@ for i in "${!phases[@]}"; do
     fi
     t_no_session_leftovers "$sid" "$desc"
 done
+
+# ---- a suite (`lockstorm run DIR`) stops at a signal taken in its checking ----
+sd=$T_TMP/suite
+mkdir -p "$sd"
+cp "$W/checking.yaml" "$sd/a.yaml"
+sed 's/^name: sig-checking$/name: sig-checking-2/' "$W/checking.yaml" >"$sd/b.yaml"
+setsid "$LS" run "$sd" --out "$T_TMP/suite-out" >"$T_TMP/suite.stdout" 2>"$T_TMP/suite.stderr" &
+pid=$!
+wait_for 30 grep -qs '"state": "finished"' "$T_TMP/suite-out/sig-checking/run.json" || true
+kill -INT "$pid"
+t_sig=$(now_ms)
+while ! ended "$pid" && [ $(( $(now_ms) - t_sig )) -lt 20000 ]; do sleep 0.02; done
+ended "$pid" || kill -KILL "$pid" 2>/dev/null || true
+set +e
+wait "$pid"
+rc=$?
+set -e
+echo "# suite: exit $rc; $(tail -n 1 "$T_TMP/suite.stdout")"
+check "suite: stopped at the signal (exit $rc), its second scenario never started" \
+    [ "$rc" -ne 0 -a ! -e "$T_TMP/suite-out/sig-checking-2" ]
+t_no_session_leftovers "$pid" "suite"
 t_finish
