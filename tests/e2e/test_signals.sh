@@ -11,7 +11,10 @@
 # exited by then), it exits within a bound and never with a pass, its
 # run.json is final, `lockstorm check` reads what it left, and no process
 # of the run remains (the run is started under setsid: its session id names
-# every process it started). The seed is printed; LS_SIGNALS_SEED replays
+# every process it started). Then: a second signal cuts the workers'
+# SIGTERM grace short (a worker whose adapter ignores SIGTERM is SIGKILLed
+# within 1 s of it), and a suite signalled in its first scenario's checking
+# does not start the second. The seed is printed; LS_SIGNALS_SEED replays
 # it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -192,6 +195,44 @@ for i in "${!phases[@]}"; do
     fi
     t_no_session_leftovers "$sid" "$desc"
 done
+
+# ---- a second signal cuts the workers' SIGTERM grace short ----
+# The worker's adapter never answers and ignores SIGTERM (bad_adapter.py
+# never-answers): after the first signal its worker needs ~3 s to let go
+# (a release that times out, bye, SIGTERM, SIGKILL), longer than the
+# harness's 2 s SIGTERM grace. A second signal 100 ms after the first must
+# end that grace: the worker is SIGKILLed at once, by pid.
+cat >"$W/stubborn.yaml" <<EOF
+name: sig-stubborn
+duration: 20s
+lock: {impl: external, ttl: 300ms, options: {command: [$SRC/tests/fixtures/bad_adapter.py, never-answers]}}
+workers: {count: 1, resources: 1, hold: 5ms, think: 5ms}
+EOF
+d=$T_TMP/stubborn
+setsid "$LS" run "$W/stubborn.yaml" --out "$d" --quiet >"$d.stdout" 2>"$d.stderr" &
+pid=$!
+# worker_pid: the first pid recorded under "workers" in run.json
+worker_pid() { sed -n '/"workers"/,$p' "$d/run.json" 2>/dev/null | grep -m1 -o '"pid": [1-9][0-9]*' | grep -o '[0-9]*$'; }
+wait_for 30 worker_pid >/dev/null || true
+wpid=$(worker_pid || true)
+sleep 1 # the worker is waiting on its adapter by now (the moment is not the point: the grace is)
+kill -INT "$pid"
+sleep 0.1
+kill -TERM "$pid"
+t_sig=$(now_ms)
+while [ -n "$wpid" ] && ! ended "$wpid" && [ $(( $(now_ms) - t_sig )) -lt 5000 ]; do sleep 0.01; done
+took=$(( $(now_ms) - t_sig ))
+while ! ended "$pid" && [ $(( $(now_ms) - t_sig )) -lt 20000 ]; do sleep 0.02; done
+set +e
+wait "$pid"
+rc=$?
+set -e
+check "second signal: the worker (pid ${wpid:-?}) is gone within 1 s of it, not after the 2 s grace (${took} ms)" \
+    [ -n "$wpid" -a "$took" -lt 1000 ]
+check "second signal: said on stderr" grep -q 'SIGTERM again: already stopping' "$d.stderr"
+check "second signal: the run still ends with a verdict that is not a pass (exit $rc)" \
+    [ "$rc" -eq 4 -o "$rc" -eq 1 ]
+t_no_session_leftovers "$pid" "second signal"
 
 # ---- a suite (`lockstorm run DIR`) stops at a signal taken in its checking ----
 sd=$T_TMP/suite
