@@ -100,14 +100,13 @@ static void abandon(struct run *r, struct fault_inst *fi)
     replset_set_busy(r, 0);
 }
 
-/* Contract: sleep ns, or less when the run is interrupted. */
+/* Contract: sleep ns, or less when the run is interrupted (run_sleep
+ * wakes at the signal). */
 static void wait_ns(struct run *r, int64_t ns)
 {
     int64_t until = ls_now_ns() + ns;
-    while (ls_now_ns() < until && !run_interrupted(r)) {
-        int64_t left = until - ls_now_ns();
-        ls_sleep_ns(left < 10 * LS_NS_PER_MS ? left : 10 * LS_NS_PER_MS);
-    }
+    while (ls_now_ns() < until && !run_interrupted(r))
+        run_sleep(r, until - ls_now_ns());
 }
 
 static int fo_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
@@ -240,7 +239,7 @@ static int await_sentinel(struct run *r, const struct failover_opts *o, int old,
             if (strcmp(role, "master") == 0)
                 return p;
         }
-        ls_sleep_ns(20 * LS_NS_PER_MS);
+        run_sleep(r, 20 * LS_NS_PER_MS);
     }
     return -1;
 }
@@ -254,15 +253,16 @@ static int fo_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
     if (!fi->end_detail)
         fi->end_detail = json_new_obj();
     struct json *d = fi->end_detail;
-    if (r->signal) {
+    int old = st->old, p = -1, agree = 0, rc = 0;
+    if (o->mode == MODE_SENTINEL && !run_interrupted(r))
+        p = await_sentinel(r, o, old, &agree);
+    if (p < 0 && run_interrupted(r)) { /* no promotion is waited for or made any more */
         json_obj_set_bool(d, "promoted", 0);
         json_obj_set_str(d, "why", "the run was interrupted");
         abandon(r, fi);
         return 0;
     }
-    int old = st->old, p = -1, agree = 0, rc = 0;
     if (o->mode == MODE_SENTINEL) {
-        p = await_sentinel(r, o, old, &agree);
         if (p < 0)
             rc = ls_err_set(err, LS_ETIMEOUT,
                             "failover: no new primary confirmed within %llds (sentinels agreeing: "

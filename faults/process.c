@@ -134,8 +134,24 @@ static int group_wait_gone(pid_t pgid, int64_t timeout)
     return kill(-pgid, 0) < 0 && errno == ESRCH;
 }
 
+/* Contract: 1 once pid is reaped (*st its status), 0 when the absolute
+ * deadline passed or the run was interrupted first (a stop's grace does
+ * not outlive a signal: the worker is SIGKILLed at once instead). */
+static int reaped_by(struct run *r, pid_t pid, int64_t deadline, int *st)
+{
+    for (;;) {
+        int rc = proc_wait(pid, 0, st);
+        if (rc != 0)
+            return rc;
+        int64_t left = deadline - ls_now_ns();
+        if (left <= 0 || run_interrupted(r))
+            return 0;
+        run_sleep(r, left < 2 * LS_NS_PER_MS ? left : 2 * LS_NS_PER_MS);
+    }
+}
+
 /* Contract: wait until v's worker is reaped (SIGTERM: until the absolute
- * deadline, then SIGKILL) and its process group is empty. A worker that was
+ * deadline or a signal, then SIGKILL) and its process group is empty. A worker that was
  * SIGKILLed gets a crash record (time: the kill; res: the resource it held,
  * else the one it was acquiring, as shm says once it is dead) in its
  * current epoch's log. Marks it ended by fi (down when it will be
@@ -148,8 +164,11 @@ static int finish_worker(struct run *r, struct fault_inst *fi, struct victim *v,
     pid_t pid = v->pid;
     int st = 0, killed = v->sig == SIGKILL, escalated = 0;
     int64_t now = ls_now_ns();
-    int rc = proc_wait(pid, deadline > now ? deadline - now : 0, &st);
+    int rc = killed ? proc_wait(pid, deadline > now ? deadline - now : 0, &st)
+                    : reaped_by(r, pid, deadline, &st);
+    int cut = 0; /* the grace was cut short by a signal */
     if (rc == 0 && !killed) {
+        cut = ls_now_ns() < deadline;
         v->t = run_now(r);
         kill(-pid, SIGKILL);
         killed = escalated = 1;
@@ -185,8 +204,9 @@ static int finish_worker(struct run *r, struct fault_inst *fi, struct victim *v,
     json_obj_set_int(o, "worker", v->i);
     json_obj_set_int(o, "pid", pid);
     json_obj_set_int(o, "epoch", rw->epoch);
-    json_obj_set_str(o, "signal", escalated ? "SIGTERM, then SIGKILL after grace"
-                                            : killed ? "SIGKILL" : "SIGTERM");
+    json_obj_set_str(o, "signal", cut         ? "SIGTERM, then SIGKILL when the run was interrupted"
+                                  : escalated ? "SIGTERM, then SIGKILL after grace"
+                                  : killed    ? "SIGKILL" : "SIGTERM");
     json_obj_set_num(o, "signal_ms", (double)v->t / 1e6);
     json_obj_set_num(o, "gone_ms", (double)gone / 1e6);
     status_field(o, st);
@@ -458,7 +478,10 @@ static int restart_worker(struct run *r, int i, struct json *arr, struct ls_err 
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "worker %d epoch %u: not ready within 5s", i,
                               epoch);
-        ls_sleep_ns(500 * LS_NS_PER_US);
+        if (run_interrupted(r)) /* it is stopped with the others in the teardown */
+            return ls_err_set(err, LS_EINTR, "worker %d epoch %u: the run was interrupted before "
+                              "it was ready", i, epoch);
+        run_sleep(r, 500 * LS_NS_PER_US);
     }
     if (st == WS_FAILED)
         return ls_err_set(err, LS_EENV, "worker %d epoch %u could not start: %s", i, epoch,

@@ -220,9 +220,10 @@ static void start_one(struct schedule *s, struct run *r, int si)
         return;
     }
     if (rc != 0) {
-        log_event(r, &fi, rc > 0 ? "skipped" : "failed", run_now(r),
-                  rc > 0 ? "no target to act on (e.g. no worker held a lock within 1s)" : err.msg,
-                  o);
+        const char *why = r->signal ? "the run was interrupted before the fault took effect"
+                          : rc > 0  ? "no target to act on (e.g. no worker held a lock within 1s)"
+                                    : err.msg;
+        log_event(r, &fi, rc > 0 || r->signal ? "skipped" : "failed", run_now(r), why, o);
         spec->ops->stop(r, &fi, &err);
         json_free(fi.detail);
         json_free(fi.end_detail);
@@ -292,7 +293,7 @@ void schedule_tick(struct schedule *s, struct run *r)
             end_one(s, r, i,
                     s->active[i].end_ns == s->tail_start && s->tail_start < r->w->duration
                         ? "quiet tail: every fault is healed when it begins" : NULL);
-    for (int i = 0; i < s->nspecs; i++) {
+    for (int i = 0; i < s->nspecs && !r->signal; i++) { /* interrupted: start nothing more */
         if (s->next_start[i] > now)
             continue;
         if (i >= s->nexplicit && added_busy_until(s) != INT64_MIN)

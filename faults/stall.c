@@ -186,13 +186,22 @@ static int stall_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
 }
 
 /* Contract: wait (bounded: the stall's rest + 2 s) until the node answers
- * PING again; frees the state. Returns 0 or negative with err set. */
+ * PING again; frees the state. An interrupted run does not wait (the
+ * teardown stops the node by pid). Returns 0 or negative with err set. */
 static int stall_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
 {
     struct stall_state *st = fi->state;
     if (!st)
         return 0;
     fi->state = NULL;
+    if (run_interrupted(r)) {
+        state_free(st);
+        if (!fi->end_detail)
+            fi->end_detail = json_new_obj();
+        json_obj_set_str(fi->end_detail, "why", "the run was interrupted: its end was not waited "
+                         "for");
+        return 0;
+    }
     int64_t until = st->until;
     int64_t now = ls_now_ns();
     int64_t wait = (until > now ? until - now : 0) + END_SLACK;

@@ -35,7 +35,7 @@ int fault_wait_busy(struct run *r, int acquiring, int res, int64_t deadline)
             if (fault_worker_alive(r, i) && fault_busy_with(r, i, acquiring, res, NULL) >= 0)
                 cand[n++] = i;
         if (n == 0) {
-            ls_sleep_ns(100 * LS_NS_PER_US);
+            run_sleep(r, 100 * LS_NS_PER_US);
             continue;
         }
         int i = cand[rng_below(&r->fault_rng, (uint64_t)n)];

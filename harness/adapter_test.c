@@ -266,6 +266,78 @@ static void check_renew(struct at *t)
     free(tok);
 }
 
+/* The classic extend bug: A's lease ran out and B holds the lock when A
+ * renews with its stale token. A correct adapter refuses (ok:false) and
+ * leaves B's lease alone: the lock stays B's and ends at B's own ttl. One
+ * whose renew is an unconditional PEXPIRE finds the key (B's) and answers
+ * ok:true: A believes it holds the lock while B does, and B's lease now
+ * ends at A's ttl. Only adapters that offer renew; not with auto_renew
+ * (grants do not expire while held). */
+static void check_stale_renew(struct at *t)
+{
+    const char *name = "renew by a stale token";
+    if (!(t->caps & APROTO_CAP_RENEW)) {
+        skip(name, "the adapter does not offer renew");
+        return;
+    }
+    if (t->caps & APROTO_CAP_AUTO_RENEW) {
+        skip(name, "auto_renew: grants do not expire while held (turn the adapter's "
+                   "auto-renewal off to run it)");
+        return;
+    }
+    enum { A_TTL = 200, B_TTL = 1000, STALE_TTL = 30000, SLACK = 400 };
+    char buf[400];
+    const char *res = "lockstorm:at:stale-renew";
+    char *a = grant(t, res, A_TTL, NULL, buf, sizeof(buf));
+    if (!a) {
+        report(t, 0, name, "first acquire: %s", buf);
+        return;
+    }
+    ls_sleep_ns((A_TTL + 250) * LS_NS_PER_MS); /* past a's ttl */
+    int64_t b_at = ls_now_ns();
+    char *b = grant(t, res, B_TTL, NULL, buf, sizeof(buf));
+    if (!b) {
+        report(t, 0, name, "acquire after the first grant expired: %s", buf);
+        release(t, res, a, buf, sizeof(buf));
+        free(a);
+        return;
+    }
+    struct amsg m;
+    char why[300], renew[400], busy[300], after[400] = "";
+    int rc = req(t, AOP_RENEW, res, a, STALE_TTL, &m, why, sizeof(why));
+    reply_text(rc, &m, why, renew, sizeof(renew));
+    int refused = rc == ADAPTER_REPLY && !m.ok;
+    int accepted = rc == ADAPTER_REPLY && m.ok;
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    int still_b = expect_busy(t, res, busy, sizeof(busy)); /* the lock is still b's */
+    /* b's lease must end at b's own ttl, not at the stale renew's */
+    int64_t left = b_at + (B_TTL + SLACK) * LS_NS_PER_MS - ls_now_ns();
+    if (left > 0)
+        ls_sleep_ns(left);
+    char *c = grant(t, res, 2000, NULL, after, sizeof(after));
+    if (accepted)
+        report(t, 0, name, "renew with an expired grant's token while another client held the "
+               "lock answered %s: the renew does not check the token (an unconditional "
+               "PEXPIRE?): the old holder believes it holds the lock, and the new holder's "
+               "lease %s", renew, c ? "ended at its ttl all the same"
+                                   : "was extended to the stale renew's ttl");
+    else
+        report(t, refused && still_b && c, name,
+               "stale renew answered %s (ok:false expected)%s%s%s%s", renew,
+               still_b ? "" : "; the newer grant was no longer held after it: ",
+               still_b ? "" : busy,
+               c ? "" : "; the newer grant's lease did not end at its ttl (extended by the stale "
+                        "renew?): ", c ? "" : after);
+    if (c)
+        release(t, res, c, buf, sizeof(buf));
+    else
+        release(t, res, b, buf, sizeof(buf));
+    free(a);
+    free(b);
+    free(c);
+}
+
 static void check_unknown_op(struct at *t)
 {
     struct amsg m;
@@ -492,6 +564,7 @@ int adapter_test_main(int argc, char **argv)
     check_grant_busy_release(&t);
     check_stale_release(&t);
     check_renew(&t);
+    check_stale_renew(&t);
     check_unknown_op(&t);
     check_garbage(&t);
     check_slow(&t);

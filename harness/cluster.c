@@ -89,10 +89,16 @@ int cluster_write_secret(const char *path, const char *password, int raw, struct
     return rc;
 }
 
-int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err *err)
+/* Contract: node_wait_ready, also polling stop(arg) (when not NULL) each
+ * round: LS_EINTR once it returns non-zero. */
+static int wait_ready(const struct node_proc *n, int64_t timeout_ns, int (*stop)(void *),
+                      void *arg, struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + timeout_ns;
     for (;;) {
+        if (stop && stop(arg))
+            return ls_err_set(err, LS_EINTR, "interrupted while starting redis-server %s:%d",
+                              n->host, n->port);
         if (proc_wait(n->pid, 0, NULL) == 1)
             return ls_err_set(err, LS_EENV, "%s:%d: redis-server exited at start-up (see %s)",
                               n->host, n->port, n->log);
@@ -116,6 +122,11 @@ int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err
                               n->host, n->port, (long long)(timeout_ns / LS_NS_PER_S), n->log);
         ls_sleep_ns(5 * LS_NS_PER_MS);
     }
+}
+
+int node_wait_ready(const struct node_proc *n, int64_t timeout_ns, struct ls_err *err)
+{
+    return wait_ready(n, timeout_ns, NULL, NULL, err);
 }
 
 /* Contract: fork+exec redis-server for n on n->port with n's directory,
@@ -171,8 +182,10 @@ static int spawn_node(struct node_proc *n, struct ls_err *err)
     return 0;
 }
 
-int node_start(struct node_proc *n, const char *basedir, const char *name, int persistence,
-               struct ls_err *err)
+/* Contract: node_start, its wait polling stop(arg) as wait_ready does (an
+ * interrupted start stops the node and is not tried again). */
+static int start_node(struct node_proc *n, const char *basedir, const char *name, int persistence,
+                      int (*stop)(void *), void *arg, struct ls_err *err)
 {
     char nodes_dir[512];
     snprintf(nodes_dir, sizeof(nodes_dir), "%s/nodes", basedir);
@@ -210,12 +223,21 @@ int node_start(struct node_proc *n, const char *basedir, const char *name, int p
         int rc = spawn_node(n, err);
         if (rc < 0)
             return rc;
-        if (node_wait_ready(n, READY_TIMEOUT, &last) == 0)
+        rc = wait_ready(n, READY_TIMEOUT, stop, arg, &last);
+        if (rc == 0)
             return 0;
         proc_stop(n->pid, SIGKILL, 0);
         n->pid = 0;
+        if (rc == LS_EINTR)
+            return ls_err_set(err, LS_EINTR, "%s: %s", name, last.msg);
     }
     return ls_err_set(err, LS_EENV, "%s: %s (after %d attempts)", name, last.msg, START_ATTEMPTS);
+}
+
+int node_start(struct node_proc *n, const char *basedir, const char *name, int persistence,
+               struct ls_err *err)
+{
+    return start_node(n, basedir, name, persistence, NULL, NULL, err);
 }
 
 int node_restart(struct node_proc *n, int64_t timeout_ns, struct ls_err *err)
@@ -311,7 +333,7 @@ int cluster_start(struct cluster *c, const char *basedir, int nnodes, int persis
         char name[32];
         snprintf(name, sizeof(name), "node-%d", i);
         c->nodes[i].index = i;
-        int rc = node_start(&c->nodes[i], basedir, name, persistence, err);
+        int rc = start_node(&c->nodes[i], basedir, name, persistence, interrupted, arg, err);
         c->nnodes = i + 1;
         if (rc < 0) {
             cluster_stop(c);
@@ -320,7 +342,7 @@ int cluster_start(struct cluster *c, const char *basedir, int nnodes, int persis
     }
     if (with_storage) {
         c->storage.index = -1;
-        int rc = node_start(&c->storage, basedir, "storage", PERSIST_NONE, err);
+        int rc = start_node(&c->storage, basedir, "storage", PERSIST_NONE, interrupted, arg, err);
         c->has_storage = 1;
         if (rc < 0) {
             cluster_stop(c);

@@ -496,8 +496,9 @@ static void stop_sentinels(struct replset *rs)
     }
 }
 
-/* Contract: sentinel k answers PING (bounded); 0 or negative with err. */
-static int sentinel_wait_up(const struct sentinel *s, int k, const char *password,
+/* Contract: sentinel k answers PING (bounded); 0 or negative with err
+ * (LS_EINTR once the run is interrupted). */
+static int sentinel_wait_up(struct run *r, const struct sentinel *s, int k, const char *password,
                             struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + 5 * LS_NS_PER_S;
@@ -518,7 +519,9 @@ static int sentinel_wait_up(const struct sentinel *s, int k, const char *passwor
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "sentinel %d (127.0.0.1:%d) did not answer PING "
                               "within 5s (see %s)", k, s->port, s->log);
-        ls_sleep_ns(5 * LS_NS_PER_MS);
+        if (run_interrupted(r))
+            return ls_err_set(err, LS_EINTR, "interrupted while the sentinels started");
+        run_sleep(r, 5 * LS_NS_PER_MS);
     }
 }
 
@@ -556,7 +559,7 @@ static int start_sentinels(struct run *r, struct ls_err *err)
             s->pid = s->first_pid = pid;
         }
         for (int k = 0; k < rs->nsentinels && rc == 0; k++)
-            rc = sentinel_wait_up(&rs->sentinels[k], k, rs->password, &last);
+            rc = sentinel_wait_up(r, &rs->sentinels[k], k, rs->password, &last);
         for (int k = 0; k < rs->nsentinels && rc == 0; k++) {
             redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, rs->password,
                                    CMD_TIMEOUT_US);
@@ -573,6 +576,8 @@ static int start_sentinels(struct run *r, struct ls_err *err)
         if (rc == 0)
             return 0;
         stop_sentinels(rs);
+        if (rc == LS_EINTR)
+            return ls_err_set(err, LS_EINTR, "%s", last.msg);
     }
     return ls_err_set(err, LS_EENV, "sentinels: %s (after %d attempts)", last.msg, START_ATTEMPTS);
 }
@@ -755,7 +760,7 @@ int replset_start(struct run *r, struct ls_err *err)
             return ls_err_set(err, LS_EINTR, "interrupted while the replicas synchronised");
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "replicas not in sync within 10s: %s", why);
-        ls_sleep_ns(10 * LS_NS_PER_MS);
+        run_sleep(r, 10 * LS_NS_PER_MS);
     }
     if (ns == 0)
         return 0;
@@ -787,7 +792,7 @@ int replset_start(struct run *r, struct ls_err *err)
             return ls_err_set(err, LS_EINTR, "interrupted while the sentinels started");
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "sentinels not ready within 15s: %s", why);
-        ls_sleep_ns(20 * LS_NS_PER_MS);
+        run_sleep(r, 20 * LS_NS_PER_MS);
     }
     return 0;
 }

@@ -22,12 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkers/check.h"
-#include "checkers/history.h"
 #include "faults/clock.h"
 #include "faults/nemesis.h"
 #include "faults/proxy.h"
 #include "faults/schedule.h"
+#include "harness/checkproc.h"
 #include "harness/evlog.h"
 #include "harness/incident.h"
 #include "harness/limits.h"
@@ -41,8 +40,6 @@
 #include "harness/progress.h"
 #include "harness/storage.h"
 #include "harness/worker.h"
-#include "reports/reports.h"
-#include "reports/result.h"
 #include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -55,15 +52,46 @@ int64_t run_now(const struct run *r)
     return ls_now_ns() - r->start_mono;
 }
 
+static const char *signal_name(int s)
+{
+    return s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "signal";
+}
+
+/* Contract: take one pending signal of r->sigs, waiting up to ns for it
+ * (0: a poll). Records it (r->signal is the first, r->nsignals counts
+ * them) and says in one stderr line what the harness does about it, quiet
+ * or not: users and CI logs see when the teardown started. Returns the
+ * signal, or 0 when none came. */
+static int take_signal(struct run *r, int64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / LS_NS_PER_S), (long)(ns % LS_NS_PER_S)};
+    int s = sigtimedwait(&r->sigs, NULL, &ts);
+    if (s <= 0)
+        return 0;
+    if (!r->signal)
+        r->signal = s;
+    r->nsignals++;
+    if (r->checking)
+        fprintf(stderr, "lockstorm: %s: checking stopped (`lockstorm check %s` gives the verdict "
+                "later)\n", signal_name(s), r->dir);
+    else if (r->nsignals == 1)
+        fprintf(stderr, "lockstorm: %s: stopping (teardown started)\n", signal_name(s));
+    else
+        fprintf(stderr, "lockstorm: %s again: already stopping; a grace still running is cut "
+                "short\n", signal_name(s));
+    return s;
+}
+
 int run_interrupted(struct run *r)
 {
-    if (r->signal)
-        return 1;
-    struct timespec zero = {0, 0};
-    int s = sigtimedwait(&r->sigs, NULL, &zero);
-    if (s > 0)
-        r->signal = s;
+    while (take_signal(r, 0) > 0)
+        ;
     return r->signal != 0;
+}
+
+int run_sleep(struct run *r, int64_t ns)
+{
+    return take_signal(r, ns > 0 ? ns : 0) > 0;
 }
 
 static int interrupted_cb(void *arg)
@@ -478,13 +506,14 @@ static int wait_ready(struct run *r, struct ls_err *err)
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "only %d of %d workers were ready within 15s",
                               ready, r->nworkers);
-        ls_sleep_ns(500 * LS_NS_PER_US);
+        run_sleep(r, 500 * LS_NS_PER_US);
     }
 }
 
-/* Stop every worker: wait for a natural end (unless interrupted), then
- * SIGTERM (abort the hold, release, close the log), then SIGKILL with a
- * crash record appended to the log. */
+/* Stop every worker: wait for a natural end (unless interrupted: a signal
+ * ends this wait), then SIGTERM (abort the hold, release, close the log),
+ * then SIGKILL with a crash record appended to the log. A signal taken
+ * during the SIGTERM grace (a second Ctrl-C) ends the grace: SIGKILL now. */
 static void stop_workers(struct run *r, int64_t grace_ns)
 {
     atomic_store(&r->shm->stop, r->signal ? 1 : 0);
@@ -494,7 +523,7 @@ static void stop_workers(struct run *r, int64_t grace_ns)
             reap_workers(r);
             if (!workers_alive(r) || run_interrupted(r))
                 break;
-            ls_sleep_ns(LS_NS_PER_MS);
+            run_sleep(r, LS_NS_PER_MS);
         }
     }
     atomic_store(&r->shm->stop, 1);
@@ -506,7 +535,8 @@ static void stop_workers(struct run *r, int64_t grace_ns)
     until = ls_now_ns() + TERM_GRACE;
     while (workers_alive(r) && ls_now_ns() < until) {
         reap_workers(r);
-        ls_sleep_ns(LS_NS_PER_MS);
+        if (!workers_alive(r) || run_sleep(r, LS_NS_PER_MS))
+            break;
     }
     for (int i = 0; i < r->nworkers; i++) {
         struct run_worker *rw = &r->workers[i];
@@ -574,20 +604,34 @@ static int64_t worker_grace(const struct workload *w)
     return hold + w->lock.retry.delay + w->lock.retry.jitter + 2 * LS_NS_PER_S;
 }
 
+/* Checking stops on a signal taken after it began (one taken before, which
+ * interrupted the run, does not stop the checking of what was recorded). */
+struct check_stop {
+    struct run *r;
+    int nsignals; /* taken before checking began */
+};
+
+static int checking_stopped(void *arg)
+{
+    struct check_stop *c = arg;
+    run_interrupted(c->r);
+    return c->r->nsignals > c->nsignals;
+}
+
+/* The checker pass runs in a child (harness/checkproc.h): a signal during
+ * it stops it at once, with no result; run.json keeps the run's own state
+ * (a run that finished stays finished) and `lockstorm check` gives the
+ * verdict later. */
 static int check_and_report(struct run *r, struct json **result, struct ls_err *err)
 {
-    struct history h;
-    memset(&h, 0, sizeof(h));
-    int rc = history_load_rundir(r->dir, &h, err);
-    if (rc < 0)
-        return rc;
-    struct check_params p;
-    check_params_from(&h, &p);
-    struct json *res = result_build(&h, &p);
-    history_free(&h);
-    rc = reports_write_all(r->dir, res, r->opts->formats, r->opts->quiet ? NULL : stderr, NULL,
-                           err);
-    *result = res;
+    struct check_stop cs = {r, r->nsignals};
+    r->checking = 1;
+    int rc = checkproc_run(r->dir, r->opts->formats, r->opts->quiet, checking_stopped, &cs,
+                           result, err);
+    r->checking = 0;
+    if (rc == LS_EINTR)
+        ls_err_set(err, LS_EINTR, "checking stopped by a signal; `lockstorm check %s` gives "
+                   "the verdict", r->dir);
     return rc;
 }
 
@@ -724,7 +768,9 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         int64_t next_progress = ls_now_ns();
         int64_t base = r->start_mono;
         progress_init(&pg, r->opts->progress, r->opts->quiet, w->duration, stderr);
-        while (ls_now_ns() < r->deadline_mono) {
+        /* a signal taken anywhere (a fault waiting for its target takes it
+         * with run_interrupted) ends the loop: r->signal is the one flag */
+        while (ls_now_ns() < r->deadline_mono && !run_interrupted(r)) {
             int64_t now = ls_now_ns();
             if (now >= next_progress) {
                 progress(r, &pg, &sched, 0);
@@ -738,15 +784,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
                 wake = next_progress;
             if (wake > now + 50 * LS_NS_PER_MS)
                 wake = now + 50 * LS_NS_PER_MS; /* reap workers at least every 50 ms */
-            int64_t d = wake - now;
-            if (d < 0)
-                d = 0;
-            struct timespec ts = {(time_t)(d / LS_NS_PER_S), (long)(d % LS_NS_PER_S)};
-            int s = sigtimedwait(&r->sigs, NULL, &ts);
-            if (s > 0) {
-                r->signal = s;
+            if (run_sleep(r, wake - now))
                 break;
-            }
             schedule_tick(&sched, r);
             reap_workers(r);
             if (!workers_alive(r) && !workers_down(r))

@@ -81,6 +81,8 @@ struct run {
     struct rng fault_rng;
     sigset_t sigs;                  /* the blocked set taken with sigtimedwait */
     int signal;                     /* first SIGINT/SIGTERM/SIGHUP received, 0 if none */
+    int nsignals;                   /* how many were taken: one during a teardown grace ends it */
+    int checking;                   /* the checkers run: a signal stops them (stderr says so) */
     struct pause_ref {              /* pause faults holding a process stopped (faults/pause.c) */
         pid_t pid;
         int refs;
@@ -95,9 +97,19 @@ struct run {
 
 /* Run-relative now, ns. */
 int64_t run_now(const struct run *r);
-/* Polls for a pending SIGINT/SIGTERM/SIGHUP without blocking; returns
- * non-zero once one has arrived (the run then winds down). */
+/* The run's stop predicate, the one every wait of the harness polls
+ * (start-up, fault waits, failover waits, teardown): takes any pending
+ * SIGINT/SIGTERM/SIGHUP without blocking (the first becomes r->signal,
+ * each is counted in r->nsignals and named in one stderr line) and returns
+ * non-zero once one has been taken. It never loses one: a signal taken by
+ * a fault's wait is seen by the main loop through r->signal. */
 int run_interrupted(struct run *r);
+/* Sleep up to ns, waking at once when a signal arrives (sigtimedwait on
+ * the blocked set, taken as run_interrupted takes it). Returns 1 when a
+ * signal was taken during this sleep, 0 otherwise. Every poll loop sleeps
+ * with it rather than ls_sleep_ns, so no wait outlives a signal by more
+ * than what one poll of its own costs. */
+int run_sleep(struct run *r, int64_t ns);
 
 /* Append one JSON line to faults.jsonl (takes ownership of line). */
 void run_fault_log(struct run *r, struct json *line);

@@ -176,7 +176,9 @@ int suite_run(const char *dir, const struct suite_opts *o, FILE *out)
             if (res)
                 sb_putc(&sb, '\n');
             const struct json *intr = res ? json_obj_get(res, "interrupted") : NULL;
-            int stop = intr && intr->type == JSON_BOOL && intr->i;
+            /* a signal stops the suite: taken in a run (interrupted), or in
+             * its start-up or checking (LS_EINTR without a result) */
+            int stop = rc == LS_EINTR || (intr && intr->type == JSON_BOOL && intr->i);
             json_free(res);
             free(rdir);
             if (stop) {

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Every bundled adapter configuration (tests/e2e/adapters.sh) passes
 # `lockstorm adapter-test`: handshake, grant, busy, release, stale release,
-# renew, renew after expiry, unknown op, garbage, a reply slower than the
-# timeout, an answer under a blackhole partition, bye. Fails (never skips)
-# when the adapters' packages are not installed.
+# renew, renew after expiry, renew by a stale token, unknown op, garbage, a
+# reply slower than the timeout, an answer under a blackhole partition, bye.
+# Fails (never skips) when the adapters' packages are not installed. The
+# checks must bite: an adapter answering with wrong ids fails, and so does
+# one whose renew is an unconditional PEXPIRE (the classic extend bug,
+# tests/fixtures/pexpire_adapter.py), while its correct twin passes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/adapters.sh"
@@ -31,4 +34,18 @@ rc=$?
 set -e
 check "a wrong-ids adapter fails adapter-test (exit $rc)" [ "$rc" -eq 1 ]
 check "... with FAIL lines naming the checks" grep -q '^FAIL grant' "$T_TMP/bad.out"
+# the extend bug: a renew that does not check the token
+fx=$SRC/tests/fixtures/pexpire_adapter.py
+set +e
+timeout 120 "$LS" adapter-test -- "$fx" >"$T_TMP/pexpire.out" 2>&1
+rc=$?
+timeout 120 "$LS" adapter-test -- "$fx" correct >"$T_TMP/pexpire-ok.out" 2>&1
+rc_ok=$?
+set -e
+check "an unconditional-PEXPIRE renew fails adapter-test (exit $rc)" [ "$rc" -eq 1 ]
+check "... on the stale-token renew alone, naming the bug" \
+    sh -c "grep -q '^FAIL renew by a stale token .*does not check the token (an unconditional PEXPIRE' '$T_TMP/pexpire.out' &&
+           [ \"\$(grep -c '^FAIL' '$T_TMP/pexpire.out')\" -eq 1 ]"
+check "its token-checked twin passes (exit $rc_ok)" \
+    sh -c "[ $rc_ok -eq 0 ] && grep -q '^PASS renew by a stale token' '$T_TMP/pexpire-ok.out'"
 t_finish
