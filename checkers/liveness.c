@@ -256,6 +256,8 @@ static int liveness_finish(void *st, struct json *res)
     json_obj_set_int(l, "holder_crashes", ncrash);
     json_obj_set_int(l, "crashes_without_next_grant", crash_no_grant);
     json_obj_set_int(l, "stuck_resources", nstuck);
+    json_obj_set_num(l, "stuck_after_ms", ns_ms(p->stuck_after));
+    json_obj_set_str(l, "stuck_after_from", p->stuck_after_auto ? "auto" : "check.stuck_after");
     json_obj_set(l, "stuck", sl);
     double da = attempts ? (double)attempts : 1.0;
     json_obj_set_num(l, "busy_share", attempts ? (double)busy / da : 0.0);
