@@ -324,8 +324,11 @@ static int fencing_finish(void *st, struct json *res)
     json_obj_set(f, "plain_lost_updates", available ? json_new_int(plain_lost) : json_new_null());
     json_obj_set(f, "fenced_lost_updates",
                  available && offered ? json_new_int(fenced_lost) : json_new_null());
-    json_obj_set(f, "stale_ops_rejected", offered ? json_new_int(rejected) : json_new_null());
-    json_obj_set(f, "fence_regressions", offered ? json_new_int(nreg) : json_new_null());
+    json_obj_set(f, "stale_ops_rejected",
+                 offered || rejected ? json_new_int(rejected) : json_new_null());
+    /* regressions are measured whenever grants carry fences (a JSONL
+     * history too, where fencing is never "offered": no storage) */
+    json_obj_set(f, "fence_regressions", ng > 0 ? json_new_int(nreg) : json_new_null());
     if (!offered)
         json_obj_set_str(f, "not_offered", !p->fencing_requested
                                                ? "lock.fencing is false"

@@ -257,14 +257,17 @@ static void test_floor_and_stuck_after(void)
     struct workload *w = load("duration: 3s\n");
     REQUIRE(w != NULL);
     double e = 0;
-    CHECK_INT(check_grant_floor(w, 1, &e), 6);
+    CHECK_INT(check_grant_floor(w, 1, 0, &e), 6);
     CHECKF(fabs(e - 120) < 1e-6, "expected %g", e);
-    CHECK_INT(check_grant_floor(w, 2, NULL), 12); /* a semaphore of 2 */
+    CHECK_INT(check_grant_floor(w, 2, 0, NULL), 12); /* a semaphore of 2 */
+    /* a slow lock: acquire + release take 300 ms: min(6 / 355 ms, 40/s) x 3 s = 50.7 */
+    CHECK_INT(check_grant_floor(w, 1, 300e6, &e), 2);
+    CHECKF(fabs(e - 3 * 6 / 0.355) < 1e-6, "expected %g", e);
     CHECK_INT(check_stuck_after_auto(w), 2160000000LL); /* 2 x (80 ms + the 1 s default ttl) */
     workload_free(w);
     w = load("duration: 3s\nlock: {ttl: 100ms}\nworkers: {hold: 1ms, think: 10s, count: 2}\n");
     REQUIRE(w != NULL);
-    CHECK_INT(check_grant_floor(w, 1, NULL), 1); /* at least 1 */
+    CHECK_INT(check_grant_floor(w, 1, 0, NULL), 1); /* at least 1 */
     CHECK_INT(check_stuck_after_auto(w), 2000000000LL); /* 2 x 101 ms < 2 s */
     workload_free(w);
     w = load("lock: {ttl: 5s}\nworkers: {hold: 3s}\n");
