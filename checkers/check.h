@@ -59,16 +59,17 @@ int check_windows(const struct history *h, const struct check_params *p, struct 
 int check_coverage(const struct history *h, const struct check_params *p, struct json *res);
 
 /* The activity floor (docs/checkers.md "Coverage"): grants a run of w
- * must reach at least, D x min(W / (hold + think + cmd), R x C / max(hold,
- * 1 ms)) / 20 with the distributions' means and cmd the run's median
- * acquire + release latency cmd_ns, at least 5 ms; at least 1 (jobs mode:
- * 1 with the lock layer, else 0; no workload: 1). *expected (may be NULL)
- * gets the estimate before the division. */
+ * must reach at least: expected = D x min(W / (hold + think + max(g + rel,
+ * 5 ms)), R x C / max(hold + g, 1 ms)) with the distributions' means, g the
+ * run's median granting try (invoke -> acquire_ok, grant_ns) and rel its
+ * median release (release_ns); the floor is expected / 20, at least 1
+ * (jobs mode: 1 with the lock layer, else 0; no workload: 1). *expected
+ * (may be NULL) gets the estimate. */
 #define COV_CMD_MIN_NS 5e6
 #define COV_FLOOR_DIVISOR 20.0
 #define COV_LATE_MIN_NS ((int64_t)100000000)
-int64_t check_grant_floor(const struct workload *w, int capacity, double cmd_ns,
-                          double *expected);
+int64_t check_grant_floor(const struct workload *w, int capacity, double grant_ns,
+                          double release_ns, double *expected);
 
 /* Jobs mode only (harness/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
  * and missed jobs; adds nothing and is valid for any other run. */

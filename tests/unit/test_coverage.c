@@ -118,6 +118,7 @@ static int has_warning(const struct json *r, const char *needle)
  * worker 0: cycle r0 at 10 (hold 11 .. 50), cycle r0 at 300 (hold 301 .. 302)
  * worker 1: invoke r0 at 20 -> busy 20.5 (w0 holds r0: contended), cycle r0
  *           at 60 (hold 61 .. 62), invoke r1 at 400, crash at 410
+ * worker 2: granted r1 at 600, still in that hold when its log ends
  */
 static void test_bite_rules(void)
 {
@@ -129,6 +130,13 @@ static void test_bite_rules(void)
     cycle(&sb, 60, 1, "r0", 62);
     line(&sb, 400, 1, "acquire_invoke", "r1", "\"attempt\":1");
     line(&sb, 410, 1, "crash", NULL, NULL);
+    /* worker 2: granted r1 at 600, in its hold when its log ends; worker 0
+     * fails an acquire of r2 at 610 (the last record of all) */
+    line(&sb, 599, 2, "acquire_invoke", "r1", "\"attempt\":1");
+    line(&sb, 600, 2, "acquire_ok", "r1", "\"token\":\"w2\",\"fence\":null,\"valid_until\":900000000");
+    line(&sb, 600, 2, "enter", "r1", NULL);
+    line(&sb, 610, 0, "acquire_invoke", "r2", "\"attempt\":1");
+    line(&sb, 611, 0, "acquire_fail", "r2", "\"err\":\"ERR\"");
     char path[4096];
     snprintf(path, sizeof(path), "%s/h.jsonl", tmp);
     FILE *f = fopen(path, "w");
@@ -156,6 +164,8 @@ static void test_bite_rules(void)
     add_fault(&h, "pause", "holder", -1, -1, 500, 500, 1, NULL, -1, 100);
     /* 7: all workers paused while worker 0 holds: bit */
     add_fault(&h, "pause", "all-workers", -1, -1, 301.5, 310, 0, NULL, 0, 9);
+    /* 8: worker 2 paused after its last record, in the hold it never left: bit */
+    add_fault(&h, "pause", "worker:2", 2, -1, 605, 700, 0, NULL, 0, 95);
 
     struct check_params p;
     check_params_from(&h, &p);
@@ -174,20 +184,22 @@ static void test_bite_rules(void)
     CHECK_INT(bit_at(r, 6), -1);
     CHECK(strstr(reason_at(r, 6), "not injected: no holder") != NULL);
     CHECK_INT(bit_at(r, 7), 1);
+    CHECK_INT(bit_at(r, 8), 1);
+    CHECK_STR(reason_at(r, 8), "worker 2 was in a hold during the window");
 
-    CHECK_INT(geti(r, "coverage.faults.occurrences"), 8);
-    CHECK_INT(geti(r, "coverage.faults.bit"), 4);
+    CHECK_INT(geti(r, "coverage.faults.occurrences"), 9);
+    CHECK_INT(geti(r, "coverage.faults.bit"), 5);
     CHECK_INT(geti(r, "coverage.faults.not_bit"), 3);
     CHECK_INT(geti(r, "coverage.faults.undecided"), 1);
     CHECK_INT(geti(r, "coverage.faults.late"), 1);
     CHECK_INT(geti(r, "coverage.faults.max_late_ms"), 150);
     CHECK_INT(geti(r, "faults.0.late_ms"), 150);
-    CHECK_INT(geti(r, "coverage.holds"), 3);
-    CHECK_INT(geti(r, "coverage.grants"), 3);
+    CHECK_INT(geti(r, "coverage.holds"), 4);
+    CHECK_INT(geti(r, "coverage.grants"), 4);
     CHECK_INT(geti(r, "coverage.contended_acquires"), 1);
     CHECK_INT(geti(r, "coverage.grant_floor"), 1); /* no workload */
-    CHECK(has_warning(r, "coverage: 4 of 8 fault occurrences bit"));
-    CHECK(has_warning(r, "faults: 1 of 8 occurrences started late"));
+    CHECK(has_warning(r, "coverage: 5 of 9 fault occurrences bit"));
+    CHECK(has_warning(r, "faults: 1 of 9 occurrences started late"));
     CHECK(has_warning(r, "the latest by 150 ms"));
     json_free(r);
     history_free(&h);
@@ -257,17 +269,20 @@ static void test_floor_and_stuck_after(void)
     struct workload *w = load("duration: 3s\n");
     REQUIRE(w != NULL);
     double e = 0;
-    CHECK_INT(check_grant_floor(w, 1, 0, &e), 6);
+    CHECK_INT(check_grant_floor(w, 1, 0, 0, &e), 6);
     CHECKF(fabs(e - 120) < 1e-6, "expected %g", e);
-    CHECK_INT(check_grant_floor(w, 2, 0, NULL), 12); /* a semaphore of 2 */
-    /* a slow lock: acquire + release take 300 ms: min(6 / 355 ms, 40/s) x 3 s = 50.7 */
-    CHECK_INT(check_grant_floor(w, 1, 300e6, &e), 2);
-    CHECKF(fabs(e - 3 * 6 / 0.355) < 1e-6, "expected %g", e);
+    CHECK_INT(check_grant_floor(w, 2, 0, 0, NULL), 12); /* a semaphore of 2 */
+    /* a slow lock: a granting try takes 300 ms (naive-setnx-expire's gap),
+     * a release 1 ms: min(6 / 356 ms, 2 / 350 ms) x 3 s = 17.1 -> 1 */
+    CHECK_INT(check_grant_floor(w, 1, 300e6, 1e6, &e), 1);
+    CHECKF(fabs(e - 3 * 2 / 0.35) < 1e-6, "expected %g", e);
+    /* fast commands change nothing: max(g + rel, 5 ms), max(hold + g, 1 ms) */
+    CHECK_INT(check_grant_floor(w, 1, 0.5e6, 0.3e6, &e), 5);
     CHECK_INT(check_stuck_after_auto(w), 2160000000LL); /* 2 x (80 ms + the 1 s default ttl) */
     workload_free(w);
     w = load("duration: 3s\nlock: {ttl: 100ms}\nworkers: {hold: 1ms, think: 10s, count: 2}\n");
     REQUIRE(w != NULL);
-    CHECK_INT(check_grant_floor(w, 1, 0, NULL), 1); /* at least 1 */
+    CHECK_INT(check_grant_floor(w, 1, 0, 0, NULL), 1); /* at least 1 */
     CHECK_INT(check_stuck_after_auto(w), 2000000000LL); /* 2 x 101 ms < 2 s */
     workload_free(w);
     w = load("lock: {ttl: 5s}\nworkers: {hold: 3s}\n");
