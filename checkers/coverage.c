@@ -29,6 +29,8 @@ enum cov_class {
     COV_WORKER, /* on worker processes: a hold or a lock command of one of them */
     COV_NODE,   /* on a lock node: any hold (the key is on the nodes) or lock command */
     COV_LINK,   /* on proxy links: a lock command of a worker whose links are cut */
+    COV_RESET,  /* on proxy links, resetting connections: a hold or a lock command
+                 * (a session-scoped lock goes with its connection) */
 };
 
 struct cov_worker {
@@ -92,7 +94,7 @@ static void classify(struct cov_st *s, int i)
     const struct json *links = json_obj_get(fw->record, "links");
     size_t nw = (size_t)(h->nworkers ? h->nworkers : 1);
     if (links && links->type == JSON_ARR) {
-        c->cls = COV_LINK;
+        c->cls = json_get_int(fw->record, "connections_reset", 0) > 0 ? COV_RESET : COV_LINK;
         int64_t count = json_get_int(fw->record, "links_count", (int64_t)links->n);
         if (count > (int64_t)links->n)
             return; /* not all listed: every worker */
@@ -367,6 +369,9 @@ static int cov_finish(void *st, struct json *res)
             snprintf(c->why, sizeof(c->why), "%s",
                      c->cls == COV_LINK
                          ? "no lock command of a worker on its links was in flight during the window"
+                     : c->cls == COV_RESET
+                         ? "no worker whose connections were reset was in a hold or had a lock "
+                           "command in flight during the window"
                      : c->cls == COV_NODE
                          ? "no worker held a lock or had a lock command in flight during the window"
                          : "no affected worker was in a hold or had a lock command in flight "

@@ -166,6 +166,10 @@ static void test_bite_rules(void)
     add_fault(&h, "pause", "all-workers", -1, -1, 301.5, 310, 0, NULL, 0, 9);
     /* 8: worker 2 paused after its last record, in the hold it never left: bit */
     add_fault(&h, "pause", "worker:2", 2, -1, 605, 700, 0, NULL, 0, 95);
+    /* 9: partition mode reset of worker 0's links during its hold, no
+     * command: bit (the connection, and a session lock, went) */
+    add_fault(&h, "partition", "holder", 0, 0, 40, 45, 0, "[[0,0]]", 0, 5);
+    json_obj_set_int(h.faults[9].record, "connections_reset", 1);
 
     struct check_params p;
     check_params_from(&h, &p);
@@ -186,9 +190,11 @@ static void test_bite_rules(void)
     CHECK_INT(bit_at(r, 7), 1);
     CHECK_INT(bit_at(r, 8), 1);
     CHECK_STR(reason_at(r, 8), "worker 2 was in a hold during the window");
+    CHECK_INT(bit_at(r, 9), 1);
+    CHECK_STR(reason_at(r, 9), "worker 0 was in a hold during the window");
 
-    CHECK_INT(geti(r, "coverage.faults.occurrences"), 9);
-    CHECK_INT(geti(r, "coverage.faults.bit"), 5);
+    CHECK_INT(geti(r, "coverage.faults.occurrences"), 10);
+    CHECK_INT(geti(r, "coverage.faults.bit"), 6);
     CHECK_INT(geti(r, "coverage.faults.not_bit"), 3);
     CHECK_INT(geti(r, "coverage.faults.undecided"), 1);
     CHECK_INT(geti(r, "coverage.faults.late"), 1);
@@ -198,8 +204,8 @@ static void test_bite_rules(void)
     CHECK_INT(geti(r, "coverage.grants"), 4);
     CHECK_INT(geti(r, "coverage.contended_acquires"), 1);
     CHECK_INT(geti(r, "coverage.grant_floor"), 1); /* no workload */
-    CHECK(has_warning(r, "coverage: 5 of 9 fault occurrences bit"));
-    CHECK(has_warning(r, "faults: 1 of 9 occurrences started late"));
+    CHECK(has_warning(r, "coverage: 6 of 10 fault occurrences bit"));
+    CHECK(has_warning(r, "faults: 1 of 10 occurrences started late"));
     CHECK(has_warning(r, "the latest by 150 ms"));
     json_free(r);
     history_free(&h);
