@@ -2,7 +2,7 @@
  * coverage.c: did the run test anything? (docs/checkers.md "Coverage").
  * Per fault occurrence whether it bit: an affected worker was in a hold or
  * had a lock command in flight during the window (link faults: a command
- * only), by the rules below; per run the holds, grants and contended
+ * only, unless they reset connections), by the rules below; per run the holds, grants and contended
  * acquires, and the activity floor (grant_floor) a run must reach for its
  * verdict to count. Pure measurement like windows.c: it judges nothing,
  * reports/result.c turns "nothing bit" and "too little activity" into an
