@@ -16,6 +16,7 @@
 #include "checkers/check.h"
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
+#include "harness/jobs.h"
 #include "harness/workload.h"
 #include "util/hist.h"
 #include "util/rng.h"
@@ -37,6 +38,7 @@ struct cov_worker {
     int64_t hold_from;  /* enter of the open hold, NONE */
     int hold_res;
     int64_t cmd_from;   /* invoke of the open lock command, NONE */
+    int64_t job_from;   /* jobs mode: the claimed job being processed since, NONE */
     int cmd_type;       /* its record type */
     int contended;      /* the open acquire met the resource held at capacity */
 };
@@ -157,6 +159,8 @@ static void retire(struct cov_st *s)
             low = s->w[i].hold_from;
         if (s->w[i].cmd_from != NONE && s->w[i].cmd_from < low)
             low = s->w[i].cmd_from;
+        if (s->w[i].job_from != NONE && s->w[i].job_from < low)
+            low = s->w[i].job_from;
     }
     int kept = 0;
     for (int k = 0; k < s->nlive; k++) {
@@ -177,7 +181,9 @@ static void close_open(struct cov_st *s, int wi, int64_t t)
     }
     if (w->cmd_from != NONE)
         interval_done(s, wi, w->cmd_from, t, 0, w->cmd_type);
-    w->hold_from = w->cmd_from = NONE;
+    if (w->job_from != NONE)
+        interval_done(s, wi, w->job_from, t, 1, 0);
+    w->hold_from = w->cmd_from = w->job_from = NONE;
     w->contended = 0;
 }
 
@@ -242,6 +248,17 @@ static void cov_event(void *st, int wi, const struct ev_rec *r)
     case EV_CRASH:
         close_open(s, wi, r->t);
         return;
+    case EV_JOB:
+        /* jobs mode: processing a claimed job is a hold (without the lock
+         * layer there is no enter/exit, yet a pause of a "holder" catches
+         * the worker mid-job): from claimed to its effect or abort */
+        if (r->aux == JOBS_CLAIMED) {
+            w->job_from = r->t;
+        } else if (w->job_from != NONE && r->aux != JOBS_GAVE_UP) {
+            interval_done(s, wi, w->job_from, r->t, 1, 0);
+            w->job_from = NONE;
+        }
+        return;
     default:
         return;
     }
@@ -253,7 +270,7 @@ static void cov_worker_end(void *st, int wi)
     /* what is still open at the end of its log lasted to the run's end */
     int64_t end = s->h->end > s->now ? s->h->end : s->now;
     struct cov_worker *w = &s->w[wi];
-    if (w->hold_from == NONE && w->cmd_from == NONE)
+    if (w->hold_from == NONE && w->cmd_from == NONE && w->job_from == NONE)
         return;
     /* the faults that start before the run's end may meet it: candidates
      * early (the overlap itself is checked exactly) */
@@ -277,7 +294,7 @@ static void *cov_init(const struct history *h, const struct check_params *p, str
     s->p = p;
     s->w = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*s->w));
     for (int i = 0; i < h->nworkers; i++)
-        s->w[i].hold_from = s->w[i].cmd_from = NONE;
+        s->w[i].hold_from = s->w[i].cmd_from = s->w[i].job_from = NONE;
     s->held = xcalloc(65536, sizeof(*s->held)); /* untouched pages cost nothing */
     hist_init(&s->grant_lat);
     size_t nf = (size_t)(h->nfaults ? h->nfaults : 1);
@@ -437,7 +454,8 @@ const struct checker_def coverage_checker = {
          PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_ENTER) |
          PASS_TYPE(EV_EXIT) | PASS_TYPE(EV_RENEW_INVOKE) | PASS_TYPE(EV_RENEW_OK) |
          PASS_TYPE(EV_RENEW_FAIL) | PASS_TYPE(EV_RELEASE_INVOKE) | PASS_TYPE(EV_RELEASE_OK) |
-         PASS_TYPE(EV_RELEASE_NOT_OWNER) | PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_CRASH),
+         PASS_TYPE(EV_RELEASE_NOT_OWNER) | PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_CRASH) |
+         PASS_TYPE(EV_JOB),
      cov_event, cov_worker_end, NULL},
     cov_init, cov_finish};
 
