@@ -8,9 +8,11 @@
  */
 #include "checkers/check.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "harness/workload.h"
+#include "util/rng.h"
 #include "util/timeutil.h"
 #include "checkers/checkutil.h"
 #include "checkers/evidence.h"
@@ -27,11 +29,30 @@ const char *verdict_name(int v)
     }
 }
 
+/* The 99.9th percentile of a standard normal. */
+#define Z_999 3.090232
+
+int64_t check_stuck_after_auto(const struct workload *w)
+{
+    const struct dist *d = &w->workers.hold;
+    int64_t longest = dist_max(d);
+    if (longest < 0) {
+        double q = d->kind == DIST_EXPONENTIAL ? (double)d->mean * log(1000.0)
+                   : d->kind == DIST_LOGNORMAL ? (double)d->value * exp(d->sigma * Z_999)
+                                               : 0.0;
+        longest = q < 9.0e15 ? (int64_t)q : (int64_t)9.0e15;
+    }
+    int64_t ttl = w->lock.ttl > 0 ? w->lock.ttl : 0;
+    int64_t v = 2 * (longest + ttl);
+    return v > 2 * LS_NS_PER_S ? v : 2 * LS_NS_PER_S;
+}
+
 void check_params_from(const struct history *h, struct check_params *p)
 {
     p->capacity = 1;
     p->near_miss = 1 * LS_NS_PER_MS;
     p->stuck_after = 2 * LS_NS_PER_S;
+    p->stuck_after_auto = 0;
     p->ttl = 0;
     p->fencing_requested = 1;
     p->max_violations = 50;
@@ -41,8 +62,12 @@ void check_params_from(const struct history *h, struct check_params *p)
         return;
     if (w->check.near_miss >= 0)
         p->near_miss = w->check.near_miss;
-    if (w->check.stuck_after >= 0)
+    if (w->check.stuck_after >= 0) {
         p->stuck_after = w->check.stuck_after;
+    } else { /* "auto" */
+        p->stuck_after = check_stuck_after_auto(w);
+        p->stuck_after_auto = 1;
+    }
     p->ttl = w->lock.ttl > 0 ? w->lock.ttl : 0;
     p->fencing_requested = w->lock.fencing != 0;
     if (w->check.stories >= 0)
@@ -101,6 +126,7 @@ struct json *check_run(const struct history *h, const struct check_params *p)
     json_obj_set(res, "incidents", json_new_arr());
     json_obj_set(res, "faults", faults_json(h));
     json_obj_set(res, "fault_windows", json_new_arr());
+    json_obj_set(res, "coverage", json_new_obj());
     json_obj_set(res, "phases", json_new_obj());
     json_obj_set(res, "per_worker", json_new_arr());
     struct json *warn = json_obj_set(res, "warnings", json_new_arr());
@@ -114,7 +140,7 @@ struct json *check_run(const struct history *h, const struct check_params *p)
      * instead of once per checker (docs/performance.md "Checker"). */
     static const struct checker_def *const defs[] = {&mutex_checker, &fencing_checker,
                                                      &liveness_checker, &stats_checker,
-                                                     &windows_checker};
+                                                     &windows_checker, &coverage_checker};
     enum { NDEFS = sizeof(defs) / sizeof(defs[0]) };
     struct pass_consumer c[NDEFS + 1];
     for (int i = 0; i < NDEFS; i++)
@@ -144,6 +170,7 @@ struct json *check_run(const struct history *h, const struct check_params *p)
     for (int i = 0; i < h->nworkers; i++) /* what the stories read around the violations */
         history_drop(&h->w[i], 0, h->w[i].n);
     v = compose(v, defs[4]->finish(c[4].st, res)); /* windows: after the stories, as before */
+    v = compose(v, defs[5]->finish(c[5].st, res)); /* coverage */
     /* after the pass: a damaged log it found is in the evidence now. What
      * the record lacks could hide a violation or fake one: nothing decides */
     json_obj_set(res, "evidence", evidence_json(h));

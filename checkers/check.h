@@ -13,6 +13,8 @@
 #include "checkers/history.h"
 #include "util/json.h"
 
+struct workload;
+
 enum verdict { VERDICT_VALID = 0, VERDICT_UNKNOWN = 1, VERDICT_INVALID = 2 };
 const char *verdict_name(int v); /* "valid" / "unknown" / "invalid" */
 
@@ -20,6 +22,7 @@ struct check_params {
     int capacity;            /* holds allowed at once (1 = mutex) */
     int64_t near_miss;       /* ns */
     int64_t stuck_after;     /* ns */
+    int stuck_after_auto;    /* 1: stuck_after was derived (check_stuck_after_auto) */
     int64_t ttl;             /* ns, 0 if none / unknown */
     int fencing_requested;   /* the workload asked for fences */
     int max_violations;      /* how many violations to list in full */
@@ -28,6 +31,13 @@ struct check_params {
 
 /* Defaults, then overridden from h->workload when present. */
 void check_params_from(const struct history *h, struct check_params *p);
+
+/* Contract: check.stuck_after "auto" for w (ns): max(2 s, 2 x (longest
+ * hold + lock.ttl)). The longest hold is the hold distribution's maximum
+ * when it has one (fixed, uniform, a capped exponential or lognormal),
+ * else its 99.9th percentile (exponential: mean x ln 1000; lognormal:
+ * median x e^(3.09 sigma)). docs/checkers.md "liveness". */
+int64_t check_stuck_after_auto(const struct workload *w);
 
 /* Run every checker. Returns a new result-model fragment (caller frees):
  * { verdict_checks, counts, latency, throughput, checks, violations, faults,
@@ -43,6 +53,24 @@ int check_stats(const struct history *h, const struct check_params *p, struct js
 /* Per-fault-window and per-phase numbers ("fault_windows", "phases"); runs
  * after check_mutex (it counts the violations mutex listed). Always valid. */
 int check_windows(const struct history *h, const struct check_params *p, struct json *res);
+/* Coverage ("coverage", and bit / bit_reason / late_ms on each "faults"
+ * entry): runs after the fault list is made. Always valid: result.c
+ * turns no bite or too little activity into an unknown verdict. */
+int check_coverage(const struct history *h, const struct check_params *p, struct json *res);
+
+/* The activity floor (docs/checkers.md "Coverage"): grants a run of w
+ * must reach at least: expected = D x min(W / (hold + think + max(g + rel,
+ * 5 ms)), R x C / max(hold + g, 1 ms)) with the distributions' means, g the
+ * run's median granting try (invoke -> acquire_ok, grant_ns) and rel its
+ * median release (release_ns); the floor is expected / 20, at least 1
+ * (jobs mode: 1 with the lock layer, else 0; no workload: 1). *expected
+ * (may be NULL) gets the estimate. */
+#define COV_CMD_MIN_NS 5e6
+#define COV_FLOOR_DIVISOR 20.0
+#define COV_LATE_MIN_NS ((int64_t)100000000)
+int64_t check_grant_floor(const struct workload *w, int capacity, double grant_ns,
+                          double release_ns, double *expected);
+
 /* Jobs mode only (harness/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
  * and missed jobs; adds nothing and is valid for any other run. */
 int check_jobs(const struct history *h, const struct check_params *p, struct json *res);

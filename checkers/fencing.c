@@ -318,10 +318,23 @@ static int fencing_finish(void *st, struct json *res)
                                           "directory"
                                         : "not available: lost updates need a run directory "
                                           "(storage.jsonl)");
-    json_obj_set_int(f, "plain_lost_updates", plain_lost);
-    json_obj_set_int(f, "fenced_lost_updates", fenced_lost);
-    json_obj_set_int(f, "stale_ops_rejected", rejected);
-    json_obj_set_int(f, "fence_regressions", nreg);
+    /* What was not measured is null, never a default 0 (an expectation on
+     * it is unmet, "not measured": reports/result.c): lost updates without
+     * the storage's final values, the fenced numbers without fences. */
+    json_obj_set(f, "plain_lost_updates", available ? json_new_int(plain_lost) : json_new_null());
+    json_obj_set(f, "fenced_lost_updates",
+                 available && offered ? json_new_int(fenced_lost) : json_new_null());
+    json_obj_set(f, "stale_ops_rejected",
+                 offered || rejected ? json_new_int(rejected) : json_new_null());
+    /* regressions are measured whenever grants carry fences (a JSONL
+     * history too, where fencing is never "offered": no storage) */
+    json_obj_set(f, "fence_regressions", ng > 0 ? json_new_int(nreg) : json_new_null());
+    if (!offered)
+        json_obj_set_str(f, "not_offered", !p->fencing_requested
+                                               ? "lock.fencing is false"
+                                           : !h->from_rundir
+                                               ? "a JSONL history has no fences to check"
+                                               : "no grant carried a fence (the lock offers none, or granted nothing)");
     json_obj_set_int(f, "plain_accepted_writes", plain_acc);
     json_obj_set_int(f, "fenced_accepted_writes", fenced_acc);
     json_obj_set(f, "per_resource", per);

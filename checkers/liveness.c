@@ -256,11 +256,16 @@ static int liveness_finish(void *st, struct json *res)
     json_obj_set_int(l, "holder_crashes", ncrash);
     json_obj_set_int(l, "crashes_without_next_grant", crash_no_grant);
     json_obj_set_int(l, "stuck_resources", nstuck);
+    json_obj_set_num(l, "stuck_after_ms", ns_ms(p->stuck_after));
+    json_obj_set_str(l, "stuck_after_from", p->stuck_after_auto ? "auto" : "check.stuck_after");
     json_obj_set(l, "stuck", sl);
+    /* without an attempt the shares and the fairness were not measured:
+     * null, never a default 0 (reports/result.c "not measured") */
     double da = attempts ? (double)attempts : 1.0;
-    json_obj_set_num(l, "busy_share", attempts ? (double)busy / da : 0.0);
-    json_obj_set_num(l, "failed_share", attempts ? (double)failed / da : 0.0);
-    json_obj_set_num(l, "unknown_share", attempts ? (double)unknown / da : 0.0);
+    json_obj_set(l, "busy_share", attempts ? json_new_num((double)busy / da) : json_new_null());
+    json_obj_set(l, "failed_share", attempts ? json_new_num((double)failed / da) : json_new_null());
+    json_obj_set(l, "unknown_share",
+                 attempts ? json_new_num((double)unknown / da) : json_new_null());
     int64_t gmin = -1, gmax = -1;
     for (int i = 0; i < h->nworkers; i++) {
         if (wc[i].attempts == 0)
@@ -271,8 +276,8 @@ static int liveness_finish(void *st, struct json *res)
             gmax = wc[i].grants;
     }
     struct json *fa = json_obj_set(l, "fairness", json_new_obj());
-    json_obj_set_int(fa, "min_grants", gmin < 0 ? 0 : gmin);
-    json_obj_set_int(fa, "max_grants", gmax < 0 ? 0 : gmax);
+    json_obj_set(fa, "min_grants", gmin < 0 ? json_new_null() : json_new_int(gmin));
+    json_obj_set(fa, "max_grants", gmax < 0 ? json_new_null() : json_new_int(gmax));
     json_obj_set(fa, "ratio", gmin > 0 ? json_new_num((double)gmax / (double)gmin)
                                        : json_new_null());
 

@@ -48,7 +48,7 @@ struct checker_def {
 };
 
 extern const struct checker_def mutex_checker, fencing_checker, liveness_checker,
-    stats_checker, windows_checker;
+    stats_checker, windows_checker, coverage_checker;
 
 /* Contract: run one checker alone: its own pass over h (check_mutex etc.). */
 int checker_run_one(const struct checker_def *d, const struct history *h,

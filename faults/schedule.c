@@ -147,13 +147,23 @@ static struct json *params_json(const struct fault_spec *spec)
 }
 
 /* Where a start comes from: the planned time of the occurrence and whether
- * the workload's faults: or the nemesis scheduled it. Ends carry neither. */
+ * the workload's faults: or the nemesis scheduled it, and how late the
+ * scheduler got to it. Ends carry none of it. */
 struct origin {
     int64_t planned;   /* run-relative ns, < 0: not a start */
     const char *source;
+    int64_t late;      /* ns the start was begun after it was due; < 0: not written */
 };
 
-static const struct origin NO_ORIGIN = {-1, NULL};
+static const struct origin NO_ORIGIN = {-1, NULL, -1};
+
+int64_t schedule_due(const struct schedule *s, int si)
+{
+    int64_t due = s->next_start[si];
+    if (s->serial && si >= s->nexplicit && s->added_free_at > due)
+        due = s->added_free_at;
+    return due;
+}
 
 static void log_event(struct run *r, const struct fault_inst *fi, const char *event,
                       int64_t t, const char *reason, struct origin o)
@@ -172,6 +182,8 @@ static void log_event(struct run *r, const struct fault_inst *fi, const char *ev
         json_obj_set_int(l, "planned_ns", o.planned);
     if (o.source)
         json_obj_set_str(l, "source", o.source);
+    if (o.late >= 0 && strcmp(event, "start") == 0)
+        json_obj_set_num(l, "late_ms", (double)o.late / 1e6);
     if (strcmp(event, "start") == 0) {
         json_obj_set_int(l, "worker", fi->worker);
         json_obj_set_int(l, "node", fi->node);
@@ -202,7 +214,12 @@ static void start_one(struct schedule *s, struct run *r, int si)
     fi.detail = json_new_obj();
     struct ls_err err = {0};
     int64_t planned = s->next_start[si];
-    struct origin o = {planned, si < s->nexplicit ? "faults" : "nemesis"};
+    /* late: the scheduler began this start after it was due (a stalled
+     * harness, a slow start of another fault); waiting for a target
+     * (holder) is the kind's own and not counted */
+    int64_t due = schedule_due(s, si), begun = run_now(r);
+    struct origin o = {planned, si < s->nexplicit ? "faults" : "nemesis",
+                       begun > due ? begun - due : 0};
     int rc = spec->ops->start(r, &fi, &err);
     s->started[si]++;
     /* schedule the next occurrence of this spec */
@@ -264,7 +281,7 @@ static void skip_one(struct schedule *s, struct run *r, int si, const char *why)
     fi.spec = s->specs[si];
     fi.id = r->fault_seq++;
     fi.worker = fi.node = -1;
-    struct origin o = {s->next_start[si], si < s->nexplicit ? "faults" : "nemesis"};
+    struct origin o = {s->next_start[si], si < s->nexplicit ? "faults" : "nemesis", -1};
     log_event(r, &fi, "skipped", run_now(r), why, o);
     s->started[si]++;
     s->next_start[si] = INT64_MAX;
@@ -276,6 +293,8 @@ static void end_one(struct schedule *s, struct run *r, int ai, const char *why)
 {
     struct fault_inst *fi = &s->active[ai];
     struct ls_err err = {0};
+    if (s->active_si[ai] >= s->nexplicit && fi->end_ns != INT64_MAX && fi->end_ns > s->added_free_at)
+        s->added_free_at = fi->end_ns;
     fi->spec->ops->stop(r, fi, &err);
     log_event(r, fi, "end", run_now(r), err.code ? err.msg : why, NO_ORIGIN);
     json_free(fi->detail);

@@ -25,6 +25,8 @@ struct schedule {
                                another added spec's occurrence is active */
     int64_t *next_start;    /* per spec: run-relative ns of the next occurrence, INT64_MAX = done */
     int64_t *started;       /* per spec: occurrences so far */
+    int64_t added_free_at;  /* serial nemesis: planned end of the last added occurrence
+                               that ended (a deferred start is due then), 0 none */
     struct fault_inst *active;
     int *active_si;         /* per active occurrence: its spec's index */
     int nactive, cap;
@@ -45,6 +47,13 @@ void schedule_tick(struct schedule *s, struct run *r);
 void schedule_heal(struct schedule *s, struct run *r);
 /* Faults active right now (for progress). */
 int schedule_active(const struct schedule *s);
+
+/* Contract: when the next occurrence of spec si is due (run-relative ns):
+ * its planned time, or for a serial nemesis spec deferred behind another
+ * added occurrence the planned end of that one, whichever is later. An
+ * occurrence started after its due time is late by the difference (the
+ * harness was stalled: docs/faults.md "Late faults"). */
+int64_t schedule_due(const struct schedule *s, int si);
 
 /* "holder", "worker:3", "node:0", ... */
 void fault_target_name(const struct fault_spec *spec, char *buf, size_t n);

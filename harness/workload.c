@@ -147,11 +147,18 @@ static const struct opt_def workers_tab[] = {
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* check.stuck_after: "auto" (stored as -1) is derived from the workload by
+ * check_params_from (checkers/check.c). */
+static const char *const stuck_after_words[] = {"auto", NULL};
+
 static const struct opt_def check_tab[] = {
     {"near_miss", OPT_DURATION, SUB(check, near_miss), "1ms", 0, 10 * NS_S, NULL, NULL,
      "a next enter within this of the previous exit counts as a near miss"},
-    {"stuck_after", OPT_DURATION, SUB(check, stuck_after), "2s", 0, NS_H, NULL, NULL,
-     "an open stall at least this long at the end of the run makes the resource stuck"},
+    {"stuck_after", OPT_DURATION, SUB(check, stuck_after), "auto", 0, NS_H, stuck_after_words,
+     NULL,
+     "an open stall at least this long at the end of the run makes the resource stuck; auto: "
+     "max(2s, 2 x (longest hold + lock.ttl)), the longest hold of an unbounded distribution "
+     "taken as its 99.9th percentile (docs/checkers.md \"liveness\")"},
     {"stories", OPT_INT, SUB(check, stories), "3", 0, 50, NULL, NULL,
      "at most this many violations get a narrated story, one per class first (0: none)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},

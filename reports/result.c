@@ -55,7 +55,7 @@ static const struct path_row path_table[] = {
      "worker|fence|invoke_ms|acquired_ms|earlier_worker|earlier_fence|earlier_acquired_ms"},
     {"checks.liveness",
      "valid|longest_stall_ms|crash_to_next_grant_ms|holder_crashes|crashes_without_next_grant|"
-     "stuck_resources|busy_share|failed_share|unknown_share"},
+     "stuck_resources|busy_share|failed_share|unknown_share|stuck_after_ms"},
     {"checks.liveness.fairness", "min_grants|max_grants|ratio"},
     {"checks.stats", "valid"},
     {"checks.jobs",
@@ -64,7 +64,9 @@ static const struct path_row path_table[] = {
     {"checks.jobs.steps", "gave_up|skip_done|claimed|effect|refused|aborted|error"},
     {"violations.#", "overlap_start_ms|overlap_ms"},
     {"violations.#.holders.#", "worker|fence|acquired_ms|valid_until_ms|enter_ms|exit_ms"},
-    {"faults.#", "id|worker|node|start_ms|end_ms|skipped"},
+    {"faults.#", "id|worker|node|start_ms|end_ms|skipped|bit|late_ms"},
+    {"coverage", "holds|grants|contended_acquires|grant_floor|expected_grants|enough_activity"},
+    {"coverage.faults", "occurrences|bit|not_bit|undecided|late|max_late_ms"},
     {"fault_windows.#",
      "id|start_ms|end_ms|duration_ms|attempts|grants|busy|failed|unknown|violations|"
      "acquire_p50_ms|acquire_p99_ms|grants_per_s"},
@@ -203,34 +205,197 @@ static int expect_holds(int op, double got, int got_int, int64_t got_i, double v
     }
 }
 
-/* "verdict" from the rule of docs/result-format.md: expectations decide
- * alone when there are any; otherwise verdict_checks does; an interrupted
- * run never passes. */
-static void set_verdict(struct json *result, int nexpects, int nfailed)
+/* Does an expectation of w name a coverage.* path (the user gates on
+ * coverage explicitly, so the coverage rule stands aside)? */
+static int expects_coverage(const struct workload *w)
+{
+    for (int i = 0; w && i < w->nexpects; i++)
+        if (strncmp(w->expects[i].path, "coverage.", 9) == 0 ||
+            strcmp(w->expects[i].path, "coverage") == 0)
+            return 1;
+    return 0;
+}
+
+static int is_false(const struct json *v)
+{
+    return v && v->type == JSON_BOOL && !v->i;
+}
+
+/* Contract: why the coverage of result does not support a pass (one line
+ * each into reasons); 0 when it does. */
+static int coverage_reasons(const struct json *result, struct json *reasons)
+{
+    int n = 0;
+    char line[256];
+    const struct json *cov = json_obj_get(result, "coverage");
+    if (!cov || cov->type != JSON_OBJ)
+        return 0;
+    const struct json *cf = json_obj_get(cov, "faults");
+    int64_t occ = json_get_int(cf, "occurrences", 0), bit = json_get_int(cf, "bit", 0);
+    if (occ > 0 && bit == 0) {
+        snprintf(line, sizeof(line),
+                 "no fault occurrence bit (%lld: %lld did not, %lld not injected): the faults "
+                 "tested nothing; see faults[].bit_reason",
+                 (long long)occ, (long long)json_get_int(cf, "not_bit", 0),
+                 (long long)json_get_int(cf, "undecided", 0));
+        json_arr_push(reasons, json_new_str(line));
+        n++;
+    }
+    if (is_false(json_obj_get(cov, "enough_activity"))) {
+        snprintf(line, sizeof(line),
+                 "too little activity: %lld grants, below this workload's floor of %lld "
+                 "(coverage.grant_floor)",
+                 (long long)json_get_int(cov, "grants", 0),
+                 (long long)json_get_int(cov, "grant_floor", 0));
+        json_arr_push(reasons, json_new_str(line));
+        n++;
+    }
+    return n;
+}
+
+/* Contract: the evidence gaps of result as reasons (docs/result-format.md
+ * "evidence"); 0 when the evidence is complete or not judged (no
+ * "evidence" member: treated as complete). */
+static int evidence_reasons(const struct json *result, struct json *reasons)
+{
+    const struct json *ev = json_obj_get(result, "evidence");
+    if (!ev || ev->type != JSON_OBJ || !is_false(json_obj_get(ev, "complete")))
+        return 0;
+    const struct json *gaps = json_obj_get(ev, "gaps");
+    size_t ng = gaps && gaps->type == JSON_ARR ? gaps->n : 0;
+    char line[320];
+    for (size_t i = 0; i < ng && i < 5; i++) {
+        const struct json *g = gaps->kids[i];
+        snprintf(line, sizeof(line), "evidence gap: %s", g->type == JSON_STR ? g->s : "?");
+        json_arr_push(reasons, json_new_str(line));
+    }
+    if (ng > 5) {
+        snprintf(line, sizeof(line), "evidence: %zu more gaps (evidence.gaps)", ng - 5);
+        json_arr_push(reasons, json_new_str(line));
+    }
+    if (ng == 0)
+        json_arr_push(reasons, json_new_str("evidence incomplete (evidence.complete is false)"));
+    return 1;
+}
+
+/* Contract: one reason per checker whose verdict is unknown. */
+static void checker_reasons(const struct json *result, struct json *reasons)
+{
+    const struct json *checks = json_obj_get(result, "checks");
+    char line[320];
+    for (size_t i = 0; checks && checks->type == JSON_OBJ && i < checks->n; i++) {
+        const struct json *c = checks->kids[i];
+        if (strcmp(json_get_str(c, "verdict", ""), "unknown") != 0)
+            continue;
+        const char *note = json_get_str(c, "note", NULL);
+        snprintf(line, sizeof(line), "the %s checker could not decide%s%s", checks->keys[i],
+                 note ? ": " : "", note ? note : "");
+        json_arr_push(reasons, json_new_str(line));
+    }
+}
+
+/* "verdict" and "verdict_reasons" from the rule of docs/result-format.md
+ * "Verdict": expectations decide when there are any, otherwise
+ * verdict_checks does; then incomplete evidence makes any verdict unknown,
+ * and an interrupted run, faults none of which bit or activity below the
+ * floor make a pass unknown (the last two not when an expectation names a
+ * coverage.* path). verdict_reasons says why whenever it is unknown. */
+static void set_verdict(struct json *result, const struct workload *w, int nexpects, int nfailed)
 {
     const char *v;
+    struct json *reasons = json_new_arr();
     if (nexpects > 0) {
         v = nfailed ? "fail" : "pass";
     } else {
         const char *vc = json_get_str(result, "verdict_checks", "unknown");
-        if (strcmp(vc, "valid") == 0)
+        if (strcmp(vc, "valid") == 0) {
             v = "pass";
-        else if (strcmp(vc, "invalid") == 0)
+        } else if (strcmp(vc, "invalid") == 0) {
             v = "fail";
-        else
+        } else {
             v = "unknown";
+            checker_reasons(result, reasons);
+        }
     }
-    const struct json *intr = json_obj_get(result, "interrupted");
-    if (intr && intr->type == JSON_BOOL && intr->i && strcmp(v, "pass") == 0)
+    if (evidence_reasons(result, reasons))
         v = "unknown";
+    const struct json *intr = json_obj_get(result, "interrupted");
+    if (intr && intr->type == JSON_BOOL && intr->i && strcmp(v, "fail") != 0) {
+        json_arr_push(reasons, json_new_str("the run was interrupted before its planned end"));
+        v = "unknown";
+    }
+    if (strcmp(v, "pass") == 0 && !expects_coverage(w) && coverage_reasons(result, reasons))
+        v = "unknown";
+    if (strcmp(v, "unknown") == 0 && reasons->n == 0)
+        json_arr_push(reasons, json_new_str(
+                                   nexpects ? "unknown" : "the checkers could not decide"));
+    if (strcmp(v, "unknown") != 0) { /* reasons only explain an unknown */
+        json_free(reasons);
+        reasons = json_new_arr();
+    }
     json_obj_set_str(result, "verdict", v);
+    json_obj_set(result, "verdict_reasons", reasons);
+}
+
+/* Contract: why the value at path was not measured (into why, "not
+ * measured: ..."), or 0 when it was (a number or bool is there, from a
+ * checker that decided). The value at path is v (NULL: missing). */
+static int not_measured(const struct json *result, const char *path, const struct json *v,
+                        char *why, size_t n)
+{
+    /* under checks.<name>: a checker that could not decide measured nothing */
+    if (strncmp(path, "checks.", 7) == 0) {
+        const char *name = path + 7, *dot = strchr(name, '.');
+        char cname[64];
+        size_t len = dot ? (size_t)(dot - name) : strlen(name);
+        if (len < sizeof(cname)) {
+            memcpy(cname, name, len);
+            cname[len] = '\0';
+            const struct json *checks = json_obj_get(result, "checks");
+            const struct json *c = json_obj_get(checks, cname);
+            const char *field = dot ? dot + 1 : "";
+            int meta = strcmp(field, "available") == 0 || strcmp(field, "offered") == 0;
+            if (!c) {
+                snprintf(why, n, "not measured: no %s checker in this result (not a run of "
+                         "that kind)", cname);
+                return 1;
+            }
+            if (!meta && strcmp(json_get_str(c, "verdict", ""), "unknown") == 0) {
+                const char *note = json_get_str(c, "note", NULL);
+                snprintf(why, n, "not measured: the %s checker could not decide%s%s", cname,
+                         note ? ": " : "", note ? note : "");
+                return 1;
+            }
+            if (!v || v->type == JSON_NULL) {
+                const char *no = json_get_str(c, "not_offered", NULL);
+                const char *note = json_get_str(c, "note", NULL);
+                if (strcmp(cname, "fencing") == 0 && no)
+                    snprintf(why, n, "not measured: fencing not offered (%s)", no);
+                else if (note)
+                    snprintf(why, n, "not measured: %s", note);
+                else
+                    snprintf(why, n, "not measured: %s has no value in this run", path);
+                return 1;
+            }
+            return 0;
+        }
+    }
+    if (v && (v->type == JSON_NUM || v->type == JSON_BOOL))
+        return 0;
+    if (!v)
+        snprintf(why, n, "not measured: %s is absent for this lock, topology or run", path);
+    else
+        snprintf(why, n, "not measured: %s is null (nothing of the kind happened)", path);
+    return 1;
 }
 
 /* Contract: replaces result's "expectations" with one entry per w->expects
- * ({path, want, got, ok}; got is the number found at path, a bool as 1/0,
- * null when the path is missing or not a number, and then ok is false) and
- * re-derives "verdict" from them (so the two never disagree). w may be NULL
- * (no expectations). Returns the number of failed expectations. */
+ * ({path, want, got, ok, and why when not measured}; got is the number
+ * found at path, a bool as 1/0, null when the path was not measured (see
+ * not_measured: missing, null, or under a checker that could not decide),
+ * and then ok is false) and re-derives "verdict" and "verdict_reasons" from
+ * them (so they never disagree). w may be NULL (no expectations). Returns
+ * the number of failed expectations. */
 int result_eval_expectations(struct json *result, const struct workload *w)
 {
     struct json *arr = json_new_arr();
@@ -240,25 +405,29 @@ int result_eval_expectations(struct json *result, const struct workload *w)
         const struct json *v = json_path(result, e->path);
         struct json *got = NULL;
         int ok = 0;
-        if (v && v->type == JSON_NUM) {
+        char why[320];
+        int unmeasured = not_measured(result, e->path, v, why, sizeof(why));
+        if (unmeasured) {
+            got = json_new_null();
+        } else if (v->type == JSON_NUM) {
             got = json_clone(v);
             ok = expect_holds(e->op, v->d, v->is_int, v->i, e->value);
-        } else if (v && v->type == JSON_BOOL) {
+        } else {
             got = json_new_int(v->i ? 1 : 0);
             ok = expect_holds(e->op, v->i ? 1.0 : 0.0, 1, v->i ? 1 : 0, e->value);
-        } else {
-            got = json_new_null();
         }
         struct json *ent = json_arr_push(arr, json_new_obj());
         json_obj_set_str(ent, "path", e->path);
         json_obj_set_str(ent, "want", e->want ? e->want : "");
         json_obj_set(ent, "got", got);
         json_obj_set_bool(ent, "ok", ok);
+        if (unmeasured)
+            json_obj_set_str(ent, "why", why);
         if (!ok)
             failed++;
     }
     json_obj_set(result, "expectations", arr);
-    set_verdict(result, n, failed);
+    set_verdict(result, w, n, failed);
     return failed;
 }
 
@@ -300,6 +469,7 @@ struct json *result_build(const struct history *h, const struct check_params *p)
     json_obj_set_str(res, "tool_version", LS_VERSION);
     json_obj_set(res, "seed", seed_json(h->workload));
     json_obj_set_str(res, "verdict", "unknown"); /* placeholder: keeps it near the top */
+    json_obj_set(res, "verdict_reasons", json_new_arr());
     json_obj_set_str(res, "source", h->source ? h->source : "");
     if (h->run) {
         const char *s = json_get_str(h->run, "started_at", NULL);
