@@ -237,10 +237,11 @@ static void start_one(struct schedule *s, struct run *r, int si)
         return;
     }
     if (rc != 0) {
-        const char *why = r->signal ? "the run was interrupted before the fault took effect"
-                          : rc > 0  ? "no target to act on (e.g. no worker held a lock within 1s)"
-                                    : err.msg;
-        log_event(r, &fi, rc > 0 || r->signal ? "skipped" : "failed", run_now(r), why, o);
+        int intr = r->signal && (rc > 0 || rc == LS_EINTR);
+        const char *why = intr     ? "the run was interrupted before the fault took effect"
+                          : rc > 0 ? "no target to act on (e.g. no worker held a lock within 1s)"
+                                   : err.msg;
+        log_event(r, &fi, rc > 0 || intr ? "skipped" : "failed", run_now(r), why, o);
         spec->ops->stop(r, &fi, &err);
         json_free(fi.detail);
         json_free(fi.end_detail);

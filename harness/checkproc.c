@@ -182,6 +182,8 @@ int checkproc_run(const char *dir, unsigned formats, int quiet, int (*stop)(void
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     rc = parse_reply(&sb, result, err);
+    if (WIFSIGNALED(status)) /* crashed or OOM-killed mid-write */
+        remove_tmp_files(dir, pid);
     if (rc == LS_EENV && !*result && WIFSIGNALED(status)) {
         ls_err_clear(err);
         rc = ls_err_set(err, LS_EENV, "checker process: killed by signal %d (%s)",

@@ -205,7 +205,7 @@ static const char *type_expect(enum opt_type t)
 
 static int parse_i64(const char *s, int64_t *v)
 {
-    if (!*s || !(s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9')))
+    if (!*s || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))) /* util/timeutil.h grammar */
         return -1;
     char *end;
     errno = 0;

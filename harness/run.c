@@ -535,7 +535,9 @@ static void stop_workers(struct run *r, int64_t grace_ns)
     until = ls_now_ns() + TERM_GRACE;
     while (workers_alive(r) && ls_now_ns() < until) {
         reap_workers(r);
-        if (!workers_alive(r) || run_sleep(r, LS_NS_PER_MS))
+        /* a second signal cuts the grace short, wherever it was taken (a
+         * fault's stop during the heal polls for signals too) */
+        if (!workers_alive(r) || r->nsignals > 1 || run_sleep(r, LS_NS_PER_MS))
             break;
     }
     for (int i = 0; i < r->nworkers; i++) {
