@@ -54,7 +54,17 @@ int64_t run_now(const struct run *r)
 
 static const char *signal_name(int s)
 {
-    return s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "signal";
+    return s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP"
+         : s == SIGUSR1 ? "SIGUSR1" : s == SIGUSR2 ? "SIGUSR2" : s == SIGALRM ? "SIGALRM"
+                        : "signal";
+}
+
+/* Signals whose default action would end the harness like a SIGKILL
+ * (nothing torn down, run.json left "running"): a run takes and ignores
+ * them, saying so once per run (docs/reliability.md "Signals"). */
+static int ignored_signal(int s)
+{
+    return s == SIGUSR1 || s == SIGUSR2 || s == SIGALRM;
 }
 
 /* Contract: take one pending signal of r->sigs, waiting up to ns for it
@@ -68,6 +78,12 @@ static int take_signal(struct run *r, int64_t ns)
     int s = sigtimedwait(&r->sigs, NULL, &ts);
     if (s <= 0)
         return 0;
+    if (ignored_signal(s)) {
+        if (!r->said_ignored++)
+            fprintf(stderr, "lockstorm: %s ignored (a run stops on SIGINT, SIGTERM or SIGHUP)\n",
+                    signal_name(s));
+        return 0;
+    }
     if (!r->signal)
         r->signal = s;
     r->nsignals++;
@@ -172,6 +188,24 @@ static int make_rundir(struct run *r, struct ls_err *err)
         } else if (rc < 0) {
             return ls_err_errno(err, LS_EIO, -rc, "create run directory %s", r->dir);
         }
+        /* The claim: two runs given one --out at once both see it empty (or
+         * one creates it and the other finds it empty); the one whose
+         * O_EXCL create of the claim file wins takes it, the other writes
+         * nothing there (docs/reliability.md "Run directories"). */
+        char claim[2100];
+        snprintf(claim, sizeof(claim), "%s/%s", r->dir, RUN_CLAIM_FILE);
+        int fd = open(claim, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST)
+            return ls_err_set(err, LS_EUSAGE, "--out %s: another run has just taken it; choose "
+                              "a new path", r->dir);
+        if (fd < 0)
+            return ls_err_errno(err, LS_EIO, errno, "create %s", claim);
+        char pid[32];
+        int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+        ssize_t wr = write(fd, pid, (size_t)n);
+        close(fd);
+        if (wr != n)
+            return ls_err_errno(err, LS_EIO, errno, "write %s", claim);
     } else {
         int rc = mkdir("runs", 0755);
         if (rc < 0 && errno != EEXIST)
@@ -188,18 +222,26 @@ static int make_rundir(struct run *r, struct ls_err *err)
             if (errno != EEXIST)
                 return ls_err_errno(err, LS_EIO, errno, "create run directory %s", r->dir);
         }
-        /* runs/latest -> the newest run (replaced atomically) */
-        char tmp[64];
-        snprintf(tmp, sizeof(tmp), "runs/.latest.%d", (int)getpid());
-        unlink(tmp);
-        if (symlink(r->dir + 5, tmp) == 0 && rename(tmp, "runs/latest") < 0)
-            unlink(tmp);
+        r->auto_dir = 1; /* runs/latest points at it once it has a result: point_latest */
     }
     char sub[2100];
     snprintf(sub, sizeof(sub), "%s/events", r->dir);
     if (mkdir(sub, 0700) < 0 && errno != EEXIST)
         return ls_err_errno(err, LS_EIO, errno, "create %s", sub);
     return 0;
+}
+
+/* runs/latest -> this run (replaced atomically), for a run in runs/ that
+ * produced a result: a run that failed to start never takes the link. */
+static void point_latest(const struct run *r)
+{
+    char tmp[64];
+    if (!r->auto_dir)
+        return;
+    snprintf(tmp, sizeof(tmp), "runs/.latest.%d", (int)getpid());
+    unlink(tmp);
+    if (symlink(r->dir + 5, tmp) == 0 && rename(tmp, "runs/latest") < 0)
+        unlink(tmp);
 }
 
 static int write_text(const struct run *r, const char *name, struct strbuf *sb, struct ls_err *err)
@@ -655,6 +697,9 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     sigaddset(&r->sigs, SIGINT);
     sigaddset(&r->sigs, SIGTERM);
     sigaddset(&r->sigs, SIGHUP);
+    sigaddset(&r->sigs, SIGUSR1); /* taken and ignored: ignored_signal */
+    sigaddset(&r->sigs, SIGUSR2);
+    sigaddset(&r->sigs, SIGALRM);
     sigset_t old;
     sigprocmask(SIG_BLOCK, &r->sigs, &old);
     signal(SIGPIPE, SIG_IGN);
@@ -873,6 +918,8 @@ teardown:
     }
     if (rc == LS_EINTR && *result)
         rc = 0; /* interrupted runs still have a (never passing) verdict */
+    if (*result)
+        point_latest(r);
     if (r->signal && !*result && rc == 0)
         rc = ls_err_set(err, LS_EINTR, "interrupted by %s", strsignal(r->signal));
 done:

@@ -10,6 +10,9 @@
 #ifndef LS_RUN_H
 #define LS_RUN_H
 
+/* The file a run creates O_EXCL in its --out directory to claim it. */
+#define RUN_CLAIM_FILE ".claimed"
+
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +84,8 @@ struct run {
     struct rng fault_rng;
     sigset_t sigs;                  /* the blocked set taken with sigtimedwait */
     int signal;                     /* first SIGINT/SIGTERM/SIGHUP received, 0 if none */
+    int auto_dir;                   /* the run directory is runs/NAME-TIME (no --out) */
+    int said_ignored;               /* SIGUSR1/SIGUSR2/SIGALRM taken and ignored (said once) */
     int nsignals;                   /* how many were taken: one during a teardown grace ends it */
     int checking;                   /* the checkers run: a signal stops them (stderr says so) */
     struct pause_ref {              /* pause faults holding a process stopped (faults/pause.c) */

@@ -147,6 +147,20 @@ check "github: a failing gate fails the step (exit $rc)" [ "$rc" -eq 1 ]
 check "github: ... and still leaves junit.xml with the failure for always()" \
     grep -q '<failure' "$ws/lockstorm-run-failing/junit.xml"
 t_no_leftovers "$ws/lockstorm-run"
+# a gate cannot pass on missing data (docs/ci.md "What a pass rests on"):
+# the passing gate's artifact, one event log gone, checked again
+cp -r "$ws/lockstorm-run" "$T_TMP/gate-copy"
+rm -f "$T_TMP/gate-copy/events/worker-000.bin"
+set +e
+"$LS" check "$T_TMP/gate-copy" >"$T_TMP/gate-copy.out" 2>&1
+rc=$?
+"$LS" report "$T_TMP/gate-copy" >/dev/null 2>&1
+set -e
+check "github: the gate's run with a log deleted is not a pass (exit $rc, wanted 4)" [ "$rc" -eq 4 ]
+check "github: ... the summary names the missing log" \
+    grep -q 'worker-000.bin: missing' "$T_TMP/gate-copy.out"
+check "github: ... and junit.xml has it as an error" \
+    grep -q 'verdict decided' "$T_TMP/gate-copy/junit.xml"
 
 # ---- GitLab: the script, with the lockstorm the same install put there --------
 (
