@@ -336,6 +336,28 @@ static int all_zero(const unsigned char *p, size_t n)
     return 1;
 }
 
+/* Contract: are bytes [from, size) of the file behind fd and base all
+ * zero? Reads only the file's data extents (SEEK_DATA / SEEK_HOLE): a hole
+ * reads as zeros without being read, so a sparse 10 GB tail costs nothing. */
+static int rest_is_zero(int fd, const unsigned char *base, size_t from, size_t size)
+{
+    off_t off = (off_t)from;
+    while ((size_t)off < size) {
+        off_t data = lseek(fd, off, SEEK_DATA);
+        if (data < 0)
+            return errno == ENXIO ? 1 : all_zero(base + off, size - (size_t)off);
+        if ((size_t)data >= size)
+            return 1;
+        off_t hole = lseek(fd, data, SEEK_HOLE);
+        if (hole < 0 || (size_t)hole > size)
+            hole = (off_t)size;
+        if (!all_zero(base + data, (size_t)(hole - data)))
+            return 0;
+        off = hole;
+    }
+    return 1;
+}
+
 int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
 {
     memset(f, 0, sizeof(*f));
@@ -364,14 +386,16 @@ int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
     }
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     int saved = errno;
-    close(fd);
-    if (map == MAP_FAILED)
+    if (map == MAP_FAILED) {
+        close(fd);
         return ls_err_errno(err, LS_EIO, saved, "event log %s: mmap", path);
+    }
     const unsigned char *base = map;
     memcpy(&f->hdr, base, sizeof(f->hdr));
     if (all_zero(base, EVLOG_HEADER_SIZE)) {
         /* preallocated, header not written yet: the writer died creating it
          * (its records cannot exist: they are written after the header) */
+        close(fd);
         munmap(map, size);
         memset(f, 0, sizeof(*f));
         f->blank = 1;
@@ -379,6 +403,7 @@ int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
     }
     int rc = check_header(path, &f->hdr, size, err);
     if (rc) {
+        close(fd);
         munmap(map, size);
         memset(f, 0, sizeof(*f));
         return rc;
@@ -387,17 +412,26 @@ int evlog_read(const char *path, struct evlog_file *f, struct ls_err *err)
     f->map_len = size;
     f->recs = (const struct ev_rec *)(const void *)(base + EVLOG_HEADER_SIZE);
     size_t max = (size - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE;
+    int closed_flag = (f->hdr.flags & EVLOG_F_CLOSED) != 0;
+    /* A closed log ends exactly at its count (evlog_close truncates it):
+     * what lies past the count is damage, known from the size alone (a
+     * sparse 10 GB tail is not read); an open one has at most one torn
+     * record, then the preallocated zeros (holes are not read either). */
+    if (closed_flag && f->hdr.count < max)
+        max = (size_t)f->hdr.count;
     f->n = scan_records(f->recs, max);
     size_t end = EVLOG_HEADER_SIZE + f->n * EVLOG_REC_SIZE;
-    if (end < size && !all_zero(base + end, size - end))
+    size_t expect = closed_flag && f->hdr.count <= (size - EVLOG_HEADER_SIZE) / EVLOG_REC_SIZE
+                        ? EVLOG_HEADER_SIZE + (size_t)f->hdr.count * EVLOG_REC_SIZE
+                        : size;
+    if (end < size && (closed_flag ? end < expect || size > expect
+                                   : !rest_is_zero(fd, base, end, size)))
         f->torn_bytes = size - end;
-    int closed_flag = (f->hdr.flags & EVLOG_F_CLOSED) != 0;
-    f->closed = closed_flag && f->hdr.count == (uint64_t)f->n;
-    /* A closed log ends exactly at its count (evlog_close truncates it); an
-     * open one has at most one torn record, then the preallocated zeros. */
+    f->closed = closed_flag && f->hdr.count == (uint64_t)f->n && size == expect;
     size_t slot = end + EVLOG_REC_SIZE;
     f->damaged = (closed_flag && (f->hdr.count != (uint64_t)f->n || f->torn_bytes)) ||
-                 (slot < size && !all_zero(base + slot, size - slot));
+                 (!closed_flag && slot < size && !rest_is_zero(fd, base, slot, size));
+    close(fd);
     return 0;
 }
 
