@@ -605,6 +605,19 @@ static void render_checks(const struct json *r, struct strbuf *sb)
 
 /* "a->b" of one field over a violation's holders (earlier first); a null
  * (no fence) reads "none" so the arrow stays legible. */
+/* " faults=NAME(TARGET),..." for an array of fault ids ("none" when empty). */
+static void put_fault_names(struct strbuf *sb, const struct json *r, const struct json *ids)
+{
+    sb_puts(sb, " faults=");
+    if (!arr_len(ids))
+        sb_puts(sb, "none");
+    for (size_t k = 0; k < arr_len(ids); k++) {
+        if (k)
+            sb_putc(sb, ',');
+        report_fault_name(sb, r, ids->kids[k]);
+    }
+}
+
 static void put_holders(struct strbuf *sb, const struct json *holders, const char *key)
 {
     for (size_t i = 0; i < arr_len(holders); i++) {
@@ -668,15 +681,7 @@ static void render_violations(const struct json *r, struct strbuf *sb)
         put_holders(sb, holders, "worker");
         sb_puts(sb, " fences=");
         put_holders(sb, holders, "fence");
-        sb_puts(sb, " faults=");
-        const struct json *fl = json_obj_get(v, "faults");
-        if (!arr_len(fl))
-            sb_puts(sb, "none");
-        for (size_t k = 0; k < arr_len(fl); k++) {
-            if (k)
-                sb_putc(sb, ',');
-            report_fault_name(sb, r, fl->kids[k]);
-        }
+        put_fault_names(sb, r, json_obj_get(v, "faults"));
         sb_putc(sb, '\n');
     }
     if ((int64_t)show < total && (int64_t)listed >= total)
@@ -996,15 +1001,7 @@ static void render_incidents(const struct json *r, struct strbuf *sb)
             put_val(sb, json_obj_get(inc, "start_ms"));
             sb_puts(sb, "..");
             put_unit(sb, json_obj_get(inc, "end_ms"), "ms");
-            sb_puts(sb, " faults=");
-            const struct json *fl = json_obj_get(inc, "faults");
-            if (!arr_len(fl))
-                sb_puts(sb, "none");
-            for (size_t k = 0; k < arr_len(fl); k++) {
-                if (k)
-                    sb_putc(sb, ',');
-                report_fault_name(sb, r, fl->kids[k]);
-            }
+            put_fault_names(sb, r, json_obj_get(inc, "faults"));
             sb_putc(sb, '\n');
         }
     }
