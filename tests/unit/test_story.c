@@ -345,19 +345,26 @@ static void test_story_lock_broken_first(void)
     sb_free(&sb);
 }
 
+/* Three holds of w1..w3 all overlapping w0's long one (its lease ends at
+ * 50 ms, it exits at 900 ms): three stale-holder violations. */
+static void three_overlaps(struct strbuf *sb)
+{
+    grant(sb, 0, 0, 1, 1, 50);
+    line(sb, 1.1, 0, "enter", NULL);
+    for (int k = 1; k <= 3; k++) {
+        grant(sb, k, 100 * k, 100 * k + 1, 1 + k, 100 * k + 300);
+        line(sb, 100 * k + 2, k, "enter", NULL);
+        line(sb, 100 * k + 10, k, "exit", NULL);
+    }
+    line(sb, 900, 0, "exit", NULL);
+}
+
 /* With incidents in the model, each incident is told by its first
  * violation before any second violation of an incident gets a story. */
 static void test_story_incidents(void)
 {
     struct strbuf sb = STRBUF_INIT;
-    grant(&sb, 0, 0, 1, 1, 50);
-    line(&sb, 1.1, 0, "enter", NULL);
-    for (int k = 1; k <= 3; k++) {
-        grant(&sb, k, 100 * k, 100 * k + 1, 1 + k, 100 * k + 300);
-        line(&sb, 100 * k + 2, k, "enter", NULL);
-        line(&sb, 100 * k + 10, k, "exit", NULL);
-    }
-    line(&sb, 900, 0, "exit", NULL);
+    three_overlaps(&sb);
     struct history h;
     memset(&h, 0, sizeof(h));
     REQUIRE(load_text(sb_cstr(&sb), &h) == 0);
@@ -390,15 +397,7 @@ static void test_story_incidents(void)
 static void test_story_count(void)
 {
     struct strbuf sb = STRBUF_INIT;
-    /* three holds of w1..w3 all overlapping w0's long one: three violations */
-    grant(&sb, 0, 0, 1, 1, 50);
-    line(&sb, 1.1, 0, "enter", NULL);
-    for (int k = 1; k <= 3; k++) {
-        grant(&sb, k, 100 * k, 100 * k + 1, 1 + k, 100 * k + 300);
-        line(&sb, 100 * k + 2, k, "enter", NULL);
-        line(&sb, 100 * k + 10, k, "exit", NULL);
-    }
-    line(&sb, 900, 0, "exit", NULL);
+    three_overlaps(&sb);
     struct history h;
     memset(&h, 0, sizeof(h));
     REQUIRE(load_text(sb_cstr(&sb), &h) == 0);
