@@ -62,7 +62,12 @@ for f in "${suites[@]}"; do
     else
         fail "$name: ${line:-no line in the suite output}"
         # what happened, for the CI log: the first violation's story
-        "$LS" get "$T_TMP/runs/$name" violations.0.story_text 2>/dev/null | sed 's/^/#   /' || true
+        # (or, when there is none, the verdict's reasons)
+        story=$("$LS" get "$T_TMP/runs/$name" violations.0.story_text 2>/dev/null || true)
+        [ -n "$story" ] && [ "$story" != null ] ||
+            story=$("$LS" get "$T_TMP/runs/$name" verdict_reasons 2>/dev/null || true)
+        printf '%s\n' "$story" | sed 's/^/#   /'
+
     fi
     check "$name: a library really ran (grants made, an adapter started)" \
         [ "$(get "$T_TMP/runs/$name" counts.grants)" -gt 0 ] 2>/dev/null
