@@ -1,6 +1,6 @@
 /*
  * bench_evlog.c: benchmark 2, event logging. Appends N records to a real
- * event log (harness/evlog.h: mmap'd file, preallocated chunks) in a tight
+ * event log (model/evlog.h: mmap'd file, preallocated chunks) in a tight
  * loop that does what the worker's emit() does for each event: stamp
  * CLOCK_MONOTONIC relative to the run start, fill type/resource/token/fence,
  * evlog_append. Reports ns per event (full path, and the append alone) and
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bench/common.h"
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "util/timeutil.h"
 
 static int64_t cpu_now(void)

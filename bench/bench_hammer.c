@@ -16,7 +16,7 @@
 
 #include "bench/common.h"
 #include "harness/cluster.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "locks/redis_conn.h"
 #include "util/timeutil.h"
 

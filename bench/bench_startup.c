@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bench/common.h"
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "util/timeutil.h"
 
 struct topo {

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 

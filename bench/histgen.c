@@ -1,6 +1,6 @@
 /*
  * histgen.c: synthetic histories with planted violations (see histgen.h).
- * Binary logs go through the real writer (harness/evlog.c), so the checker
+ * Binary logs go through the real writer (model/evlog.c), so the checker
  * reads exactly what a run would leave; the JSONL form is the documented
  * `lockstorm check --history` format (DESIGN.md "Event model").
  */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"

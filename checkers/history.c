@@ -454,7 +454,7 @@ static int map_closed(const char *path, struct evlog_file *f)
     return 1;
 }
 
-/* Contract: evlog_read (harness/evlog.h), its verdicts and messages, except
+/* Contract: evlog_read (model/evlog.h), its verdicts and messages, except
  * that a closed log may be left for the pass to check (si->defer: see
  * map_closed); notes (si) whether the records are in time order and the
  * largest resource they name, and drops the pages it read. Caller unmaps f

@@ -18,7 +18,7 @@
 
 #include "util/err.h"
 #include "util/json.h"
-#include "harness/evlog.h"
+#include "model/evlog.h"
 
 struct workload;
 struct series_acc;

@@ -14,7 +14,7 @@
 
 #include "faults/fault.h"
 #include "harness/workload.h"
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "util/xalloc.h"
 
 #define N_SINGLE 4000   /* points of a one-dimensional integral */

@@ -18,7 +18,7 @@
 
 #include "faults/fault.h"
 #include "harness/iptables.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"
 #include "harness/workload.h"

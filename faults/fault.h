@@ -14,7 +14,7 @@
 
 #include "util/err.h"
 #include "util/json.h"
-#include "harness/options.h"
+#include "model/options.h"
 
 #define FAULT_OPS_VERSION 1
 

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "faults/fault.h"
-#include "harness/options.h"
-#include "harness/yamltree.h"
+#include "model/options.h"
+#include "model/yamltree.h"
 #include "util/rng.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"

@@ -15,7 +15,7 @@
 
 #include "faults/fault.h"
 #include "faults/target.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/run.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"

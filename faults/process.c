@@ -18,8 +18,8 @@
 
 #include "faults/fault.h"
 #include "faults/target.h"
-#include "harness/evlog.h"
-#include "harness/proc.h"
+#include "model/evlog.h"
+#include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"
 #include "harness/workload.h"

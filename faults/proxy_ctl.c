@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "faults/proxy_int.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 

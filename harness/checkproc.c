@@ -19,7 +19,7 @@
 
 #include "checkers/check.h"
 #include "checkers/history.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "reports/reports.h"
 #include "reports/result.h"
 #include "util/strbuf.h"

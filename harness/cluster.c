@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/workload.h"
 #include "util/clockctl.h"
 #include "util/strbuf.h"

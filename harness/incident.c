@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "harness/proc.h"
+#include "util/proc.h"
 
 void incident_add(struct run *r, const char *fmt, ...)
 {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "harness/workload.h"
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "util/json.h"
 #include "util/secret.h"
 #include "util/strbuf.h"

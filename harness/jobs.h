@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "harness/options.h"
+#include "model/options.h"
 #include "util/err.h"
 
 struct workload;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "util/strbuf.h"
 
 const struct opt_def link_target_tab[] = {

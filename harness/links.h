@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "harness/options.h"
+#include "model/options.h"
 #include "harness/workload.h"
 #include "util/json.h"
 #include "util/rng.h"

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "harness/options.h"
-#include "harness/yamltree.h"
+#include "model/options.h"
+#include "model/yamltree.h"
 #include "reports/compare.h"
 #include "reports/result.h"
 #include "util/strbuf.h"

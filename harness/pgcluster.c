@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "harness/pgstore.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/workload.h"
 #include "locks/pg_conn.h"
 #include "util/timeutil.h"

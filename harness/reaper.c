@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "harness/iptables.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/shm.h"
 #include "util/timeutil.h"
 

@@ -27,7 +27,7 @@
 #include "faults/proxy.h"
 #include "harness/cluster.h"
 #include "harness/iptables.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/reaper.h"
 #include "harness/run.h"
 #include "util/strbuf.h"

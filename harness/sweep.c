@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/options.h"
+#include "model/options.h"
 #include "harness/workload.h"
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "reports/reports.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

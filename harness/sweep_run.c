@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/progress.h"
 #include "reports/sweep.h"
 #include "util/strbuf.h"

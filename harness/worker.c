@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "harness/jobs.h"
 #include "harness/pgstore.h"
 #include "locks/pg_advisory.h"

@@ -25,7 +25,7 @@
 #include "harness/matrix.h"
 #include "harness/workload_cluster.h"
 #include "harness/workload_int.h"
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "locks/lock.h"
 #include "reports/result.h"
 #include "util/strbuf.h"

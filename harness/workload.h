@@ -14,7 +14,7 @@
 #include "util/err.h"
 #include "util/json.h"
 #include "util/rng.h"
-#include "harness/options.h"
+#include "model/options.h"
 
 struct lock_ops;
 struct fault_ops;

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "faults/fault.h"
-#include "harness/options.h"
-#include "harness/yamltree.h"
+#include "model/options.h"
+#include "model/yamltree.h"
 #include "locks/lock.h"
 #include "util/timeutil.h"
 

@@ -8,9 +8,9 @@
 #ifndef LS_WORKLOAD_INT_H
 #define LS_WORKLOAD_INT_H
 
-#include "harness/options.h"
+#include "model/options.h"
 #include "harness/workload.h"
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 

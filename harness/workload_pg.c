@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "locks/lock.h"
 
 /* The node to blame: root.section.key, else root.section, else root. */

@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/options.h"
-#include "harness/yamltree.h"
+#include "model/options.h"
+#include "model/yamltree.h"
 #include "locks/adapter.h"
 #include "locks/external.h"
 #include "locks/lock.h"

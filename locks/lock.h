@@ -19,8 +19,8 @@
 #include "util/err.h"
 #include "util/rng.h"
 #include "util/secret.h"
-#include "harness/options.h"
-#include "harness/evlog.h"
+#include "model/options.h"
+#include "model/evlog.h"
 
 #define LOCK_OPS_VERSION 1
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness/options.h"
+#include "model/options.h"
 #include "locks/lock.h"
 #include "locks/redis_conn.h"
 #include "locks/redis_multi.h"

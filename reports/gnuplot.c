@@ -5,7 +5,7 @@
  * loads the shared style.gp (reports/gnuplot/style.gp, embedded at build
  * time and copied into the run directory) and faults.gp (every fault
  * window, shaded on the time axis). Then it runs gnuplot on each script
- * as a child process (harness/proc.h: argv, no shell, bounded time), so a
+ * as a child process (util/proc.h: argv, no shell, bounded time), so a
  * user can re-run `cd RUN_DIR && gnuplot timeline.gp` by hand. It formats
  * the model only: the data is computed in checkers/series.c.
  */
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "util/timeutil.h"
 
 #include "gnuplot_style.h" /* generated from reports/gnuplot/style.gp by CMake */

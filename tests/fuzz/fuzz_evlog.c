@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness/evlog.h"
+#include "model/evlog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

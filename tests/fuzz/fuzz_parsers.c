@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/options.h"
+#include "model/options.h"
 #include "util/timeutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

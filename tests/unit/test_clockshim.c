@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "harness/cluster.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/workload.h"
 #include "tests/unit/testing.h"
 #include "util/clockctl.h"

@@ -18,7 +18,7 @@
 
 #include "checkers/check.h"
 #include "checkers/evidence.h"
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "tests/unit/testing.h"
 
 static char *tmp;

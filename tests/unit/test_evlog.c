@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "tests/unit/testing.h"
 #include "util/timeutil.h"
 

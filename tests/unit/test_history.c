@@ -18,7 +18,7 @@
 #include "checkers/check.h"
 #include "checkers/evidence.h"
 #include "checkers/pass.h"
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 

@@ -18,8 +18,8 @@
 #include <hiredis/hiredis.h>
 
 #include "harness/cluster.h"
-#include "harness/options.h"
-#include "harness/proc.h"
+#include "model/options.h"
+#include "util/proc.h"
 #include "harness/workload.h"
 #include "locks/lock.h"
 #include "locks/redis_conn.h"

@@ -1,5 +1,5 @@
 /*
- * test_options.c: the options-table machinery (harness/options.c) on a
+ * test_options.c: the options-table machinery (model/options.c) on a
  * table of its own: scalar parsing of every type with ranges, defaults,
  * distributions, the YAML/JSON echo, freeing, and the nearest-name
  * suggestion. The workload tables are tested in test_workload.c.
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/options.h"
-#include "harness/yamltree.h"
+#include "model/options.h"
+#include "model/yamltree.h"
 #include "tests/unit/testing.h"
 #include "util/err.h"
 #include "util/json.h"

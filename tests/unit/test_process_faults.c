@@ -20,7 +20,7 @@
 
 #include "checkers/check.h"
 #include "harness/cluster.h"
-#include "harness/evlog.h"
+#include "model/evlog.h"
 #include "harness/workload.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"

@@ -25,8 +25,8 @@
 
 #include "faults/proxy.h"
 #include "harness/cluster.h"
-#include "harness/options.h"
-#include "harness/proc.h"
+#include "model/options.h"
+#include "util/proc.h"
 #include "harness/workload.h"
 #include "locks/lock.h"
 #include "tests/unit/testing.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "harness/cluster.h"
-#include "harness/proc.h"
+#include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"
 #include "harness/workload.h"

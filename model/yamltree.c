@@ -6,7 +6,7 @@
  * the workload schema: what the keys mean lives in workload.c and the
  * options tables.
  */
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 
 #include <stdarg.h>
 #include <stdint.h>

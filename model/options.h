@@ -39,7 +39,7 @@ struct opt_def {
 
 /*
  * The machinery (options.c). A table's fields live in a struct `base`
- * points at. Errors go through a struct ydiag (harness/yamltree.h) and read
+ * points at. Errors go through a struct ydiag (model/yamltree.h) and read
  * "FILE:LINE:COL: path: what is wrong"; `path` names the key in messages
  * ("lock.retry", "faults[0]", "" for the top level).
  */

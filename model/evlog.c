@@ -7,7 +7,7 @@
  * keeps the longest prefix of records whose checksum and sequence match.
  * Nothing here knows what the records mean.
  */
-#include "harness/evlog.h"
+#include "model/evlog.h"
 
 #include <errno.h>
 #include <fcntl.h>

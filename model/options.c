@@ -6,7 +6,7 @@
  * It knows types, ranges and choices, not what any key means: cross-field
  * rules and OPT_CUSTOM values belong to the table's owner (struct opt_hooks).
  */
-#include "harness/options.h"
+#include "model/options.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "harness/yamltree.h"
+#include "model/yamltree.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/rng.h"

@@ -2,7 +2,7 @@
  * proc.c: child process start/stop by pid. See proc.h. This file never
  * signals anything but the pids it is handed by the code that started them.
  */
-#include "harness/proc.h"
+#include "util/proc.h"
 
 #include <dirent.h>
 #include <errno.h>
