@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/rng.h"
 #include "util/timeutil.h"
 #include "checkers/checkutil.h"

@@ -17,7 +17,7 @@
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
 #include "harness/jobs.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/hist.h"
 #include "util/rng.h"
 #include "util/timeutil.h"

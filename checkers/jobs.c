@@ -17,7 +17,7 @@
 
 #include "checkers/checkutil.h"
 #include "harness/jobs.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/json.h"
 
 #define MAX_LISTED 20 /* duplicate jobs listed in full */

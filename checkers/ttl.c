@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "model/yamltree.h"
 #include "util/xalloc.h"
 

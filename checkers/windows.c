@@ -14,7 +14,7 @@
 #include "checkers/check.h"
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/hist.h"
 #include "util/xalloc.h"
 

@@ -9,7 +9,7 @@
 #ifndef LS_FAULT_CLOCK_H
 #define LS_FAULT_CLOCK_H
 
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/err.h"
 
 /* Does w schedule clock faults (explicitly or as a nemesis kind)? */

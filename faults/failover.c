@@ -21,7 +21,7 @@
 #include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/timeutil.h"
 
 #define REAP_TIMEOUT (5 * LS_NS_PER_S)

@@ -22,7 +22,7 @@
 #include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/timeutil.h"
 
 #define RESTART_NEVER (-1)     /* restart: never */

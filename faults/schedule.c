@@ -14,7 +14,7 @@
 
 #include "harness/links.h"
 #include "harness/run.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/timeutil.h"
 
 void fault_target_name(const struct fault_spec *spec, char *buf, size_t n)

@@ -16,7 +16,7 @@
 #include "faults/fault.h"
 #include "harness/cluster.h"
 #include "harness/run.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/timeutil.h"
 
 #define CONNECT_TIMEOUT_US 200000

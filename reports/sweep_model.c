@@ -17,7 +17,7 @@
 
 #include "checkers/history.h"
 #include "checkers/ttl.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
