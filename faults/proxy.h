@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "locks/lock.h"
+#include "model/node.h"
 #include "util/err.h"
 
 #define PROXY_MAX_NODES 32

@@ -21,6 +21,7 @@
 #include "util/secret.h"
 #include "model/options.h"
 #include "model/evlog.h"
+#include "model/node.h"
 
 #define LOCK_OPS_VERSION 1
 
@@ -43,13 +44,6 @@ enum lock_outcome {
 };
 
 struct replset_map;
-
-struct lock_node {
-    char host[64];
-    int port;
-    char password[LS_PASSWORD_MAX]; /* AUTH after connecting; "" = none (and through the
-                                     * proxy, which authenticates for its clients) */
-};
 
 /* What an implementation is given at init; borrowed for the lock's life. */
 struct lock_config {
