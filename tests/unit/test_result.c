@@ -15,6 +15,7 @@
 
 #include "harness/workload.h"
 #include "reports/result.h"
+#include "harness/verdict.h"
 #include "tests/unit/testing.h"
 
 /* ---- fixtures ------------------------------------------------------------- */
