@@ -11,7 +11,6 @@
 
 #include "util/json.h"
 #include "util/strbuf.h"
-#include "model/resultpath.h"
 
 /* Renderers. text: the human summary ending with the one greppable verdict
  * line; json: result.json (pretty, 2-space indent). */
