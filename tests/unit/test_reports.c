@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "model/checkschema.h"
+#include "model/resultpath.h"
 #include "reports/reports.h"
 #include "reports/result.h"
 #include "tests/unit/testing.h"
@@ -222,6 +223,22 @@ static void test_checkschema(void)
     CHECK(checkschema_find("quorum") == NULL);
     CHECK(checkschema_find(NULL) == NULL);
     json_free(r);
+
+    /* Every number a description shows is a documented result path
+     * (model/resultpath.h): a misspelt field would print "-" for ever. */
+    for (int i = 0; i < ncheckschemas; i++) {
+        const struct checkschema *cs = &checkschemas[i];
+        const struct checkfield *lists[] = {cs->text, cs->junit};
+        for (size_t l = 0; l < 2; l++) {
+            for (const struct checkfield *fl = lists[l]; fl && (fl->pre || fl->path); fl++) {
+                if (!fl->path || fl->fmt == CF_STR || fl->fmt == CF_NONE)
+                    continue;
+                char path[256];
+                snprintf(path, sizeof(path), "checks.%s.%s", cs->name, fl->path);
+                CHECKF(result_path_valid(path), "%s: not a documented result path", path);
+            }
+        }
+    }
 }
 
 /* ---- incidents, one story per class, how the verdict follows ----------- */
