@@ -21,7 +21,7 @@
 #include "checkers/history.h"
 #include "util/proc.h"
 #include "reports/reports.h"
-#include "reports/result.h"
+#include "harness/verdict.h"
 #include "util/strbuf.h"
 
 #define POLL_MS 20

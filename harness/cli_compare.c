@@ -11,7 +11,7 @@
 
 #include "harness/matrix.h"
 #include "reports/compare.h"
-#include "reports/result.h"
+#include "harness/verdict.h"
 #include "util/err.h"
 #include "util/strbuf.h"
 

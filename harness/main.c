@@ -30,6 +30,7 @@
 #include "locks/lock.h"
 #include "reports/reports.h"
 #include "reports/result.h"
+#include "harness/verdict.h"
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"

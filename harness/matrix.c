@@ -20,7 +20,6 @@
 #include "model/options.h"
 #include "model/yamltree.h"
 #include "reports/compare.h"
-#include "reports/result.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"

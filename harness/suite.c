@@ -18,7 +18,7 @@
 #include "harness/progress.h"
 #include "harness/run.h"
 #include "harness/workload.h"
-#include "reports/result.h"
+#include "harness/verdict.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 

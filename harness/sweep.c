@@ -4,7 +4,7 @@
  * axes expand into cells (first axis slowest, repeats fastest) and every
  * cell's workload is loaded once through workload_load with its overrides,
  * so a bad value is reported before anything runs. Running the cells is
- * sweep_run.c; the report is reports/sweep_model.c and reports/sweep.c.
+ * sweep_run.c; the report is harness/sweep_model.c and reports/sweep.c.
  */
 #include "harness/sweep.h"
 

@@ -7,7 +7,7 @@
  * SIGTERM / SIGHUP synchronously (sigtimedwait): on one it starts no more
  * cells, sends SIGTERM to each running child by pid (a run winds down and
  * writes its result), and reports what finished. It measures nothing: the
- * report is assembled by reports/sweep_model.c from the cells' directories.
+ * report is assembled by harness/sweep_model.c from the cells' directories.
  */
 #include "harness/sweep.h"
 
@@ -24,6 +24,7 @@
 
 #include "util/proc.h"
 #include "harness/progress.h"
+#include "harness/sweep_model.h"
 #include "reports/sweep.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"

@@ -27,7 +27,6 @@
 #include "harness/workload_int.h"
 #include "model/yamltree.h"
 #include "locks/lock.h"
-#include "reports/result.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "harness/workload_int.h"
-#include "reports/result.h"
+#include "model/resultpath.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 

@@ -10,6 +10,7 @@
  * XML thus never disagrees with the exit code. tests/junit.xsd is the
  * schema it is checked against. Formatting only: it computes nothing.
  */
+#include "model/checkschema.h"
 #include "reports/reports.h"
 #include "reports/result.h"
 
@@ -150,49 +151,34 @@ static void tc_write(struct strbuf *sb, struct tcase *t)
     sb_puts(sb, "    </testcase>\n");
 }
 
-/* One-line summary of a checker's numbers for its message. */
+/* One-line summary of a checker's numbers for its message: its verdict,
+ * then the fields its description (model/checkschema.h) gives JUnit, each
+ * value the JSON scalar as is, then its reason or note. */
 static void check_summary(const char *name, const struct json *c, struct strbuf *sb)
 {
     sb_printf(sb, "%s: %s", name, json_get_str(c, "verdict", "unknown"));
-    if (strcmp(name, "mutex") == 0) {
-        sb_puts(sb, ": violations=");
-        put_scalar(sb, json_obj_get(c, "violations"));
-        sb_puts(sb, " (stale-holder=");
-        put_scalar(sb, json_path(c, "by_class.stale_holder"));
-        sb_puts(sb, " lock-broken=");
-        put_scalar(sb, json_path(c, "by_class.lock_broken"));
-        sb_puts(sb, ") near_misses=");
-        put_scalar(sb, json_obj_get(c, "near_misses"));
-        if (json_obj_get(c, "incidents")) {
-            sb_puts(sb, " incidents=");
-            put_scalar(sb, json_obj_get(c, "incidents"));
-            sb_puts(sb, " (stale-holder=");
-            put_scalar(sb, json_path(c, "incidents_by_class.stale_holder"));
-            sb_puts(sb, " lock-broken=");
-            put_scalar(sb, json_path(c, "incidents_by_class.lock_broken"));
-            sb_putc(sb, ')');
-        }
-    } else if (strcmp(name, "fencing") == 0) {
-        static const char *const keys[] = {"offered", "plain_lost_updates",
-                                           "fenced_lost_updates", "stale_ops_rejected",
-                                           "fence_regressions"};
-        sb_putc(sb, ':');
-        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-            sb_printf(sb, " %s=", keys[i]);
-            put_scalar(sb, json_obj_get(c, keys[i]));
-        }
-    } else if (strcmp(name, "liveness") == 0) {
-        static const char *const keys[] = {"longest_stall_ms", "crash_to_next_grant_ms",
-                                           "stuck_resources"};
-        sb_putc(sb, ':');
-        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-            sb_printf(sb, " %s=", keys[i]);
-            put_scalar(sb, json_obj_get(c, keys[i]));
-        }
+    const struct checkschema *cs = checkschema_find(name);
+    for (const struct checkfield *f = cs ? cs->junit : NULL; f && (f->pre || f->path); f++) {
+        if (!checkfield_shown(cs, f, c))
+            continue;
+        if (f->pre)
+            sb_puts(sb, f->pre);
+        if (f->path)
+            put_scalar(sb, json_path(c, f->path));
+        if (f->post)
+            sb_puts(sb, f->post);
     }
     const char *why = json_get_str(c, "reason", json_get_str(c, "note", NULL));
     if (why)
         sb_printf(sb, " (%s)", why);
+}
+
+/* Does checker name's test case carry the violation stories (its
+ * description has CS_OVERLAPS)? */
+static int tells_stories(const char *name)
+{
+    const struct checkschema *cs = checkschema_find(name);
+    return cs && (cs->flags & CS_OVERLAPS);
 }
 
 /* Contract: appends junit.xml for result to sb (UTF-8, ends in '\n'). */
@@ -264,10 +250,10 @@ void render_junit(const struct json *result, struct strbuf *sb)
             check_summary(name, c, &t.message);
             sb_puts(&t.type, verdict);
             sb_printf(&t.body, "%s\n", sb_cstr(&t.message));
-            if (story.len && strcmp(name, "mutex") == 0)
+            if (story.len && tells_stories(name))
                 sb_printf(&t.body, "\n%s", sb_cstr(&story));
         }
-        if (story.len && strcmp(name, "mutex") == 0)
+        if (story.len && tells_stories(name))
             sb_puts(&t.out, sb_cstr(&story));
         tc_write(&cases, &t);
         tc_free(&t);

@@ -1,10 +1,9 @@
 /*
  * sweep.h: the TTL-tuning report of `lockstorm sweep` (docs/sweep.md).
- * One model, sweep.json, assembled by sweep_model.c from the sweep's plan
- * (what ran: axes, cells, states, written by harness/sweep_run.c) and the
- * cells' run directories (result.json and the event logs); renderers in
- * sweep.c turn it into sweep.txt, sweep.html and gnuplot charts and compute
- * nothing. The arithmetic of the predicted curves is checkers/ttl.h.
+ * One model, sweep.json, assembled by harness/sweep_model.h from the
+ * sweep's plan and the cells' run directories where the sweep runs; the
+ * renderers in sweep.c turn it into sweep.txt, sweep.html and gnuplot
+ * charts and compute nothing.
  */
 #ifndef LS_REPORTS_SWEEP_H
 #define LS_REPORTS_SWEEP_H
@@ -17,15 +16,6 @@
 
 #define SWEEP_FORMAT "lockstorm-sweep"
 #define SWEEP_VERSION 1
-
-/* Contract: completes plan (a sweep.json document as harness/sweep_run.c
- * writes it: header, axes, cells with their states) in place from the
- * cells' run directories under dir: each done cell gets "measured", and
- * the document gets "series" (one per combination of the axes other than
- * lock.ttl: points per TTL, the predicted curves, the smallest safe TTL),
- * "recommendation", "price" and "warnings". Members it adds are replaced
- * when present, so a finished sweep.json can be assembled again. */
-void sweep_model_build(const char *dir, struct json *plan);
 
 /* The text summary (stdout and sweep.txt): the table of series x TTL and
  * the recommendation; its last line is greppable:

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/checkschema.h"
 #include "reports/reports.h"
 #include "reports/result.h"
 
@@ -453,122 +454,80 @@ static void put_note(struct strbuf *sb, const struct json *chk)
         sb_printf(sb, " (%s)", note);
 }
 
-static void render_mutex(const struct json *m, struct strbuf *sb)
+/* Contract: appends the items of fields (a description's text list) for
+ * section c, each as its format says (enum checkfield_fmt). */
+static void put_fields(struct strbuf *sb, const struct checkschema *cs,
+                       const struct checkfield *fields, const struct json *c)
 {
-    pad_details(sb, put_check_head(sb, "mutex", json_get_str(m, "verdict", "unknown"), 0));
-    sb_puts(sb, " violations=");
-    put_val(sb, json_obj_get(m, "violations"));
-    sb_puts(sb, " (stale-holder=");
-    put_path(sb, m, "by_class.stale_holder");
-    sb_puts(sb, " lock-broken=");
-    put_path(sb, m, "by_class.lock_broken");
-    sb_putc(sb, ')');
-    put_kv(sb, m, "near_misses", NULL);
-    put_kv(sb, m, "holds", NULL);
-    put_kv(sb, m, "capacity", NULL);
-    put_note(sb, m);
-    sb_putc(sb, '\n');
+    for (const struct checkfield *f = fields; f->pre || f->path; f++) {
+        if (!checkfield_shown(cs, f, c))
+            continue;
+        if (f->pre)
+            sb_puts(sb, f->pre);
+        const struct json *v = f->path ? json_path(c, f->path) : NULL;
+        switch (f->fmt) {
+        case CF_VAL: put_val(sb, v); break;
+        case CF_MS: put_unit(sb, v, "ms"); break;
+        case CF_PCT: put_pct(sb, v); break;
+        case CF_STR: sb_puts(sb, v && v->type == JSON_STR ? v->s : "?"); break;
+        case CF_NONE: break;
+        }
+        if (f->post)
+            sb_puts(sb, f->post);
+    }
 }
 
-static void render_fencing(const struct json *f, struct strbuf *sb)
+/* Contract: the starvation signs of section l (CS_STARVATION: fairness
+ * ratio or a starved worker, a stall over STALL_FLAG_SHARE of the run of
+ * root, stuck resources), each a "???" line of its own, into why. */
+static void starvation_signs(const struct json *root, const struct json *l, struct strbuf *why)
 {
-    pad_details(sb, put_check_head(sb, "fencing", json_get_str(f, "verdict", "unknown"), 0));
-    const struct json *offered = json_obj_get(f, "offered");
-    int not_offered = offered && offered->type == JSON_BOOL && !offered->i;
-    if (!fencing_available(f)) {
-        /* No final counter values: only fence regressions mean anything. */
-        if (!not_offered && json_obj_get(f, "fence_regressions"))
-            put_kv(sb, f, "fence_regressions", NULL);
-        put_note(sb, f);
-        sb_putc(sb, '\n');
-        return;
-    }
-    if (not_offered)
-        sb_puts(sb, " fences not offered;");
-    put_kv(sb, f, "plain_lost_updates", "plain_lost");
-    if (!not_offered) {
-        put_kv(sb, f, "fenced_lost_updates", "fenced_lost");
-        put_kv(sb, f, "stale_ops_rejected", "stale_rejected");
-        put_kv(sb, f, "fence_regressions", NULL);
-    }
-    put_kv(sb, f, "plain_accepted_writes", "plain_writes");
-    if (!not_offered)
-        put_kv(sb, f, "fenced_accepted_writes", "fenced_writes");
-    put_note(sb, f);
-    sb_putc(sb, '\n');
-}
-
-static void render_liveness(const struct json *root, const struct json *l, struct strbuf *sb)
-{
-    /* Starvation signs, each flagged "???" on a line of its own. */
-    struct strbuf why = STRBUF_INIT;
     const struct json *ratio = json_path(l, "fairness.ratio");
     int64_t min_g = json_get_int(json_obj_get(l, "fairness"), "min_grants", -1);
     int64_t max_g = json_get_int(json_obj_get(l, "fairness"), "max_grants", -1);
     if (ratio && ratio->type == JSON_NUM && ratio->d > FAIRNESS_FLAG_RATIO) {
-        sb_puts(&why, "            ??? unfair: fairness ratio ");
-        put_val(&why, ratio);
-        sb_printf(&why, " > %g (max/min grants per worker)\n", FAIRNESS_FLAG_RATIO);
+        sb_puts(why, "            ??? unfair: fairness ratio ");
+        put_val(why, ratio);
+        sb_printf(why, " > %g (max/min grants per worker)\n", FAIRNESS_FLAG_RATIO);
     } else if (min_g == 0 && max_g > 0) {
-        sb_puts(&why, "            ??? starved: a worker got no grant while others did\n");
+        sb_puts(why, "            ??? starved: a worker got no grant while others did\n");
     }
     const struct json *stall = json_obj_get(l, "longest_stall_ms");
     const struct json *dur = json_obj_get(root, "duration_s");
     if (stall && stall->type == JSON_NUM && dur && dur->type == JSON_NUM && dur->d > 0 &&
         stall->d > STALL_FLAG_SHARE * dur->d * 1000.0) {
-        sb_puts(&why, "            ??? long stall: no grant for ");
-        put_unit(&why, stall, "ms");
-        sb_printf(&why, " while workers waited (over %g%% of the run)\n", STALL_FLAG_SHARE * 100);
+        sb_puts(why, "            ??? long stall: no grant for ");
+        put_unit(why, stall, "ms");
+        sb_printf(why, " while workers waited (over %g%% of the run)\n", STALL_FLAG_SHARE * 100);
     }
     const struct json *stuck = json_obj_get(l, "stuck");
     for (size_t i = 0; i < arr_len(stuck); i++) {
-        sb_printf(&why, "            ??? stuck %s: %s\n", json_get_str(stuck->kids[i], "res", "?"),
+        sb_printf(why, "            ??? stuck %s: %s\n", json_get_str(stuck->kids[i], "res", "?"),
                   json_get_str(stuck->kids[i], "reason", "?"));
     }
     if (!arr_len(stuck) && json_get_int(l, "stuck_resources", 0) > 0)
-        sb_puts(&why, "            ??? stuck resources at the end of the run\n");
+        sb_puts(why, "            ??? stuck resources at the end of the run\n");
+}
 
-    pad_details(sb, put_check_head(sb, "liveness", json_get_str(l, "verdict", "unknown"),
-                                   why.len > 0));
-    sb_puts(sb, " longest_stall=");
-    put_unit(sb, stall, "ms");
-    const char *sres = json_get_str(l, "longest_stall_resource", NULL);
-    if (sres)
-        sb_printf(sb, " (%s)", sres);
-    sb_puts(sb, " crash_to_next_grant=");
-    put_unit(sb, json_obj_get(l, "crash_to_next_grant_ms"), "ms");
-    put_kv(sb, l, "stuck_resources", "stuck");
-    sb_puts(sb, " busy=");
-    put_pct(sb, json_obj_get(l, "busy_share"));
-    sb_puts(sb, " failed=");
-    put_pct(sb, json_obj_get(l, "failed_share"));
-    sb_puts(sb, " unknown=");
-    put_pct(sb, json_obj_get(l, "unknown_share"));
-    sb_puts(sb, " grants/worker=");
-    put_path(sb, l, "fairness.min_grants");
-    sb_puts(sb, "..");
-    put_path(sb, l, "fairness.max_grants");
-    sb_puts(sb, " ratio=");
-    put_val(sb, ratio);
-    put_note(sb, l);
+/* Contract: one checker's line (and its "???" lines) from its description
+ * (model/checkschema.h); a checker without one gets its verdict and note. */
+static void render_check(const struct json *root, const char *name, const struct json *c,
+                         struct strbuf *sb)
+{
+    const struct checkschema *cs = checkschema_find(name);
+    struct strbuf why = STRBUF_INIT;
+    if (cs && (cs->flags & CS_STARVATION))
+        starvation_signs(root, c, &why);
+    size_t start = put_check_head(sb, name, json_get_str(c, "verdict", "unknown"), why.len > 0);
+    if (cs && cs->text) {
+        pad_details(sb, start);
+        put_fields(sb, cs, cs->text, c);
+    }
+    put_note(sb, c);
     sb_putc(sb, '\n');
     if (why.len)
         sb_append(sb, why.buf, why.len);
     sb_free(&why);
-}
-
-/* Jobs mode (checks.jobs): exactly once, in the storage's own record. */
-static void render_jobs(const struct json *j, struct strbuf *sb)
-{
-    pad_details(sb, put_check_head(sb, "jobs", json_get_str(j, "verdict", "unknown"), 0));
-    sb_printf(sb, " layers=%s", json_get_str(j, "layers", "?"));
-    put_kv(sb, j, "jobs", NULL);
-    put_kv(sb, j, "duplicates", NULL);
-    put_kv(sb, j, "extra_effects", NULL);
-    put_kv(sb, j, "missed", NULL);
-    put_kv(sb, j, "refused", NULL);
-    put_note(sb, j);
-    sb_putc(sb, '\n');
 }
 
 static void render_checks(const struct json *r, struct strbuf *sb)
@@ -584,23 +543,8 @@ static void render_checks(const struct json *r, struct strbuf *sb)
         sb_puts(sb, " (no expect: block: these findings are the verdict)\n");
     if (!checks || checks->type != JSON_OBJ)
         return;
-    for (size_t i = 0; i < checks->n; i++) {
-        const char *name = checks->keys[i];
-        const struct json *c = checks->kids[i];
-        if (strcmp(name, "mutex") == 0) {
-            render_mutex(c, sb);
-        } else if (strcmp(name, "fencing") == 0) {
-            render_fencing(c, sb);
-        } else if (strcmp(name, "liveness") == 0) {
-            render_liveness(r, c, sb);
-        } else if (strcmp(name, "jobs") == 0) {
-            render_jobs(c, sb);
-        } else {
-            put_check_head(sb, name, json_get_str(c, "verdict", "unknown"), 0);
-            put_note(sb, c);
-            sb_putc(sb, '\n');
-        }
-    }
+    for (size_t i = 0; i < checks->n; i++)
+        render_check(r, checks->keys[i], checks->kids[i], sb);
 }
 
 /* "a->b" of one field over a violation's holders (earlier first); a null
@@ -1045,7 +989,8 @@ static void put_findings(struct strbuf *sb, const struct json *r)
         const char *v = json_get_str(checks->kids[i], "verdict", "unknown");
         const char *why = json_get_str(checks->kids[i], "reason",
                                        json_get_str(checks->kids[i], "note", NULL));
-        if (strcmp(v, "invalid") == 0 && strcmp(checks->keys[i], "mutex") != 0)
+        const struct checkschema *cs = checkschema_find(checks->keys[i]);
+        if (strcmp(v, "invalid") == 0 && !(cs && (cs->flags & CS_OVERLAPS)))
             sb_printf(&other, "%s%s invalid", other.len ? ", " : "", checks->keys[i]);
         else if (strcmp(v, "valid") != 0 && strcmp(v, "invalid") != 0)
             sb_printf(&undecided, "%s%s%s%s%s", undecided.len ? "; " : "", checks->keys[i],

@@ -7,7 +7,7 @@
 # with the gap named in result.json's "evidence"; a run whose adapter is
 # missing is recorded as failed and checks unknown; the intact directory
 # checks exactly as the run did. Until the overall verdict reads
-# evidence.complete (reports/result.c), these assert on the exit code of
+# evidence.complete (harness/verdict.c), these assert on the exit code of
 # runs without `expect:` and on verdict_checks / evidence in the JSON.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -16,6 +16,7 @@
 #include "checkers/history.h"
 #include "reports/reports.h"
 #include "reports/result.h"
+#include "harness/verdict.h"
 #include "util/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@
  * holds / grants / contended acquires, the lateness bound and its warning;
  * the activity floor and the check.stuck_after default from a workload;
  * when a late start is due (faults/schedule.c); and the verdict rule of
- * reports/result.c (coverage, evidence, not measured). No Redis.
+ * harness/verdict.c (coverage, evidence, not measured). No Redis.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include "checkers/check.h"
 #include "faults/schedule.h"
 #include "harness/workload.h"
-#include "reports/result.h"
+#include "harness/verdict.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "harness/workload.h"
-#include "reports/result.h"
+#include "harness/verdict.h"
 #include "tests/unit/testing.h"
 
 static struct workload *load(const char *expect_block, char **log)

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "model/checkschema.h"
+#include "model/resultpath.h"
 #include "reports/reports.h"
 #include "reports/result.h"
 #include "tests/unit/testing.h"
@@ -154,6 +156,89 @@ static void test_junit_checks(void)
     check_golden("junit_checks.xml", &sb);
     sb_free(&sb);
     json_free(r);
+}
+
+/* ---- checkers rendered from their descriptions (model/checkschema.h) ---- */
+
+/* The text and JUnit lines of sections the model fixture lacks: fencing
+ * without fences offered, fencing without the storage's final values, the
+ * jobs checker, and a checker with no description (its verdict and reason
+ * only). The expected lines are what the per-checker renderers printed
+ * before the descriptions replaced them. */
+static void test_checkschema(void)
+{
+    struct json *r = model();
+    json_obj_set(r, "expectations", json_new_arr());
+    struct json *checks = json_obj_get(r, "checks");
+    struct json *f = json_obj_get(checks, "fencing");
+    json_obj_set_str(f, "verdict", "valid");
+    json_obj_set_bool(f, "offered", 0);
+    json_obj_set_int(f, "plain_accepted_writes", 83);
+    struct json *j = json_obj_set(checks, "jobs", json_new_obj());
+    json_obj_set_str(j, "verdict", "invalid");
+    json_obj_set_str(j, "layers", "lock+fence");
+    json_obj_set_int(j, "jobs", 10);
+    json_obj_set_int(j, "duplicates", 1);
+    json_obj_set_int(j, "extra_effects", 0);
+    json_obj_set_int(j, "refused", 2);
+    json_obj_set_str(j, "note", "a note");
+    struct json *q = json_obj_set(checks, "quorum", json_new_obj());
+    json_obj_set_str(q, "verdict", "invalid");
+    json_obj_set_int(q, "violations", 4);
+    json_obj_set_str(q, "reason", "two leaders");
+    struct strbuf sb = STRBUF_INIT;
+    render_text(r, &sb);
+    const char *t = sb_cstr(&sb);
+    CHECKF(contains(t, "\n  fencing   valid       fences not offered; plain_lost=9 "
+                       "plain_writes=83\n"), "%s", t);
+    CHECKF(contains(t, "\n  jobs      invalid !!! layers=lock+fence jobs=10 duplicates=1 "
+                       "extra_effects=0 missed=- refused=2 (a note)\n"), "%s", t);
+    CHECKF(contains(t, "\n  quorum    invalid !!! (two leaders)\n"), "%s", t);
+    CHECKF(contains(t, "found 14 stale-holder overlaps and jobs invalid, quorum invalid ("),
+           "%s", t);
+    sb_free(&sb);
+    render_junit(r, &sb);
+    t = sb_cstr(&sb);
+    CHECKF(contains(t, "message=\"quorum: invalid (two leaders)\""), "%s", t);
+    CHECKF(contains(t, "message=\"jobs: invalid (a note)\""), "%s", t);
+    CHECKF(contains(t, "<system-out>fencing: valid: offered=false plain_lost_updates=9 "
+                       "fenced_lost_updates=2 stale_ops_rejected=12 fence_regressions=0\n"),
+           "%s", t);
+    sb_free(&sb);
+
+    /* no final values: only fence regressions, and only with fences offered */
+    json_obj_set_bool(f, "offered", 1);
+    json_obj_set_bool(f, "available", 0);
+    json_obj_set_int(f, "fence_regressions", 3);
+    json_obj_set_str(f, "note", "no counters");
+    render_text(r, &sb);
+    t = sb_cstr(&sb);
+    CHECKF(contains(t, "\n  fencing   valid       fence_regressions=3 (no counters)\n"), "%s", t);
+    sb_free(&sb);
+
+    /* every checker of the fixture has a description, an unknown name none */
+    for (size_t i = 0; i < checks->n; i++)
+        CHECKF(checkschema_find(checks->keys[i]) || strcmp(checks->keys[i], "quorum") == 0,
+               "no description for checker %s", checks->keys[i]);
+    CHECK(checkschema_find("quorum") == NULL);
+    CHECK(checkschema_find(NULL) == NULL);
+    json_free(r);
+
+    /* Every number a description shows is a documented result path
+     * (model/resultpath.h): a misspelt field would print "-" for ever. */
+    for (int i = 0; i < ncheckschemas; i++) {
+        const struct checkschema *cs = &checkschemas[i];
+        const struct checkfield *lists[] = {cs->text, cs->junit};
+        for (size_t l = 0; l < 2; l++) {
+            for (const struct checkfield *fl = lists[l]; fl && (fl->pre || fl->path); fl++) {
+                if (!fl->path || fl->fmt == CF_STR || fl->fmt == CF_NONE)
+                    continue;
+                char path[256];
+                snprintf(path, sizeof(path), "checks.%s.%s", cs->name, fl->path);
+                CHECKF(result_path_valid(path), "%s: not a documented result path", path);
+            }
+        }
+    }
 }
 
 /* ---- incidents, one story per class, how the verdict follows ----------- */
@@ -603,6 +688,7 @@ int main(void)
     tmp = t_tmpdir();
     RUN(test_junit_expectations);
     RUN(test_junit_checks);
+    RUN(test_checkschema);
     RUN(test_formats);
     RUN(test_charts_without_gnuplot);
     RUN(test_html);

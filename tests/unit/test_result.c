@@ -15,6 +15,8 @@
 
 #include "harness/workload.h"
 #include "reports/result.h"
+#include "harness/verdict.h"
+#include "model/checkschema.h"
 #include "tests/unit/testing.h"
 
 /* ---- fixtures ------------------------------------------------------------- */
@@ -877,6 +879,12 @@ static void test_build(void)
     }
     CHECK_INT(json_get_int(json_path(r, "counts"), "grants", -1), 3);
     CHECK_INT(json_get_int(json_path(r, "checks.mutex"), "violations", -1), 0);
+    /* every checker that ran has a description the renderers draw it from */
+    const struct json *checks = json_obj_get(r, "checks");
+    REQUIRE(checks && checks->type == JSON_OBJ && checks->n > 0);
+    for (size_t i = 0; i < checks->n; i++)
+        CHECKF(checkschema_find(checks->keys[i]) != NULL, "checker %s has no description",
+               checks->keys[i]);
 
     /* Expectations: violations == 0 holds, grants >= 100 does not. */
     const struct json *ex = json_obj_get(r, "expectations");

@@ -11,6 +11,7 @@
 
 #include "checkers/check.h"
 #include "reports/result.h"
+#include "model/resultpath.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

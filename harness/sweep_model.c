@@ -6,9 +6,10 @@
  * TTL, the predicted curves P(hold + pause > TTL) from the cell workload's
  * distributions, and the smallest TTL without stale-holder violations;
  * then the recommendation and the price of a longer TTL. It runs nothing
- * and formats nothing (reports/sweep.c renders the model).
+ * and formats nothing (reports/sweep.c renders the model); it lives where
+ * the sweep runs because it reads the cells' event logs through checkers/.
  */
-#include "reports/sweep.h"
+#include "harness/sweep_model.h"
 
 #include <math.h>
 #include <stdarg.h>

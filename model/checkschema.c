@@ -1,0 +1,157 @@
+/*
+ * checkschema.c: the descriptions of today's checkers' result sections
+ * (docs/result-format.md "checks"): what the summary line of summary.txt
+ * and the JUnit message of each show. The text is fixed by the golden
+ * files (tests/unit/golden): change a row here and they change with it.
+ * Data only; reports/text.c and reports/junit.c read it.
+ */
+#include "model/checkschema.h"
+
+#include <string.h>
+
+#include "util/json.h"
+
+#define END {NULL, NULL, CF_NONE, NULL, 0, NULL}
+
+/* mutex: the overlaps by class, near misses, holds and the capacity. */
+static const struct checkfield mutex_text[] = {
+    {" violations=", "violations", CF_VAL, NULL, 0, NULL},
+    {" (stale-holder=", "by_class.stale_holder", CF_VAL, NULL, 0, NULL},
+    {" lock-broken=", "by_class.lock_broken", CF_VAL, ")", 0, NULL},
+    {" near_misses=", "near_misses", CF_VAL, NULL, 0, NULL},
+    {" holds=", "holds", CF_VAL, NULL, 0, NULL},
+    {" capacity=", "capacity", CF_VAL, NULL, 0, NULL},
+    END,
+};
+
+static const struct checkfield mutex_junit[] = {
+    {": violations=", "violations", CF_VAL, NULL, 0, NULL},
+    {" (stale-holder=", "by_class.stale_holder", CF_VAL, NULL, 0, NULL},
+    {" lock-broken=", "by_class.lock_broken", CF_VAL, NULL, 0, NULL},
+    {") near_misses=", "near_misses", CF_VAL, NULL, 0, NULL},
+    {" incidents=", "incidents", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" (stale-holder=", "incidents_by_class.stale_holder", CF_VAL, NULL, CF_IF_PRESENT,
+     "incidents"},
+    {" lock-broken=", "incidents_by_class.lock_broken", CF_VAL, ")", CF_IF_PRESENT, "incidents"},
+    END,
+};
+
+/* fencing: lost updates of plain and fenced writes. Without the storage's
+ * final values (not available) only fence regressions mean anything; when
+ * fences are not offered only the plain side exists. */
+static const struct checkfield fencing_text[] = {
+    {" fence_regressions=", "fence_regressions", CF_VAL, NULL,
+     CF_UNAVAILABLE | CF_OFFERED | CF_IF_PRESENT, NULL},
+    {" fences not offered;", NULL, CF_NONE, NULL, CF_AVAILABLE | CF_NOT_OFFERED, NULL},
+    {" plain_lost=", "plain_lost_updates", CF_VAL, NULL, CF_AVAILABLE, NULL},
+    {" fenced_lost=", "fenced_lost_updates", CF_VAL, NULL, CF_AVAILABLE | CF_OFFERED, NULL},
+    {" stale_rejected=", "stale_ops_rejected", CF_VAL, NULL, CF_AVAILABLE | CF_OFFERED, NULL},
+    {" fence_regressions=", "fence_regressions", CF_VAL, NULL, CF_AVAILABLE | CF_OFFERED, NULL},
+    {" plain_writes=", "plain_accepted_writes", CF_VAL, NULL, CF_AVAILABLE, NULL},
+    {" fenced_writes=", "fenced_accepted_writes", CF_VAL, NULL, CF_AVAILABLE | CF_OFFERED, NULL},
+    END,
+};
+
+static const struct checkfield fencing_junit[] = {
+    {": offered=", "offered", CF_VAL, NULL, 0, NULL},
+    {" plain_lost_updates=", "plain_lost_updates", CF_VAL, NULL, 0, NULL},
+    {" fenced_lost_updates=", "fenced_lost_updates", CF_VAL, NULL, 0, NULL},
+    {" stale_ops_rejected=", "stale_ops_rejected", CF_VAL, NULL, 0, NULL},
+    {" fence_regressions=", "fence_regressions", CF_VAL, NULL, 0, NULL},
+    END,
+};
+
+/* liveness: stalls, crashes without a next grant, outcome shares and the
+ * fairness of grants over workers. */
+static const struct checkfield liveness_text[] = {
+    {" longest_stall=", "longest_stall_ms", CF_MS, NULL, 0, NULL},
+    {" (", "longest_stall_resource", CF_STR, ")", CF_IF_STRING, NULL},
+    {" crash_to_next_grant=", "crash_to_next_grant_ms", CF_MS, NULL, 0, NULL},
+    {" stuck=", "stuck_resources", CF_VAL, NULL, 0, NULL},
+    {" busy=", "busy_share", CF_PCT, NULL, 0, NULL},
+    {" failed=", "failed_share", CF_PCT, NULL, 0, NULL},
+    {" unknown=", "unknown_share", CF_PCT, NULL, 0, NULL},
+    {" grants/worker=", "fairness.min_grants", CF_VAL, NULL, 0, NULL},
+    {"..", "fairness.max_grants", CF_VAL, NULL, 0, NULL},
+    {" ratio=", "fairness.ratio", CF_VAL, NULL, 0, NULL},
+    END,
+};
+
+static const struct checkfield liveness_junit[] = {
+    {": longest_stall_ms=", "longest_stall_ms", CF_VAL, NULL, 0, NULL},
+    {" crash_to_next_grant_ms=", "crash_to_next_grant_ms", CF_VAL, NULL, 0, NULL},
+    {" stuck_resources=", "stuck_resources", CF_VAL, NULL, 0, NULL},
+    END,
+};
+
+/* jobs: exactly once, in the storage's own record. */
+static const struct checkfield jobs_text[] = {
+    {" layers=", "layers", CF_STR, NULL, 0, NULL},
+    {" jobs=", "jobs", CF_VAL, NULL, 0, NULL},
+    {" duplicates=", "duplicates", CF_VAL, NULL, 0, NULL},
+    {" extra_effects=", "extra_effects", CF_VAL, NULL, 0, NULL},
+    {" missed=", "missed", CF_VAL, NULL, 0, NULL},
+    {" refused=", "refused", CF_VAL, NULL, 0, NULL},
+    END,
+};
+
+const struct checkschema checkschemas[] = {
+    {"mutex", "mutual exclusion", CS_OVERLAPS, NULL, NULL, NULL, mutex_text, mutex_junit},
+    {"fencing", "fencing tokens", 0, "offered", "available", "plain_lost_updates", fencing_text,
+     fencing_junit},
+    {"liveness", "liveness and fairness", CS_STARVATION, NULL, NULL, NULL, liveness_text,
+     liveness_junit},
+    {"stats", "statistics", 0, NULL, NULL, NULL, NULL, NULL},
+    {"jobs", "jobs done exactly once", 0, NULL, NULL, NULL, jobs_text, NULL},
+};
+
+const int ncheckschemas = (int)(sizeof(checkschemas) / sizeof(checkschemas[0]));
+
+/* Contract (checkschema.h): linear search of checkschemas by name. */
+const struct checkschema *checkschema_find(const char *name)
+{
+    for (int i = 0; name && i < ncheckschemas; i++)
+        if (strcmp(checkschemas[i].name, name) == 0)
+            return &checkschemas[i];
+    return NULL;
+}
+
+/* Is checker section c's flag member (a bool) false? NULL member: no. */
+static int member_false(const struct json *c, const char *member)
+{
+    const struct json *v = member ? json_obj_get(c, member) : NULL;
+    return v && v->type == JSON_BOOL && !v->i;
+}
+
+/* Contract: are the counters of section c available as its description
+ * says (the bool cs->available, else cs->available_else present)? A
+ * description naming neither: yes. */
+static int section_available(const struct checkschema *cs, const struct json *c)
+{
+    if (!cs->available && !cs->available_else)
+        return 1;
+    const struct json *a = cs->available ? json_obj_get(c, cs->available) : NULL;
+    if (a && a->type == JSON_BOOL)
+        return a->i != 0;
+    return cs->available_else && json_obj_get(c, cs->available_else) != NULL;
+}
+
+/* Contract (checkschema.h): does item f hold its conditions for c? */
+int checkfield_shown(const struct checkschema *cs, const struct checkfield *f,
+                     const struct json *c)
+{
+    int not_offered = member_false(c, cs->offered);
+    int avail = section_available(cs, c);
+    if (((f->when & CF_OFFERED) && not_offered) || ((f->when & CF_NOT_OFFERED) && !not_offered))
+        return 0;
+    if (((f->when & CF_AVAILABLE) && !avail) || ((f->when & CF_UNAVAILABLE) && avail))
+        return 0;
+    if ((f->when & CF_IF_PRESENT) && !json_path(c, f->gate ? f->gate : f->path))
+        return 0;
+    if (f->when & CF_IF_STRING) {
+        const struct json *v = f->path ? json_path(c, f->path) : NULL;
+        if (!v || v->type != JSON_STR)
+            return 0;
+    }
+    return 1;
+}
