@@ -1,6 +1,6 @@
 /*
  * schedule.h: turns a workload's explicit fault schedule (at, duration,
- * every, count) and the nemesis's drawn faults (faults/nemesis.h) into
+ * every, count) and the nemesis's drawn faults (harness/nemesis.h) into
  * fault occurrences, starts and ends them at their times, and writes every
  * start, end and skip to faults.jsonl. The harness main loop asks for the
  * next due time, sleeps until then, and ticks. With a quiet tail

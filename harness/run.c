@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "faults/clock.h"
-#include "faults/nemesis.h"
+#include "harness/nemesis.h"
 #include "faults/proxy.h"
 #include "faults/schedule.h"
 #include "harness/checkproc.h"
