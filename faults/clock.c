@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "faults/fault.h"
-#include "harness/links.h"
+#include "faults/link_target.h"
 #include "harness/run.h"
 #include "util/clockctl.h"
 #include "util/timeutil.h"

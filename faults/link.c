@@ -16,7 +16,7 @@
 #include "faults/fault.h"
 #include "faults/target.h"
 #include "faults/proxy.h"
-#include "harness/links.h"
+#include "faults/link_target.h"
 #include "harness/run.h"
 #include "util/timeutil.h"
 

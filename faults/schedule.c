@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/links.h"
+#include "faults/link_target.h"
 #include "harness/run.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
