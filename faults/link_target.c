@@ -1,7 +1,7 @@
 /*
  * link_target.c: a link target resolved to links at fault start, and its
  * short name (link_target.h). The keys themselves are loaded and echoed by
- * the workload loader (harness/links.c).
+ * the workload loader (links.c in the harness).
  */
 #include "faults/link_target.h"
 

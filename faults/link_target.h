@@ -1,6 +1,6 @@
 /*
  * link_target.h: what a link fault's target (struct link_target, loaded by
- * the workload loader: harness/links.h) means at run time: the concrete
+ * the workload loader's links.h) means at run time: the concrete
  * (worker, node) links it selects when a fault starts, minority / majority
  * drawn from the run's fault rng, and the short name faults.jsonl gives it.
  * Read by faults/link.c, clock.c and schedule.c; never talks to the proxy.
