@@ -29,7 +29,8 @@ struct redisContext;
 /* A lock node as a fault sees it. */
 struct fault_node {
     int index;
-    struct lock_node addr;  /* where it listens */
+    struct lock_node addr;  /* where it listens (host, port; password left empty:
+                               node_connect authenticates) */
     int pid;                /* its process (for the record; 0: down) */
     int stopped;            /* its process is in state T (paused) */
     int persistence;        /* enum persistence */

@@ -432,7 +432,6 @@ static int e_node(void *ctx, int k, struct fault_node *out)
     out->index = k;
     snprintf(out->addr.host, sizeof(out->addr.host), "%s", n->host);
     out->addr.port = n->port;
-    snprintf(out->addr.password, sizeof(out->addr.password), "%s", n->password);
     out->pid = n->pid > 0 ? n->pid : 0;
     out->stopped = n->pid > 0 && proc_state(n->pid, 0) == 'T';
     out->persistence = n->persistence;
