@@ -22,9 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "faults/env.h"
 #include "faults/fault.h"
-#include "harness/links.h"
-#include "harness/run.h"
+#include "faults/link_target.h"
+#include "faults/target.h"
 #include "util/clockctl.h"
 #include "util/timeutil.h"
 
@@ -111,20 +112,14 @@ int clockfault_prepare(const struct workload *w, const char *rundir, struct ls_e
 
 /* ---- targets ---- */
 
-/* Worker i's current process runs. */
-static int alive(const struct run *r, int i)
-{
-    return r->workers && r->workers[i].pid > 0 && !r->workers[i].exited;
-}
-
 /* Contract: the clocks fi's target names, as a new state with ctl not yet
  * mapped (caller frees), *st NULL when there is nothing to act on. Returns
  * 0 or negative with err set (link keys a clock fault cannot use). */
-static int resolve(struct run *r, struct fault_inst *fi, struct clk_state **st,
+static int resolve(const struct fault_env *env, struct fault_inst *fi, struct clk_state **st,
                    struct ls_err *err)
 {
     const struct fault_spec *s = fi->spec;
-    int nn = r->cluster.nnodes, nw = r->nworkers;
+    int nn = env->ops->nnodes(env->ctx), nw = env->ops->nworkers(env->ctx);
     int cap = (nn > nw ? nn : nw) + 1;
     struct clk_state *cs = calloc(1, sizeof(*cs) + (size_t)cap * sizeof(cs->t[0]));
     if (!cs)
@@ -149,7 +144,8 @@ static int resolve(struct run *r, struct fault_inst *fi, struct clk_state **st,
             return ls_err_set(err, LS_ENOMEM, "clock: out of memory");
         }
         uint32_t used = 0;
-        link_target_resolve(&s->links, nw > 0 ? nw : 1, nn, &r->fault_rng, sel, &used);
+        link_target_resolve(&s->links, nw > 0 ? nw : 1, nn, env->ops->rng(env->ctx), sel,
+                            &used);
         free(sel);
         struct json *drawn = NULL;
         if (s->links.nodes_sel == LINK_NODES_MINORITY || s->links.nodes_sel == LINK_NODES_MAJORITY)
@@ -168,13 +164,9 @@ static int resolve(struct run *r, struct fault_inst *fi, struct clk_state **st,
             cs->t[cs->n++] = (struct clk_target){.worker = s->target_index, .node = -1};
         break;
     case TARGET_RANDOM_WORKER: {
-        int cand[LINK_MAX_WORKERS], n = 0;
-        for (int i = 0; i < nw && n < LINK_MAX_WORKERS; i++)
-            if (alive(r, i))
-                cand[n++] = i;
-        if (n)
-            cs->t[cs->n++] = (struct clk_target){
-                .worker = cand[rng_below(&r->fault_rng, (uint64_t)n)], .node = -1};
+        int w = fault_random_worker(env, LINK_MAX_WORKERS);
+        if (w >= 0)
+            cs->t[cs->n++] = (struct clk_target){.worker = w, .node = -1};
         break;
     }
     case TARGET_ALL_WORKERS:
@@ -197,14 +189,15 @@ static int resolve(struct run *r, struct fault_inst *fi, struct clk_state **st,
 }
 
 /* Path of target t's control file, and the run-directory-relative part. */
-static const char *target_path(const struct run *r, const struct clk_target *t, char *buf,
-                               size_t n)
+static const char *target_path(const struct fault_env *env, const struct clk_target *t,
+                               char *buf, size_t n)
 {
+    const char *dir = env->ops->run_dir(env->ctx);
     if (t->node >= 0)
-        clockctl_node_path(buf, n, r->dir, t->node);
+        clockctl_node_path(buf, n, dir, t->node);
     else
-        clockctl_worker_path(buf, n, r->dir, t->worker);
-    return buf + strlen(r->dir) + 1;
+        clockctl_worker_path(buf, n, dir, t->worker);
+    return buf + strlen(dir) + 1;
 }
 
 /* ---- verification ---- */
@@ -214,11 +207,11 @@ static const char *target_path(const struct run *r, const struct clk_target *t, 
  * clock of ctl (within TIME_TOLERANCE) and that the shim in that
  * redis-server acknowledged generation gen. Describes the check in o.
  * Returns 1 verified, 0 not (why in o), -1 when the node did not answer. */
-static int verify_node(const struct node_proc *n, struct ls_clockctl *ctl, uint64_t gen,
-                       struct json *o)
+static int verify_node(const struct fault_env *env, const struct fault_node *n,
+                       struct ls_clockctl *ctl, uint64_t gen, struct json *o)
 {
     struct timeval tv = {0, TIME_TIMEOUT_US};
-    redisContext *c = node_connect(n, tv);
+    redisContext *c = env->ops->node_connect(env->ctx, n->index, tv);
     if (!c || c->err) {
         json_obj_set_str(o, "verified", c ? c->errstr : "connect: out of memory");
         if (c)
@@ -319,29 +312,29 @@ static void free_state(struct clk_state *cs)
     free(cs);
 }
 
-static int clock_stop(struct run *r, struct fault_inst *fi, struct ls_err *err);
+static int clock_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err);
 
 /* Contract: resolve the clocks, write the change into each control file,
  * and verify every node that is up (TIME + the shim's acknowledgement);
  * a node that fails it undoes the whole change. Returns 0, 1 (no target),
  * or negative with err set (the start is logged failed). */
-static int clock_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int clock_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct clock_opts *o = fi->spec->params;
     struct clk_state *cs = NULL;
-    int rc = resolve(r, fi, &cs, err);
+    int rc = resolve(env, fi, &cs, err);
     if (rc < 0 || !cs)
         return rc < 0 ? rc : 1;
     fi->state = cs;
     char path[4096];
     for (int i = 0; i < cs->n; i++) {
-        target_path(r, &cs->t[i], path, sizeof(path));
+        target_path(env, &cs->t[i], path, sizeof(path));
         rc = clockctl_map(path, &cs->t[i].ctl, err);
         if (rc < 0)
             return rc; /* stop (called by the scheduler) frees the state */
     }
     int64_t now = ls_realtime_ns();
-    fi->start_ns = run_now(r);
+    fi->start_ns = env->ops->now(env->ctx);
     for (int i = 0; i < cs->n; i++)
         apply(&cs->t[i], o, now);
 
@@ -351,13 +344,15 @@ static int clock_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     for (int i = 0; i < cs->n; i++) {
         struct clk_target *t = &cs->t[i];
         struct json *e = json_arr_push(arr, json_new_obj());
-        json_obj_set_str(e, "file", target_path(r, t, path, sizeof(path)));
+        json_obj_set_str(e, "file", target_path(env, t, path, sizeof(path)));
         struct ls_clockstate st;
         ls_clockctl_snapshot(t->ctl, &st);
         json_obj_set_num(e, "offset_ms", (double)(ls_clockstate_apply(&st, now) - now) / 1e6);
         json_obj_set_num(e, "rate", st.rate);
         if (t->node >= 0) {
-            const struct node_proc *n = &r->cluster.nodes[t->node];
+            struct fault_node nd = {.index = t->node};
+            env->ops->node(env->ctx, t->node, &nd);
+            const struct fault_node *n = &nd;
             json_obj_set_int(e, "node", t->node);
             if (n->pid <= 0) {
                 json_obj_set_str(e, "verified", "not checked: the node is down (its restart "
@@ -367,7 +362,7 @@ static int clock_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
             json_obj_set_int(e, "pid", n->pid);
             if (fi->npids < (int)(sizeof(fi->pids) / sizeof(fi->pids[0])))
                 fi->pids[fi->npids++] = n->pid;
-            if (verify_node(n, t->ctl, t->gen, e) != 1 && bad < 0) {
+            if (verify_node(env, n, t->ctl, t->gen, e) != 1 && bad < 0) {
                 bad = t->node;
                 snprintf(why, sizeof(why), "%s", json_get_str(e, "verified", "?"));
             }
@@ -385,7 +380,7 @@ static int clock_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     }
     if (bad >= 0) {
         struct ls_err e2 = {0};
-        clock_stop(r, fi, &e2);
+        clock_stop(env, fi, &e2);
         return ls_err_set(err, LS_EENV,
                           "clock: node %d does not show the shifted clock: %s (see "
                           "nodes/node-%d.log); the change was undone", bad, why, bad);
@@ -395,7 +390,7 @@ static int clock_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
 
 /* Contract: undo what start applied (idempotent: the state is freed) and
  * describe each clock on the end line. Never fails. */
-static int clock_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int clock_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     (void)err;
     struct clk_state *cs = fi->state;
@@ -413,7 +408,7 @@ static int clock_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
             continue;
         int64_t left = undo(t, o, now);
         struct json *e = json_arr_push(arr, json_new_obj());
-        json_obj_set_str(e, "file", target_path(r, t, path, sizeof(path)));
+        json_obj_set_str(e, "file", target_path(env, t, path, sizeof(path)));
         json_obj_set_int(e, t->node >= 0 ? "node" : "worker", t->node >= 0 ? t->node : t->worker);
         json_obj_set_bool(e, "restored", o->restore);
         json_obj_set_num(e, "offset_left_ms", (double)left / 1e6);

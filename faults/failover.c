@@ -4,9 +4,10 @@
  * sentinel) or by the harness as operator (mode manual). With cut_before
  * the primary's replication link is cut first, so grants made meanwhile are
  * lost: through the replication proxy (cut: proxy, no root needed) or with
- * iptables rules (cut: iptables, root; harness/iptables.h). Starts once the old primary is reaped / in state T; ends once the
- * new one answers ROLE master and workers can find it. Not here: the set
- * itself (harness/replicated.c).
+ * iptables rules (cut: iptables, root). Starts once the old primary is
+ * reaped / in state T; ends once the new one answers ROLE master and
+ * workers can find it. Not here: the set itself, which the kind reaches
+ * through the env's replicated-set ops (faults/env.h).
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -16,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "faults/env.h"
+#include "faults/failover.h"
 #include "faults/fault.h"
-#include "harness/iptables.h"
-#include "util/proc.h"
-#include "harness/replicated.h"
-#include "harness/run.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
 
@@ -85,48 +84,52 @@ static const struct failover_opts *opts_of(const struct fault_inst *fi)
 
 /* Contract: undo what start did so far (cut, pause) without promoting
  * anything; frees the state. */
-static void abandon(struct run *r, struct fault_inst *fi)
+static void abandon(const struct fault_env *env, struct fault_inst *fi)
 {
     struct fo_state *st = fi->state;
     if (!st)
         return;
     struct ls_err e = {0};
     if (st->cut)
-        replset_uncut(r, fi->id, &e);
+        env->ops->heal_replication(env->ctx, fi->id, &e);
     if (st->paused)
-        kill(st->pid, SIGCONT);
+        env->ops->resume(env->ctx, st->pid, 0, 0);
     free(st);
     fi->state = NULL;
-    replset_set_busy(r, 0);
+    env->ops->set_failover_busy(env->ctx, 0);
 }
 
-/* Contract: sleep ns, or less when the run is interrupted (run_sleep
- * wakes at the signal). */
-static void wait_ns(struct run *r, int64_t ns)
+/* Contract: sleep ns, or less when the run is interrupted (the env's
+ * sleep wakes at the signal). */
+static void wait_ns(const struct fault_env *env, int64_t ns)
 {
     int64_t until = ls_now_ns() + ns;
-    while (ls_now_ns() < until && !run_interrupted(r))
-        run_sleep(r, until - ls_now_ns());
+    while (ls_now_ns() < until && !env->ops->interrupted(env->ctx))
+        env->ops->sleep(env->ctx, until - ls_now_ns());
 }
 
-static int fo_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int fo_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct failover_opts *o = opts_of(fi);
-    if (!r->repl)
+    void *ctx = env->ctx;
+    if (!env->ops->replicated(ctx))
         return ls_err_set(err, LS_EUSAGE, "failover: needs cluster.topology replicated");
-    if (replset_busy(r))
+    if (env->ops->failover_busy(ctx))
         return 1; /* one failover at a time */
-    int old = replset_primary(r);
+    int old = env->ops->primary(ctx);
     if (o->mode == MODE_SENTINEL) {
-        int s = replset_sentinel_primary(r, NULL); /* Sentinel may have failed over on its own */
+        /* Sentinel may have failed over on its own */
+        int s = env->ops->sentinel_primary(ctx, NULL);
         if (s >= 0 && s != old) {
-            replset_set_primary(r, s);
+            env->ops->set_primary(ctx, s);
             old = s;
         }
     }
-    struct node_proc *n = &r->cluster.nodes[old];
+    struct fault_node nd = {.index = old};
+    env->ops->node(ctx, old, &nd);
+    const struct fault_node *n = &nd;
     char role[16];
-    replset_role(n, role, sizeof(role));
+    env->ops->node_role(ctx, old, role, sizeof(role));
     if (n->pid <= 0 || strcmp(role, "master") != 0)
         return 1; /* the primary is down or not answering: nothing to fail over from */
     struct fo_state *st = calloc(1, sizeof(*st));
@@ -135,32 +138,32 @@ static int fo_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     fi->state = st;
     st->old = old;
     st->pid = n->pid;
-    replset_set_busy(r, 1);
+    env->ops->set_failover_busy(ctx, 1);
     struct json *d = fi->detail;
     json_obj_set_str(d, "mode", mode_words[o->mode]);
     json_obj_set_str(d, "how", how_words[o->how]);
     json_obj_set_int(d, "old_primary", old);
-    json_obj_set_int(d, "old_port", n->port);
+    json_obj_set_int(d, "old_port", n->addr.port);
 
     if (o->cut_before > 0) {
-        int64_t t = run_now(r);
-        int rc = replset_cut(r, fi->id, old, d, err);
+        int64_t t = env->ops->now(ctx);
+        int rc = env->ops->cut_replication(ctx, fi->id, old, d, err);
         if (rc < 0) {
-            abandon(r, fi);
+            abandon(env, fi);
             return rc;
         }
         st->cut = 1;
         json_obj_set_num(d, "cut_ms", (double)t / 1e6);
-        wait_ns(r, o->cut_before);
-        if (run_interrupted(r)) {
-            abandon(r, fi);
+        wait_ns(env, o->cut_before);
+        if (env->ops->interrupted(ctx)) {
+            abandon(env, fi);
             return ls_err_set(err, LS_EINTR, "failover: interrupted during cut_before");
         }
     }
     redisContext *c = NULL;
     {
         struct timeval tv = {0, 200000};
-        c = node_connect(n, tv);
+        c = env->ops->node_connect(ctx, old, tv);
         if (c && !c->err) {
             redisSetTimeout(c, tv);
             redisReply *k = redisCommand(c, "DBSIZE");
@@ -173,52 +176,60 @@ static int fo_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
         if (c)
             redisFree(c);
     }
-    int64_t t = run_now(r);
+    int64_t t = env->ops->now(ctx);
     if (o->how == HOW_KILL) {
         int status = 0;
-        int rc = node_kill(n, SIGKILL, REAP_TIMEOUT, &status, err);
+        int rc = env->ops->kill_node(ctx, old, SIGKILL, REAP_TIMEOUT, &status, err);
         if (rc < 0) {
-            abandon(r, fi);
+            abandon(env, fi);
             return rc;
         }
         st->killed = 1;
         json_obj_set_str(d, "signal", "SIGKILL");
         json_obj_set_str(d, "verified", "old primary reaped");
     } else {
-        if (kill(st->pid, SIGSTOP) < 0) {
-            int e = errno;
-            abandon(r, fi);
+        int pid = st->pid, e = 0;
+        int k = env->ops->pause_node(ctx, old, CONFIRM_TIMEOUT, &pid, &e);
+        if (k == FAULT_PAUSE_SIGNAL) {
+            abandon(env, fi);
             return ls_err_errno(err, LS_EENV, e, "failover: SIGSTOP node %d (pid %d)", old,
                                 (int)st->pid);
         }
-        st->paused = 1;
-        if (proc_wait_state(st->pid, 'T', 1, CONFIRM_TIMEOUT) < 0) {
-            abandon(r, fi);
+        if (k == FAULT_PAUSE_TIMEOUT) { /* resumed by the op */
+            abandon(env, fi);
             return ls_err_set(err, LS_ETIMEOUT, "failover: node %d (pid %d) did not stop within 1s",
                               old, (int)st->pid);
         }
+        st->paused = 1;
         json_obj_set_str(d, "signal", "SIGSTOP");
         json_obj_set_str(d, "verified", "old primary in state T");
     }
     fi->start_ns = t;
     fi->node = old;
     fi->pids[fi->npids++] = st->pid;
-    json_obj_set_num(d, "down_ms", (double)run_now(r) / 1e6);
+    json_obj_set_num(d, "down_ms", (double)env->ops->now(ctx) / 1e6);
     return 0;
 }
 
 /* Contract: the node the harness promotes (manual): the option's, else
  * the lowest-numbered node other than old that is up and a replica; -1. */
-static int pick_replica(struct run *r, const struct failover_opts *o, int old)
+static int node_up(const struct fault_env *env, int k)
 {
+    struct fault_node nd;
+    return env->ops->node(env->ctx, k, &nd) == 0 && nd.pid > 0;
+}
+
+static int pick_replica(const struct fault_env *env, const struct failover_opts *o, int old)
+{
+    int nn = env->ops->nnodes(env->ctx);
     if (o->replica >= 0)
-        return o->replica < r->cluster.nnodes && o->replica != old &&
-                       r->cluster.nodes[o->replica].pid > 0 ? (int)o->replica : -1;
-    for (int k = 0; k < r->cluster.nnodes; k++) {
+        return o->replica < nn && o->replica != old && node_up(env, (int)o->replica)
+                   ? (int)o->replica : -1;
+    for (int k = 0; k < nn; k++) {
         char role[16];
-        if (k == old || r->cluster.nodes[k].pid <= 0)
+        if (k == old || !node_up(env, k))
             continue;
-        replset_role(&r->cluster.nodes[k], role, sizeof(role));
+        env->ops->node_role(env->ctx, k, role, sizeof(role));
         if (strcmp(role, "slave") == 0)
             return k;
     }
@@ -228,38 +239,40 @@ static int pick_replica(struct run *r, const struct failover_opts *o, int old)
 /* Contract: wait (bounded by the option's timeout) until a majority of the
  * sentinels names a node other than old and that node answers ROLE
  * master. The node, or -1 (timeout, interrupted). */
-static int await_sentinel(struct run *r, const struct failover_opts *o, int old, int *agree)
+static int await_sentinel(const struct fault_env *env, const struct failover_opts *o, int old,
+                          int *agree)
 {
     int64_t deadline = ls_now_ns() + o->timeout;
-    while (ls_now_ns() < deadline && !run_interrupted(r)) {
-        int p = replset_sentinel_primary(r, agree);
+    while (ls_now_ns() < deadline && !env->ops->interrupted(env->ctx)) {
+        int p = env->ops->sentinel_primary(env->ctx, agree);
         if (p >= 0 && p != old) {
             char role[16];
-            replset_role(&r->cluster.nodes[p], role, sizeof(role));
+            env->ops->node_role(env->ctx, p, role, sizeof(role));
             if (strcmp(role, "master") == 0)
                 return p;
         }
-        run_sleep(r, 20 * LS_NS_PER_MS);
+        env->ops->sleep(env->ctx, 20 * LS_NS_PER_MS);
     }
     return -1;
 }
 
-static int fo_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int fo_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     struct fo_state *st = fi->state;
     if (!st)
         return 0;
+    void *ctx = env->ctx;
     const struct failover_opts *o = opts_of(fi);
     if (!fi->end_detail)
         fi->end_detail = json_new_obj();
     struct json *d = fi->end_detail;
     int old = st->old, p = -1, agree = 0, rc = 0;
-    if (o->mode == MODE_SENTINEL && !run_interrupted(r))
-        p = await_sentinel(r, o, old, &agree);
-    if (p < 0 && run_interrupted(r)) { /* no promotion is waited for or made any more */
+    if (o->mode == MODE_SENTINEL && !env->ops->interrupted(ctx))
+        p = await_sentinel(env, o, old, &agree);
+    if (p < 0 && env->ops->interrupted(ctx)) { /* no promotion is waited for or made any more */
         json_obj_set_bool(d, "promoted", 0);
         json_obj_set_str(d, "why", "the run was interrupted");
-        abandon(r, fi);
+        abandon(env, fi);
         return 0;
     }
     if (o->mode == MODE_SENTINEL) {
@@ -268,31 +281,33 @@ static int fo_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
                             "failover: no new primary confirmed within %llds (sentinels agreeing: "
                             "%d)", (long long)(o->timeout / LS_NS_PER_S), agree);
     } else {
-        p = pick_replica(r, o, old);
+        p = pick_replica(env, o, old);
         if (p < 0)
             rc = ls_err_set(err, LS_EENV, "failover: no replica up to promote");
         if (rc == 0)
-            rc = replset_promote(r, p, err);
-        for (int k = 0; rc == 0 && k < r->cluster.nnodes; k++)
-            if (k != old && k != p && r->cluster.nodes[k].pid > 0)
-                rc = replset_follow(r, k, p, err);
+            rc = env->ops->promote(ctx, p, err);
+        for (int k = 0; rc == 0 && k < env->ops->nnodes(ctx); k++)
+            if (k != old && k != p && node_up(env, k))
+                rc = env->ops->follow(ctx, k, p, err);
     }
     if (rc < 0) {
         /* nothing was promoted: give the set its primary back */
         json_obj_set_bool(d, "promoted", 0);
-        if (st->killed && r->cluster.nodes[old].pid <= 0) {
+        if (st->killed && !node_up(env, old)) {
             struct ls_err e = {0};
-            if (node_restart(&r->cluster.nodes[old], RESTART_TIMEOUT, &e) == 0)
-                replset_configure(r, old, &e);
+            if (env->ops->restart_node(ctx, old, RESTART_TIMEOUT, &e) == 0)
+                env->ops->configure_node(ctx, old, &e);
         }
-        abandon(r, fi);
+        abandon(env, fi);
         return rc;
     }
-    replset_set_primary(r, p); /* workers without sentinels follow this */
-    int64_t promoted = run_now(r);
+    env->ops->set_primary(ctx, p); /* workers without sentinels follow this */
+    int64_t promoted = env->ops->now(ctx);
     json_obj_set_bool(d, "promoted", 1);
     json_obj_set_int(d, "new_primary", p);
-    json_obj_set_int(d, "new_port", r->cluster.nodes[p].port);
+    struct fault_node np = {.index = p};
+    env->ops->node(ctx, p, &np);
+    json_obj_set_int(d, "new_port", np.addr.port);
     json_obj_set_num(d, "confirmed_ms", (double)promoted / 1e6);
     json_obj_set_str(d, "verified",
                      o->mode == MODE_SENTINEL
@@ -302,32 +317,28 @@ static int fo_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
         json_obj_set_int(d, "sentinels_agreeing", agree);
 
     struct ls_err e = {0};
-    if (st->cut && replset_uncut(r, fi->id, &e) < 0 && rc == 0)
+    if (st->cut && env->ops->heal_replication(ctx, fi->id, &e) < 0 && rc == 0)
         rc = ls_err_set(err, e.code, "failover: heal the cut: %s", e.msg);
     st->cut = 0;
-    struct node_proc *n = &r->cluster.nodes[old];
     if (st->killed) {
         /* the old primary comes back as a replica of the new one */
-        int64_t t = run_now(r);
-        int k = node_restart(n, RESTART_TIMEOUT, &e);
+        int64_t t = env->ops->now(ctx);
+        int k = env->ops->restart_node(ctx, old, RESTART_TIMEOUT, &e);
         if (k == 0)
-            k = replset_configure(r, old, &e);
+            k = env->ops->configure_node(ctx, old, &e);
         if (k == 0)
-            k = replset_follow(r, old, p, &e);
+            k = env->ops->follow(ctx, old, p, &e);
         json_obj_set_bool(d, "old_rejoined", k == 0);
         json_obj_set_num(d, "old_restart_ms", (double)t / 1e6);
         if (k < 0 && rc == 0)
             rc = ls_err_set(err, e.code, "failover: old primary node %d: %s", old, e.msg);
     } else if (st->paused) {
-        kill(st->pid, SIGCONT);
+        env->ops->resume(ctx, st->pid, 0, CONFIRM_TIMEOUT);
         st->paused = 0;
-        int64_t until = ls_now_ns() + CONFIRM_TIMEOUT;
-        while (proc_state(st->pid, 1) == 'T' && ls_now_ns() < until)
-            ls_sleep_ns(LS_NS_PER_MS);
-        json_obj_set_num(d, "old_continued_ms", (double)run_now(r) / 1e6);
+        json_obj_set_num(d, "old_continued_ms", (double)env->ops->now(ctx) / 1e6);
         if (o->mode == MODE_MANUAL) {
             /* the operator demotes it at once; Sentinel does so only later */
-            int k = replset_follow(r, old, p, &e);
+            int k = env->ops->follow(ctx, old, p, &e);
             json_obj_set_bool(d, "old_demoted", k == 0);
         } else {
             json_obj_set_str(d, "old_demoted", "by Sentinel, once it sees the old primary again");
@@ -335,8 +346,16 @@ static int fo_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
     }
     free(st);
     fi->state = NULL;
-    replset_set_busy(r, 0);
+    env->ops->set_failover_busy(ctx, 0);
     return rc;
+}
+
+int failover_cuts_iptables(const struct fault_spec *fs)
+{
+    if (!fs->ops || strcmp(fs->ops->name, "failover") != 0 || !fs->params)
+        return 0;
+    const struct failover_opts *o = fs->params;
+    return o->cut == CUT_IPTABLES;
 }
 
 int failover_uses_iptables(const struct workload *w)
@@ -364,8 +383,6 @@ static int fo_validate(const struct workload *w, const struct fault_spec *fs, ch
                              "duration, or leave cut out");
             return -1;
         }
-        if (ipt_usable(why, n) < 0)
-            return -1;
     }
     if (failover_uses_iptables(w) < 0) { /* this one against the failovers before it */
         snprintf(why, n, "cut: %s here but cut: %s in an earlier failover fault; a workload's "

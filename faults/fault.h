@@ -3,8 +3,9 @@
  * ops table per kind, looked up by name from a static registry. The
  * scheduler (faults/schedule.c) expands a workload's fault specs into
  * occurrences, starts and ends them, and records each start and end in
- * faults.jsonl. A kind's start must verify that the fault took effect (a
- * paused process is in state T) before the fault counts as started.
+ * faults.jsonl. A kind acts on the world only through the struct fault_env
+ * it is handed (faults/env.h). A kind's start must verify that the fault
+ * took effect (a paused process is in state T) before it counts as started.
  */
 #ifndef LS_FAULT_H
 #define LS_FAULT_H
@@ -18,7 +19,7 @@
 
 #define FAULT_OPS_VERSION 1
 
-struct run;
+struct fault_env;
 struct fault_spec;
 struct workload;
 
@@ -50,9 +51,9 @@ struct fault_ops {
      * the planned start + duration (INT64_MAX: ends only at the final heal).
      * 1 when there was nothing to act on (e.g. no holder right now; the
      * occurrence is recorded as skipped), negative on error (err set). */
-    int (*start)(struct run *run, struct fault_inst *fi, struct ls_err *err);
+    int (*start)(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err);
     /* Undo the fault. Must be idempotent and safe after a partial start. */
-    int (*stop)(struct run *run, struct fault_inst *fi, struct ls_err *err);
+    int (*stop)(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err);
     /* Cross-key checks against the workload that the options tables cannot
      * express (e.g. failover needs cluster.topology replicated), run by the
      * loader for every faults[] item and nemesis draw. Returns 0, or -1 with
@@ -73,7 +74,7 @@ struct fault_ops {
 
 /* fault_ops.flags: the kind acts only in the harness's proxy (on links),
  * never on a node process, so it works against nodes lockstorm did not
- * start (cluster.topology external, harness/topo_external.h). */
+ * start (cluster.topology external: the external topology's backend). */
 #define FAULT_PROXY_ONLY 0x1u
 
 const struct fault_ops *fault_find(const char *name);

@@ -8,16 +8,15 @@
  * every node). A start counts only once the proxy acknowledged the new
  * rule table; a reset also reports how many open connections it reset.
  */
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "faults/env.h"
 #include "faults/fault.h"
 #include "faults/target.h"
 #include "faults/proxy.h"
-#include "harness/links.h"
-#include "harness/run.h"
+#include "faults/link_target.h"
 #include "util/timeutil.h"
 
 #define NS_MS 1e6
@@ -105,13 +104,13 @@ static void mark_worker(uint8_t *sel, int nnodes, int w)
 
 /* target holder / acquirer: a worker holding (inside an acquire of) a lock
  * right now, waiting up to 1 s for one. Returns the worker or -1. */
-static int busy_worker(struct run *r, const struct fault_spec *s, int acquiring,
+static int busy_worker(const struct fault_env *env, const struct fault_spec *s, int acquiring,
                        struct json *detail)
 {
-    int i = fault_wait_busy(r, acquiring, s->resource, ls_now_ns() + BUSY_WAIT);
+    int i = fault_wait_busy(env, acquiring, s->resource, ls_now_ns() + BUSY_WAIT);
     if (i < 0)
         return -1;
-    int h = fault_busy_with(r, i, acquiring, s->resource, NULL);
+    int h = fault_busy_with(env, i, acquiring, s->resource, NULL);
     char name[16];
     snprintf(name, sizeof(name), "r%d", h < 0 ? 0 : h);
     json_obj_set_str(detail, acquiring ? "acquiring_resource" : "held_resource", name);
@@ -119,16 +118,16 @@ static int busy_worker(struct run *r, const struct fault_spec *s, int acquiring,
 }
 
 /* The links of fi's target into sel (nworkers * nnodes). Returns how many. */
-static int resolve(struct run *r, struct fault_inst *fi, uint8_t *sel)
+static int resolve(const struct fault_env *env, struct fault_inst *fi, uint8_t *sel)
 {
     const struct fault_spec *s = fi->spec;
-    int nw = r->nworkers, nn = r->cluster.nnodes;
+    int nw = env->ops->nworkers(env->ctx), nn = env->ops->nnodes(env->ctx);
     memset(sel, 0, (size_t)nw * (size_t)nn);
     int w = -1;
     switch (s->target) {
     case TARGET_LINKS: {
         uint32_t used = 0;
-        int n = link_target_resolve(&s->links, nw, nn, &r->fault_rng, sel, &used);
+        int n = link_target_resolve(&s->links, nw, nn, env->ops->rng(env->ctx), sel, &used);
         if (s->links.nodes_sel == LINK_NODES_MINORITY || s->links.nodes_sel == LINK_NODES_MAJORITY) {
             struct json *a = json_obj_set(fi->detail, "nodes_drawn", json_new_arr());
             for (int k = 0; k < nn; k++)
@@ -150,18 +149,12 @@ static int resolve(struct run *r, struct fault_inst *fi, uint8_t *sel)
     case TARGET_WORKER:
         w = s->target_index;
         break;
-    case TARGET_RANDOM_WORKER: {
-        int cand[LINK_MAX_WORKERS], n = 0;
-        for (int i = 0; i < nw && n < LINK_MAX_WORKERS; i++)
-            if (fault_worker_alive(r, i))
-                cand[n++] = i;
-        if (n)
-            w = cand[rng_below(&r->fault_rng, (uint64_t)n)];
+    case TARGET_RANDOM_WORKER:
+        w = fault_random_worker(env, LINK_MAX_WORKERS);
         break;
-    }
     case TARGET_HOLDER:
     case TARGET_ACQUIRER:
-        w = busy_worker(r, s, s->target == TARGET_ACQUIRER, fi->detail);
+        w = busy_worker(env, s, s->target == TARGET_ACQUIRER, fi->detail);
         break;
     default:
         break;
@@ -208,16 +201,17 @@ struct link_state {
 };
 
 /* Sum of the counters of the links in sel. */
-static void sum_stats(const struct run *r, const uint8_t *sel, struct proxy_link_stats *out)
+static void sum_stats(const struct fault_env *env, const uint8_t *sel,
+                      struct proxy_link_stats *out)
 {
-    int nn = r->cluster.nnodes;
+    int nn = env->ops->nnodes(env->ctx), nw = env->ops->nworkers(env->ctx);
     memset(out, 0, sizeof(*out));
-    for (int w = 0; w < r->nworkers; w++) {
+    for (int w = 0; w < nw; w++) {
         for (int n = 0; n < nn; n++) {
             if (!sel[(size_t)w * (size_t)nn + (size_t)n])
                 continue;
             struct proxy_link_stats st;
-            proxy_link_stats(r->proxy, w, n, &st);
+            env->ops->link_stats(env->ctx, w, n, &st);
             out->accepted += st.accepted;
             out->resets += st.resets;
             for (int d = 0; d < 2; d++) {
@@ -230,17 +224,17 @@ static void sum_stats(const struct run *r, const uint8_t *sel, struct proxy_link
 }
 
 /* Resolve the target, put rule on its links and wait for the proxy's ack. */
-static int link_start(struct run *r, struct fault_inst *fi, unsigned what,
+static int link_start(const struct fault_env *env, struct fault_inst *fi, unsigned what,
                       const struct proxy_rule *rule, int direction, struct ls_err *err)
 {
     const char *kind = fi->spec->ops->name;
-    if (!r->proxy)
+    if (!env->ops->has_links(env->ctx))
         return ls_err_set(err, LS_EENV, "%s: this run has no proxy to act on", kind);
-    int nw = r->nworkers, nn = r->cluster.nnodes;
+    int nw = env->ops->nworkers(env->ctx), nn = env->ops->nnodes(env->ctx);
     uint8_t *sel = malloc((size_t)nw * (size_t)nn);
     if (!sel)
         return ls_err_set(err, LS_ENOMEM, "%s: out of memory", kind);
-    int count = resolve(r, fi, sel);
+    int count = resolve(env, fi, sel);
     if (count == 0) {
         free(sel);
         return 1;
@@ -260,14 +254,14 @@ static int link_start(struct run *r, struct fault_inst *fi, unsigned what,
     ls->sel = sel;
     fi->state = ls;
     struct proxy_ack ack;
-    int rc = proxy_fault_set(r->proxy, fi->id, what, rule, dirs, &ack, err);
+    int rc = env->ops->links_set(env->ctx, fi->id, what, rule, dirs, &ack, err);
     free(dirs);
     if (rc < 0)
         return rc; /* stop (called by the scheduler) frees the state */
-    fi->start_ns = run_now(r);
+    fi->start_ns = env->ops->now(env->ctx);
     /* counted from the ack on: every write from here on is under the rule */
-    sum_stats(r, sel, &ls->at_start);
-    json_obj_set_int(fi->detail, "proxy_pid", proxy_pid(r->proxy));
+    sum_stats(env, sel, &ls->at_start);
+    json_obj_set_int(fi->detail, "proxy_pid", env->ops->links_pid(env->ctx));
     json_obj_set_str(fi->detail, "direction", direction_choices[direction]);
     json_obj_set_int(fi->detail, "proxy_generation", (int64_t)ack.generation);
     json_obj_set_num(fi->detail, "proxy_ack_ms", (double)ack.waited_ns / 1e6);
@@ -279,14 +273,15 @@ static int link_start(struct run *r, struct fault_inst *fi, unsigned what,
 /* Lift the fault's rules (acknowledged) and put on the end line what
  * crossed its links during the window: bytes forwarded and dropped, writes,
  * connections accepted and reset, per direction. */
-static int link_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int link_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     struct link_state *ls = fi->state;
     struct proxy_link_stats now;
-    if (ls && r->proxy)
-        sum_stats(r, ls->sel, &now); /* before the rule is lifted */
-    int rc = r->proxy ? proxy_fault_clear(r->proxy, fi->id, err) : 0;
-    if (ls && r->proxy) {
+    int links = env->ops->has_links(env->ctx);
+    if (ls && links)
+        sum_stats(env, ls->sel, &now); /* before the rule is lifted */
+    int rc = links ? env->ops->links_clear(env->ctx, fi->id, err) : 0;
+    if (ls && links) {
         const struct proxy_link_stats *a = &ls->at_start;
         json_free(fi->end_detail);
         struct json *e = fi->end_detail = json_new_obj();
@@ -311,32 +306,32 @@ static int link_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
     return rc;
 }
 
-static int latency_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int latency_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct latency_opts *o = fi->spec->params;
     struct proxy_rule rule = {.delay_ns = o->delay, .jitter_ns = o->jitter};
-    return link_start(r, fi, PROXY_SET_LATENCY, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_LATENCY, &rule, o->direction, err);
 }
 
-static int partition_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int partition_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct partition_opts *o = fi->spec->params;
     struct proxy_rule rule = {.partition = mode_partition[o->mode]};
-    return link_start(r, fi, PROXY_SET_PARTITION, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_PARTITION, &rule, o->direction, err);
 }
 
-static int bandwidth_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int bandwidth_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct bandwidth_opts *o = fi->spec->params;
     struct proxy_rule rule = {.rate = o->rate};
-    return link_start(r, fi, PROXY_SET_RATE, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_RATE, &rule, o->direction, err);
 }
 
-static int slicer_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int slicer_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct slicer_opts *o = fi->spec->params;
     struct proxy_rule rule = {.slice = o->size, .gap_ns = o->gap};
-    return link_start(r, fi, PROXY_SET_SLICE, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_SLICE, &rule, o->direction, err);
 }
 
 #define LINK_TARGETS                                                                        \

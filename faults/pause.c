@@ -8,172 +8,195 @@
  * chosen. `target: acquirer` does the same for a worker inside an acquire
  * call (a pause in the middle of the lock library's acquire).
  */
-#include <errno.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 
+#include "faults/env.h"
 #include "faults/fault.h"
 #include "faults/target.h"
-#include "util/proc.h"
-#include "harness/run.h"
+#include "model/workload.h"
 #include "util/timeutil.h"
-#include "util/xalloc.h"
+
+extern const struct fault_ops fault_pause;
 
 #define CONFIRM_TIMEOUT LS_NS_PER_S
 #define HOLDER_WAIT (LS_NS_PER_S)
-
-static int stop_confirmed(pid_t pid, int group, struct ls_err *err)
-{
-    if (kill(group ? -pid : pid, SIGSTOP) < 0)
-        return ls_err_errno(err, LS_EENV, errno, "pause: SIGSTOP %d", (int)pid);
-    if (proc_wait_state(pid, 'T', 1, CONFIRM_TIMEOUT) < 0) {
-        kill(group ? -pid : pid, SIGCONT);
-        return ls_err_set(err, LS_ETIMEOUT, "pause: process %d did not stop within 1s", (int)pid);
-    }
-    return 0;
-}
+#define MAX_PAUSED 2048
 
 /* Overlapping pauses of one process (two explicit schedules, holder +
- * all-workers): it stays stopped until the last of them ends. */
-static void ref_take(struct run *r, pid_t pid)
+ * all-workers): it stays stopped until the last of them ends. The kind's
+ * state across occurrences (the env's kind_state). */
+struct pause_refs {
+    int n;
+    struct {
+        int pid;
+        int refs;
+    } e[MAX_PAUSED];
+};
+
+static struct pause_refs *refs_of(const struct fault_env *env)
 {
-    for (int i = 0; i < r->npause_refs; i++)
-        if (r->pause_refs[i].pid == pid) {
-            r->pause_refs[i].refs++;
+    return env->ops->kind_state(env->ctx, &fault_pause, sizeof(struct pause_refs));
+}
+
+static void ref_take(const struct fault_env *env, int pid)
+{
+    struct pause_refs *r = refs_of(env);
+    if (!r)
+        return;
+    for (int i = 0; i < r->n; i++)
+        if (r->e[i].pid == pid) {
+            r->e[i].refs++;
             return;
         }
-    r->pause_refs = xrealloc(r->pause_refs, (size_t)(r->npause_refs + 1) * sizeof(*r->pause_refs));
-    r->pause_refs[r->npause_refs].pid = pid;
-    r->pause_refs[r->npause_refs].refs = 1;
-    r->npause_refs++;
+    if (r->n < MAX_PAUSED) {
+        r->e[r->n].pid = pid;
+        r->e[r->n].refs = 1;
+        r->n++;
+    }
 }
 
 /* Returns how many pauses still hold pid after dropping this one. */
-static int ref_drop(struct run *r, pid_t pid)
+static int ref_drop(const struct fault_env *env, int pid)
 {
-    for (int i = 0; i < r->npause_refs; i++)
-        if (r->pause_refs[i].pid == pid) {
-            int left = --r->pause_refs[i].refs;
+    struct pause_refs *r = refs_of(env);
+    if (!r)
+        return 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->e[i].pid == pid) {
+            int left = --r->e[i].refs;
             if (left <= 0)
-                r->pause_refs[i] = r->pause_refs[--r->npause_refs];
+                r->e[i] = r->e[--r->n];
             return left > 0 ? left : 0;
         }
     return 0;
 }
 
-static void add_pid(struct fault_inst *fi, struct run *r, pid_t pid)
+static void add_pid(struct fault_inst *fi, const struct fault_env *env, int pid)
 {
     if (fi->npids < (int)(sizeof(fi->pids) / sizeof(fi->pids[0]))) {
         fi->pids[fi->npids++] = pid;
-        ref_take(r, pid);
+        ref_take(env, pid);
     }
 }
 
-static void add_worker(struct fault_inst *fi, struct run *r, int i)
+/* Contract: stop worker i (node k when i < 0), confirmed in state T. 0 with
+ * *pid set, or negative with err set (not left stopped). */
+static int stop_confirmed(const struct fault_env *env, int i, int k, int *pid,
+                          struct ls_err *err)
 {
-    add_pid(fi, r, r->workers[i].pid);
+    int e = 0;
+    int rc = i >= 0 ? env->ops->pause_worker(env->ctx, i, CONFIRM_TIMEOUT, pid, &e)
+                    : env->ops->pause_node(env->ctx, k, CONFIRM_TIMEOUT, pid, &e);
+    if (rc == FAULT_PAUSE_SIGNAL)
+        return ls_err_errno(err, LS_EENV, e, "pause: SIGSTOP %d", *pid);
+    if (rc == FAULT_PAUSE_TIMEOUT)
+        return ls_err_set(err, LS_ETIMEOUT, "pause: process %d did not stop within 1s", *pid);
+    return 0;
 }
 
 /* target holder / acquirer: pick a worker that holds (is acquiring) a lock
  * at this instant, stop it, and check once it is stopped that it still
  * does; one that moved on in between is resumed and another picked. */
-static int pause_busy_worker(struct run *r, struct fault_inst *fi, int acquiring,
+static int pause_busy_worker(const struct fault_env *env, struct fault_inst *fi, int acquiring,
                              struct ls_err *err)
 {
     int res = fi->spec->resource;
     int64_t deadline = ls_now_ns() + HOLDER_WAIT;
     for (;;) {
-        int i = fault_wait_busy(r, acquiring, res, deadline);
+        int i = fault_wait_busy(env, acquiring, res, deadline);
         if (i < 0)
             return 1;
-        int64_t sent = run_now(r);
-        int rc = stop_confirmed(r->workers[i].pid, 1, err);
+        int64_t sent = env->ops->now(env->ctx);
+        int pid = 0;
+        int rc = stop_confirmed(env, i, -1, &pid, err);
         if (rc < 0)
             return rc;
-        int what = fault_busy_with(r, i, acquiring, res, NULL);
+        int what = fault_busy_with(env, i, acquiring, res, NULL);
         if (what < 0) {
-            kill(-r->workers[i].pid, SIGCONT);
+            env->ops->resume(env->ctx, pid, 1, 0);
             continue;
         }
         fi->start_ns = sent;
         fi->worker = i;
-        add_worker(fi, r, i);
+        add_pid(fi, env, pid);
         char name[16];
         snprintf(name, sizeof(name), "r%d", what);
         json_obj_set_str(fi->detail, acquiring ? "acquiring_resource" : "held_resource", name);
-        if (!acquiring)
-            json_obj_set_num(fi->detail, "hold_since_ms",
-                             (double)atomic_load(&r->shm->w[i].hold_since) / 1e6);
+        if (!acquiring) {
+            int64_t since = 0;
+            env->ops->worker_busy(env->ctx, i, 0, &since);
+            json_obj_set_num(fi->detail, "hold_since_ms", (double)since / 1e6);
+        }
         return 0;
     }
 }
 
-static int pause_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int pause_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct fault_spec *s = fi->spec;
+    int nw = env->ops->nworkers(env->ctx);
     fi->pgroup = s->target != TARGET_NODE;
     switch (s->target) {
     case TARGET_HOLDER:
-        return pause_busy_worker(r, fi, 0, err);
+        return pause_busy_worker(env, fi, 0, err);
     case TARGET_ACQUIRER:
-        return pause_busy_worker(r, fi, 1, err);
+        return pause_busy_worker(env, fi, 1, err);
     case TARGET_WORKER:
     case TARGET_RANDOM_WORKER: {
         int i = s->target_index;
         if (s->target == TARGET_RANDOM_WORKER) {
-            int cand[1024], n = 0;
-            for (int k = 0; k < r->nworkers && n < 1024; k++)
-                if (fault_worker_alive(r, k))
-                    cand[n++] = k;
-            if (n == 0)
+            i = fault_random_worker(env, 1024);
+            if (i < 0)
                 return 1;
-            i = cand[rng_below(&r->fault_rng, (uint64_t)n)];
         }
-        if (i < 0 || i >= r->nworkers || !fault_worker_alive(r, i))
+        if (i < 0 || i >= nw || !fault_worker_alive(env, i))
             return 1;
-        fi->start_ns = run_now(r);
-        int rc = stop_confirmed(r->workers[i].pid, 1, err);
+        fi->start_ns = env->ops->now(env->ctx);
+        int pid = 0;
+        int rc = stop_confirmed(env, i, -1, &pid, err);
         if (rc < 0)
             return rc;
         fi->worker = i;
-        add_worker(fi, r, i);
+        add_pid(fi, env, pid);
         return 0;
     }
     case TARGET_ALL_WORKERS: {
-        fi->start_ns = run_now(r);
-        for (int i = 0; i < r->nworkers; i++) {
-            if (!fault_worker_alive(r, i))
+        fi->start_ns = env->ops->now(env->ctx);
+        for (int i = 0; i < nw; i++) {
+            if (!fault_worker_alive(env, i))
                 continue;
-            int rc = stop_confirmed(r->workers[i].pid, 1, err);
+            int pid = 0;
+            int rc = stop_confirmed(env, i, -1, &pid, err);
             if (rc < 0)
                 return rc; /* stop() resumes the ones already paused */
-            add_worker(fi, r, i);
+            add_pid(fi, env, pid);
         }
         return fi->npids ? 0 : 1;
     }
     case TARGET_NODE: {
         int n = s->target_index;
-        if (n < 0 || n >= r->cluster.nnodes || r->cluster.nodes[n].pid <= 0)
+        struct fault_node nd;
+        if (env->ops->node(env->ctx, n, &nd) < 0 || nd.pid <= 0)
             return 1;
-        fi->start_ns = run_now(r);
-        int rc = stop_confirmed(r->cluster.nodes[n].pid, 0, err);
+        fi->start_ns = env->ops->now(env->ctx);
+        int pid = 0;
+        int rc = stop_confirmed(env, -1, n, &pid, err);
         if (rc < 0)
             return rc;
         fi->node = n;
-        add_pid(fi, r, r->cluster.nodes[n].pid);
+        add_pid(fi, env, pid);
         return 0;
     }
     }
     return 1;
 }
 
-static int pause_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int pause_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     (void)err;
     for (int i = 0; i < fi->npids; i++)
-        if (ref_drop(r, fi->pids[i]) == 0)
-            kill(fi->pgroup ? -fi->pids[i] : fi->pids[i], SIGCONT);
+        if (ref_drop(env, fi->pids[i]) == 0)
+            env->ops->resume(env->ctx, fi->pids[i], fi->pgroup, 0);
     fi->npids = 0; /* stop is idempotent */
     return 0;
 }

@@ -10,18 +10,14 @@
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
+#include "faults/env.h"
 #include "faults/fault.h"
 #include "faults/target.h"
-#include "model/evlog.h"
-#include "util/proc.h"
-#include "harness/replicated.h"
-#include "harness/run.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
 
@@ -30,7 +26,6 @@
 #define REAP_TIMEOUT (5 * LS_NS_PER_S)
 #define CONFIRM_TIMEOUT LS_NS_PER_S
 #define BUSY_WAIT LS_NS_PER_S
-#define READY_TIMEOUT (5 * LS_NS_PER_S)
 #define NODE_READY_TIMEOUT (10 * LS_NS_PER_S)
 
 struct proc_opts {
@@ -73,14 +68,6 @@ static int64_t restart_delay(const struct fault_inst *fi)
     return d == RESTART_DURATION ? fi->spec->duration : d;
 }
 
-/* o.key = "rN", or null when res < 0. */
-static void res_field(struct json *o, const char *key, int res)
-{
-    char name[16];
-    snprintf(name, sizeof(name), "r%d", res);
-    json_obj_set(o, key, res >= 0 ? json_new_str(name) : json_new_null());
-}
-
 /* o.exit = a wait status as text ("exited 0", "killed by signal 9 (Killed)"). */
 static void status_field(struct json *o, int status)
 {
@@ -95,213 +82,48 @@ static void status_field(struct json *o, int status)
 
 /* ---- workers ---- */
 
-/* A worker being ended: signalled by signal_worker, waited for and
- * recorded by finish_worker. */
-struct victim {
-    int i;
-    pid_t pid;
-    int sig;
-    int64_t t;            /* run-relative: the signal (a crash record's time) */
-    int held, acquiring;  /* shm, at the signal */
-};
-
-/* Contract: send sig to worker i (SIGKILL: its whole process group;
- * SIGTERM: the worker, and SIGCONT to the group in case it is paused).
- * Returns 0 or negative with err set. */
-static int signal_worker(struct run *r, int i, int sig, struct victim *v, struct ls_err *err)
-{
-    v->i = i;
-    v->pid = r->workers[i].pid;
-    v->sig = sig;
-    v->held = atomic_load(&r->shm->w[i].holding);
-    v->acquiring = atomic_load(&r->shm->w[i].acquiring);
-    v->t = run_now(r);
-    if (kill(sig == SIGKILL ? -v->pid : v->pid, sig) < 0)
-        return ls_err_errno(err, LS_EENV, errno, "worker %d: %s pid %d", i, strsignal(sig),
-                            (int)v->pid);
-    if (sig != SIGKILL)
-        kill(-v->pid, SIGCONT); /* a paused worker could not act on SIGTERM */
-    return 0;
-}
-
-/* Contract: poll (bounded by timeout ns) until process group pgid has no
- * member left; 1 when it is gone, 0 when members remain. */
-static int group_wait_gone(pid_t pgid, int64_t timeout)
-{
-    int64_t until = ls_now_ns() + timeout;
-    while (kill(-pgid, 0) == 0 && ls_now_ns() < until)
-        ls_sleep_ns(2 * LS_NS_PER_MS);
-    return kill(-pgid, 0) < 0 && errno == ESRCH;
-}
-
-/* Contract: 1 once pid is reaped (*st its status), 0 when the absolute
- * deadline passed or the run was interrupted first (a stop's grace does
- * not outlive a signal: the worker is SIGKILLed at once instead). */
-static int reaped_by(struct run *r, pid_t pid, int64_t deadline, int *st)
-{
-    for (;;) {
-        int rc = proc_wait(pid, 0, st);
-        if (rc != 0)
-            return rc;
-        int64_t left = deadline - ls_now_ns();
-        if (left <= 0 || run_interrupted(r))
-            return 0;
-        run_sleep(r, left < 2 * LS_NS_PER_MS ? left : 2 * LS_NS_PER_MS);
-    }
-}
-
-/* Contract: wait until v's worker is reaped (SIGTERM: until the absolute
- * deadline or a signal, then SIGKILL) and its process group is empty. A worker that was
- * SIGKILLed gets a crash record (time: the kill; res: the resource it held,
- * else the one it was acquiring, as shm says once it is dead) in its
- * current epoch's log. Marks it ended by fi (down when it will be
- * restarted) and describes it in a new entry of arr. Returns 0, or a
- * negative code with err set when it would not die. */
-static int finish_worker(struct run *r, struct fault_inst *fi, struct victim *v, int64_t deadline,
-                         struct json *arr, struct ls_err *err)
-{
-    struct run_worker *rw = &r->workers[v->i];
-    pid_t pid = v->pid;
-    int st = 0, killed = v->sig == SIGKILL, escalated = 0;
-    int64_t now = ls_now_ns();
-    int rc = killed ? proc_wait(pid, deadline > now ? deadline - now : 0, &st)
-                    : reaped_by(r, pid, deadline, &st);
-    int cut = 0; /* the grace was cut short by a signal */
-    if (rc == 0 && !killed) {
-        cut = ls_now_ns() < deadline;
-        v->t = run_now(r);
-        kill(-pid, SIGKILL);
-        killed = escalated = 1;
-        rc = proc_wait(pid, REAP_TIMEOUT, &st);
-    }
-    if (rc != 1)
-        return ls_err_set(err, LS_ETIMEOUT, "worker %d: pid %d still runs 5s after SIGKILL", v->i,
-                          (int)pid);
-    int64_t gone = run_now(r);
-    /* anything else in its group (an adapter) goes with it; what is left a
-     * second after the worker (a child that ignored SIGTERM) is SIGKILLed
-     * now: the restarted worker gets a new group, and the reaper knows only
-     * the latest one, so nothing else would end it */
-    int group_gone = group_wait_gone(pid, CONFIRM_TIMEOUT);
-    int group_killed = 0;
-    if (!group_gone) {
-        kill(-pid, SIGKILL);
-        group_killed = 1;
-        group_gone = group_wait_gone(pid, REAP_TIMEOUT);
-    }
-
-    /* the process is dead: shm shows exactly where it stopped */
-    int holding = atomic_load(&r->shm->w[v->i].holding);
-    int acquiring = atomic_load(&r->shm->w[v->i].acquiring);
-    int64_t since = atomic_load(&r->shm->w[v->i].acquire_since);
-    rw->exited = 1;
-    rw->status = st;
-    rw->end_ns = gone;
-    rw->fault = fi->id;
-    rw->down = restart_delay(fi) != RESTART_NEVER;
-
-    struct json *o = json_arr_push(arr, json_new_obj());
-    json_obj_set_int(o, "worker", v->i);
-    json_obj_set_int(o, "pid", pid);
-    json_obj_set_int(o, "epoch", rw->epoch);
-    json_obj_set_str(o, "signal", cut         ? "SIGTERM, then SIGKILL when the run was interrupted"
-                                  : escalated ? "SIGTERM, then SIGKILL after grace"
-                                  : killed    ? "SIGKILL" : "SIGTERM");
-    json_obj_set_num(o, "signal_ms", (double)v->t / 1e6);
-    json_obj_set_num(o, "gone_ms", (double)gone / 1e6);
-    status_field(o, st);
-    json_obj_set_bool(o, "process_group_gone", group_gone);
-    if (group_killed)
-        json_obj_set_bool(o, "process_group_killed", 1);
-    /* SIGKILL: where it died; SIGTERM: what it had when asked to leave */
-    res_field(o, "held_resource", killed ? holding : v->held);
-    res_field(o, "acquiring_resource", killed ? acquiring : v->acquiring);
-    if (killed && acquiring >= 0)
-        json_obj_set_num(o, "in_acquire_ms", (double)(v->t + r->start_mono - since) / 1e6);
-    if (killed) {
-        char path[2100];
-        evlog_path(path, sizeof(path), r->dir, v->i, rw->epoch);
-        int res = holding >= 0 ? holding : acquiring >= 0 ? acquiring : 0;
-        struct ev_rec cr = {.t = v->t, .type = EV_CRASH, .res = (uint16_t)res};
-        struct ls_err e = {0};
-        if (evlog_append_offline(path, &cr, &e) == 0) {
-            rw->killed_by_harness = 1;
-            json_obj_set_bool(o, "crash_record", 1);
-        } else {
-            json_obj_set_str(o, "crash_record_error", e.msg);
-        }
-    }
-    if (fi->npids < (int)(sizeof(fi->pids) / sizeof(fi->pids[0])))
-        fi->pids[fi->npids++] = pid;
-    return 0;
-}
-
-/* Contract: end the workers idx[0..n) with sig, all signalled first and
- * then waited for (one grace for all). fi->start_ns = the first signal.
- * Returns 0 or the first error (the ones ended are marked either way). */
-static int end_workers(struct run *r, struct fault_inst *fi, const int *idx, int n, int sig,
-                       struct json *arr, struct ls_err *err)
-{
-    struct victim v[1024];
-    int nv = 0, rc = 0;
-    for (int k = 0; k < n && nv < 1024 && rc == 0; k++) {
-        rc = signal_worker(r, idx[k], sig, &v[nv], err);
-        if (rc == 0)
-            nv++;
-    }
-    if (nv > 0)
-        fi->start_ns = v[0].t; /* the first signal (an escalation moves v[k].t) */
-    int64_t deadline = ls_now_ns() + (sig == SIGKILL ? REAP_TIMEOUT : opts_of(fi)->grace);
-    for (int k = 0; k < nv; k++) {
-        int e = finish_worker(r, fi, &v[k], deadline, arr, err); /* first error wins */
-        if (e < 0 && rc == 0)
-            rc = e;
-    }
-    return rc;
-}
-
 /* Contract: target holder / acquirer. Pick a worker that holds a lock (is
  * inside an acquire call: the one in it longest, e.g. between the two
  * commands of naive-setnx-expire) at this instant, SIGSTOP it, and check
  * once it is stopped that it is still in the same grant (call); one that
  * moved on is resumed and another picked. Returns the stopped worker, -1
  * when none turned up within 1 s, or a negative code < -1 with err set. */
-static int stop_busy_worker(struct run *r, const struct fault_inst *fi, int acquiring,
-                            struct ls_err *err)
+static int stop_busy_worker(const struct fault_env *env, const struct fault_inst *fi,
+                            int acquiring, int *pid, struct ls_err *err)
 {
     int res = fi->spec->resource;
     int64_t deadline = ls_now_ns() + BUSY_WAIT;
     for (;;) {
-        int i = fault_wait_busy(r, acquiring, res, deadline);
+        int i = fault_wait_busy(env, acquiring, res, deadline);
         if (i < 0)
             return -1;
         int64_t before;
-        if (fault_busy_with(r, i, acquiring, res, &before) < 0)
+        if (fault_busy_with(env, i, acquiring, res, &before) < 0)
             continue;
-        pid_t pid = r->workers[i].pid;
-        if (kill(-pid, SIGSTOP) < 0)
-            return ls_err_errno(err, LS_EENV, errno, "worker %d: SIGSTOP %d", i, (int)pid);
-        if (proc_wait_state(pid, 'T', 1, CONFIRM_TIMEOUT) < 0) {
-            kill(-pid, SIGCONT);
+        int e = 0;
+        int rc = env->ops->pause_worker(env->ctx, i, CONFIRM_TIMEOUT, pid, &e);
+        if (rc == FAULT_PAUSE_SIGNAL)
+            return ls_err_errno(err, LS_EENV, e, "worker %d: SIGSTOP %d", i, *pid);
+        if (rc == FAULT_PAUSE_TIMEOUT)
             return ls_err_set(err, LS_ETIMEOUT, "worker %d: process %d did not stop within 1s", i,
-                              (int)pid);
-        }
+                              *pid);
         int64_t after;
-        if (fault_busy_with(r, i, acquiring, res, &after) >= 0 && after == before)
+        if (fault_busy_with(env, i, acquiring, res, &after) >= 0 && after == before)
             return i;
-        kill(-pid, SIGCONT);
+        env->ops->resume(env->ctx, *pid, 1, 0);
     }
 }
 
 /* ---- nodes ---- */
 
 /* Contract: the node's DBSIZE within 200 ms, or -1 (down, paused, error). */
-static long long node_dbsize(const struct node_proc *n)
+static long long node_dbsize(const struct fault_env *env, int k)
 {
-    if (n->pid <= 0 || proc_state(n->pid, 0) == 'T')
+    struct fault_node n;
+    if (env->ops->node(env->ctx, k, &n) < 0 || n.pid <= 0 || n.stopped)
         return -1;
     struct timeval tv = {0, 200000};
-    redisContext *c = node_connect(n, tv);
+    redisContext *c = env->ops->node_connect(env->ctx, k, tv);
     long long v = -1;
     if (c && !c->err) {
         redisSetTimeout(c, tv);
@@ -317,10 +139,10 @@ static long long node_dbsize(const struct node_proc *n)
 }
 
 /* Contract: 1 when nothing accepts connections on the node's port. */
-static int port_refused(const struct node_proc *n)
+static int port_refused(const struct fault_node *n)
 {
     struct timeval tv = {0, 200000};
-    redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+    redisContext *c = redisConnectWithTimeout(n->addr.host, n->addr.port, tv);
     int refused = !c || c->err;
     if (c)
         redisFree(c);
@@ -337,25 +159,28 @@ static const char *persistence_name(int p)
 /* Contract: end lock node k with sig (SIGKILL, or SIGTERM and SIGKILL after
  * grace), confirmed by reaping it and by its port refusing connections.
  * Returns 0, 1 when the node is not running, negative with err set. */
-static int end_node(struct run *r, struct fault_inst *fi, int k, int sig, struct ls_err *err)
+static int end_node(const struct fault_env *env, struct fault_inst *fi, int k, int sig,
+                    struct ls_err *err)
 {
-    struct node_proc *n = &r->cluster.nodes[k];
-    if (n->pid <= 0)
+    struct fault_node nd;
+    if (env->ops->node(env->ctx, k, &nd) < 0 || nd.pid <= 0)
         return 1;
-    pid_t pid = n->pid;
-    long long keys = node_dbsize(n);
+    const struct fault_node *n = &nd;
+    int pid = n->pid;
+    long long keys = node_dbsize(env, k);
     int st = 0, escalated = 0;
-    int64_t t = run_now(r);
+    int64_t t = env->ops->now(env->ctx);
     int64_t grace = sig == SIGKILL ? REAP_TIMEOUT : opts_of(fi)->grace;
-    int rc = node_kill(n, sig, grace, &st, err);
-    if (rc < 0 && sig != SIGKILL && n->pid > 0) {
+    int rc = env->ops->kill_node(env->ctx, k, sig, grace, &st, err);
+    struct fault_node after;
+    if (rc < 0 && sig != SIGKILL && env->ops->node(env->ctx, k, &after) == 0 && after.pid > 0) {
         ls_err_clear(err);
         escalated = 1;
-        rc = node_kill(n, SIGKILL, REAP_TIMEOUT, &st, err);
+        rc = env->ops->kill_node(env->ctx, k, SIGKILL, REAP_TIMEOUT, &st, err);
     }
     if (rc < 0)
         return rc;
-    int64_t gone = run_now(r);
+    int64_t gone = env->ops->now(env->ctx);
     int refused = port_refused(n);
     fi->start_ns = t;
     fi->node = k;
@@ -363,7 +188,7 @@ static int end_node(struct run *r, struct fault_inst *fi, int k, int sig, struct
     struct json *d = fi->detail;
     json_obj_set_str(d, "signal", escalated ? "SIGTERM, then SIGKILL after grace"
                                             : sig == SIGKILL ? "SIGKILL" : "SIGTERM");
-    json_obj_set_int(d, "port", n->port);
+    json_obj_set_int(d, "port", n->addr.port);
     json_obj_set_str(d, "persistence", persistence_name(n->persistence));
     json_obj_set(d, "keys_before", keys >= 0 ? json_new_int(keys) : json_new_null());
     json_obj_set_num(d, "gone_ms", (double)gone / 1e6);
@@ -380,8 +205,13 @@ static int end_node(struct run *r, struct fault_inst *fi, int k, int sig, struct
  * the target, end it (confirmed), and set fi's end to the restart time
  * (INT64_MAX for restart: never). Returns 0, 1 (nothing to act on) or
  * negative with err set. */
-static int pf_start(struct run *r, struct fault_inst *fi, int sig, struct ls_err *err)
+static int pf_start(const struct fault_env *env, struct fault_inst *fi, int sig,
+                    struct ls_err *err)
 {
+    int nw = env->ops->nworkers(env->ctx);
+    struct fault_end how = {.sig = sig,
+                            .grace = opts_of(fi)->grace,
+                            .restart = restart_delay(fi) != RESTART_NEVER};
     const struct fault_spec *s = fi->spec;
     int64_t delay = restart_delay(fi);
     char rs[32];
@@ -393,16 +223,17 @@ static int pf_start(struct run *r, struct fault_inst *fi, int sig, struct ls_err
     int rc = 1;
     if (s->target == TARGET_NODE) {
         int k = s->target_index;
-        if (k < 0 || k >= r->cluster.nnodes)
+        if (k < 0 || k >= env->ops->nnodes(env->ctx))
             return 1;
-        rc = end_node(r, fi, k, sig, err);
+        rc = end_node(env, fi, k, sig, err);
     } else {
         struct json *arr = json_new_arr();
         fi->pgroup = 1;
         switch (s->target) {
         case TARGET_HOLDER:
         case TARGET_ACQUIRER: {
-            int i = stop_busy_worker(r, fi, s->target == TARGET_ACQUIRER, err);
+            int pid = 0;
+            int i = stop_busy_worker(env, fi, s->target == TARGET_ACQUIRER, &pid, err);
             if (i < -1) {
                 rc = i;
                 break;
@@ -410,34 +241,29 @@ static int pf_start(struct run *r, struct fault_inst *fi, int sig, struct ls_err
             if (i < 0)
                 break;
             fi->worker = i;
-            rc = end_workers(r, fi, &i, 1, sig, arr, err);
-            if (rc < 0 && !r->workers[i].exited)
-                kill(-r->workers[i].pid, SIGCONT); /* not ended: do not leave it stopped */
+            rc = env->ops->end_workers(env->ctx, &i, 1, &how, fi, arr, err);
+            if (rc < 0 && fault_worker_alive(env, i))
+                env->ops->resume(env->ctx, pid, 1, 0); /* not ended: do not leave it stopped */
             break;
         }
         case TARGET_WORKER:
         case TARGET_RANDOM_WORKER: {
             int i = s->target_index;
-            if (s->target == TARGET_RANDOM_WORKER) {
-                int cand[1024], n = 0;
-                for (int k = 0; k < r->nworkers && n < 1024; k++)
-                    if (fault_worker_alive(r, k))
-                        cand[n++] = k;
-                i = n ? cand[rng_below(&r->fault_rng, (uint64_t)n)] : -1;
-            }
-            if (i < 0 || i >= r->nworkers || !fault_worker_alive(r, i))
+            if (s->target == TARGET_RANDOM_WORKER)
+                i = fault_random_worker(env, 1024);
+            if (i < 0 || i >= nw || !fault_worker_alive(env, i))
                 break;
             fi->worker = i;
-            rc = end_workers(r, fi, &i, 1, sig, arr, err);
+            rc = env->ops->end_workers(env->ctx, &i, 1, &how, fi, arr, err);
             break;
         }
         case TARGET_ALL_WORKERS: {
             int idx[1024], n = 0;
-            for (int i = 0; i < r->nworkers && n < 1024; i++)
-                if (fault_worker_alive(r, i))
+            for (int i = 0; i < nw && n < 1024; i++)
+                if (fault_worker_alive(env, i))
                     idx[n++] = i;
             /* on an error stop() still restarts the ones that were ended */
-            rc = n ? end_workers(r, fi, idx, n, sig, arr, err) : 1;
+            rc = n ? env->ops->end_workers(env->ctx, idx, n, &how, fi, arr, err) : 1;
             break;
         }
         default:
@@ -454,60 +280,15 @@ static int pf_start(struct run *r, struct fault_inst *fi, int sig, struct ls_err
     return 0;
 }
 
-/* Contract: fork the next epoch of worker i and wait (bounded) until it is
- * ready; describes it in a new entry of arr. Returns 0 or negative (err). */
-static int restart_worker(struct run *r, int i, struct json *arr, struct ls_err *err)
-{
-    struct run_worker *rw = &r->workers[i];
-    uint32_t epoch = rw->epoch + 1;
-    int64_t t = run_now(r);
-    rw->down = 0;
-    int rc = run_spawn_worker(r, i, epoch, err);
-    if (rc < 0)
-        return rc;
-    int64_t deadline = ls_now_ns() + READY_TIMEOUT;
-    const struct shm_worker *sw = &r->shm->w[i];
-    int st;
-    while ((st = atomic_load(&sw->state)) == WS_STARTING) {
-        if (proc_wait(rw->pid, 0, &rw->status) == 1) {
-            rw->exited = 1;
-            rw->end_ns = run_now(r);
-            return ls_err_set(err, LS_EENV, "worker %d epoch %u: exited during start-up", i,
-                              epoch);
-        }
-        if (ls_now_ns() >= deadline)
-            return ls_err_set(err, LS_ETIMEOUT, "worker %d epoch %u: not ready within 5s", i,
-                              epoch);
-        if (run_interrupted(r)) /* it is stopped with the others in the teardown */
-            return ls_err_set(err, LS_EINTR, "worker %d epoch %u: the run was interrupted before "
-                              "it was ready", i, epoch);
-        run_sleep(r, 500 * LS_NS_PER_US);
-    }
-    if (st == WS_FAILED)
-        return ls_err_set(err, LS_EENV, "worker %d epoch %u could not start: %s", i, epoch,
-                          sw->error);
-    struct json *o = json_arr_push(arr, json_new_obj());
-    json_obj_set_int(o, "worker", i);
-    json_obj_set_int(o, "epoch", epoch);
-    json_obj_set_int(o, "pid", rw->pid);
-    char path[2100];
-    evlog_path(path, sizeof(path), "", i, epoch);
-    json_obj_set_str(o, "log", path + 1);
-    json_obj_set_num(o, "restart_ms", (double)t / 1e6);
-    json_obj_set_num(o, "ready_ms", (double)run_now(r) / 1e6);
-    json_obj_set_str(o, "verified", "new process opened its log and reached state ready");
-    return 0;
-}
-
 /* Contract: start fi's node again (same port, directory, persistence) and
  * wait until it answers PING; the end line says how it went. Returns 0 or
  * negative with err set. */
-static int restart_node(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int restart_node(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
-    struct node_proc *n = &r->cluster.nodes[fi->node];
+    void *ctx = env->ctx;
     struct json *d = fi->end_detail;
-    int64_t t = run_now(r);
-    int rc = node_restart(n, NODE_READY_TIMEOUT, err);
+    int64_t t = env->ops->now(ctx);
+    int rc = env->ops->restart_node(ctx, fi->node, NODE_READY_TIMEOUT, err);
     json_obj_set_num(d, "restart_ms", (double)t / 1e6);
     if (rc < 0) {
         json_obj_set_bool(d, "restarted", 0);
@@ -517,20 +298,23 @@ static int restart_node(struct run *r, struct fault_inst *fi, struct ls_err *err
      * 0: else its replicas time out waiting 5 s for a full sync), and a
      * replica its primary (the one the harness knows now): redis-server
      * forgets a runtime REPLICAOF when it restarts */
-    if (r->repl) {
-        int primary = replset_primary(r);
-        if (replset_configure(r, fi->node, err) < 0)
+    if (env->ops->replicated(ctx)) {
+        int primary = env->ops->primary(ctx);
+        if (env->ops->configure_node(ctx, fi->node, err) < 0)
             json_obj_set_str(d, "configure_error", err->msg);
-        else if (primary >= 0 && primary != fi->node && replset_follow(r, fi->node, primary, err) < 0)
+        else if (primary >= 0 && primary != fi->node &&
+                 env->ops->follow(ctx, fi->node, primary, err) < 0)
             json_obj_set_str(d, "configure_error", err->msg);
         else if (primary >= 0 && primary != fi->node)
             json_obj_set_int(d, "follows", primary);
     }
+    struct fault_node n = {.index = fi->node};
+    env->ops->node(ctx, fi->node, &n);
     json_obj_set_bool(d, "restarted", 1);
-    json_obj_set_int(d, "new_pid", n->pid);
-    json_obj_set_int(d, "port", n->port);
-    json_obj_set_num(d, "ready_ms", (double)run_now(r) / 1e6);
-    long long keys = node_dbsize(n);
+    json_obj_set_int(d, "new_pid", n.pid);
+    json_obj_set_int(d, "port", n.addr.port);
+    json_obj_set_num(d, "ready_ms", (double)env->ops->now(ctx) / 1e6);
+    long long keys = node_dbsize(env, fi->node);
     json_obj_set(d, "keys_at_ready", keys >= 0 ? json_new_int(keys) : json_new_null());
     json_obj_set_str(d, "verified", "answered PING on the same port");
     return 0;
@@ -539,41 +323,42 @@ static int restart_node(struct run *r, struct fault_inst *fi, struct ls_err *err
 /* Contract: the end of kill and stop: restart what fi ended, unless
  * restart: never, or (workers) the run is over or interrupted. Idempotent;
  * safe after a failed or skipped start. Returns 0 or the first error. */
-static int pf_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int pf_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
+    void *ctx = env->ctx;
     int64_t delay = restart_delay(fi);
-    int ran_out = r->signal != 0 || (r->deadline_mono > 0 && ls_now_ns() >= r->deadline_mono);
+    int ran_out = env->ops->ran_out(ctx);
     if (!fi->end_detail)
         fi->end_detail = json_new_obj();
     struct json *d = fi->end_detail;
     if (fi->spec->target == TARGET_NODE) {
-        if (fi->node < 0 || r->cluster.nodes[fi->node].pid > 0)
+        struct fault_node n;
+        if (fi->node < 0 || (env->ops->node(ctx, fi->node, &n) == 0 && n.pid > 0))
             return 0; /* nothing was ended, or it runs again already */
         if (delay == RESTART_NEVER) {
             json_obj_set_bool(d, "restarted", 0);
             json_obj_set_str(d, "why", "restart: never");
             return 0;
         }
-        if (r->signal) {
+        if (env->ops->signalled(ctx)) {
             json_obj_set_bool(d, "restarted", 0);
             json_obj_set_str(d, "why", "the run was interrupted");
             return 0;
         }
-        return restart_node(r, fi, err);
+        return restart_node(env, fi, err);
     }
     struct json *arr = NULL;
     int rc = 0;
-    for (int i = 0; i < r->nworkers; i++) {
-        struct run_worker *rw = &r->workers[i];
-        if (!rw->exited || rw->fault != fi->id || !rw->down)
+    for (int i = 0; i < env->ops->nworkers(ctx); i++) {
+        if (!env->ops->worker_down(ctx, i, fi->id))
             continue;
         if (delay == RESTART_NEVER || ran_out) {
-            rw->down = 0;
+            env->ops->worker_stays_down(ctx, i);
             continue;
         }
         if (!arr)
             arr = json_obj_set(d, "restarted", json_new_arr());
-        int k = restart_worker(r, i, arr, err);
+        int k = env->ops->restart_worker(ctx, i, arr, err);
         if (k < 0 && rc == 0)
             rc = k;
     }
@@ -587,14 +372,14 @@ static int pf_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
 }
 
 /* The kinds' start hooks: pf_start with their signal. */
-static int kill_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int kill_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
-    return pf_start(r, fi, SIGKILL, err);
+    return pf_start(env, fi, SIGKILL, err);
 }
 
-static int term_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int term_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
-    return pf_start(r, fi, SIGTERM, err);
+    return pf_start(env, fi, SIGTERM, err);
 }
 
 #define PROC_TARGETS                                                                           \

@@ -11,8 +11,9 @@
  * chunk). A node with a password (lock_node.password) gets AUTH from the
  * proxy first on every connection, and its +OK never reaches the client:
  * clients (external adapters among them, whose protocol carries no
- * password) reach a protected node as if it had none. Not here: which links a fault picks (harness/links.c) or the
- * fault kinds themselves (faults/link.c). The storage node is never proxied.
+ * password) reach a protected node as if it had none. Not here: which links
+ * a fault picks (faults/link_target.h) or the fault kinds themselves
+ * (faults/link.c). The storage node is never proxied.
  */
 #ifndef LS_PROXY_H
 #define LS_PROXY_H

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/links.h"
-#include "harness/run.h"
+#include "faults/link_target.h"
+#include "faults/env.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
 
@@ -42,21 +42,19 @@ void fault_target_name(const struct fault_spec *spec, char *buf, size_t n)
     }
 }
 
-int schedule_init(struct schedule *s, const struct run *r)
+int schedule_init(struct schedule *s, const struct workload *w)
 {
     memset(s, 0, sizeof(*s));
-    const struct workload *w = r->w;
     s->tail_start = w->quiet_tail > 0 && w->quiet_tail < w->duration ? w->duration - w->quiet_tail
                                                                       : w->duration;
     s->serial = w->nemesis.enabled && !w->nemesis.overlap;
-    int rc = schedule_add(s, r, w->faults, w->nfaults);
+    int rc = schedule_add(s, w->faults, w->nfaults);
     s->nexplicit = s->nspecs;
     return rc;
 }
 
-int schedule_add(struct schedule *s, const struct run *r, const struct fault_spec *fs, int n)
+int schedule_add(struct schedule *s, const struct fault_spec *fs, int n)
 {
-    (void)r;
     size_t total = (size_t)s->nspecs + (size_t)(n > 0 ? n : 0);
     const struct fault_spec **sp = realloc(s->specs, (total ? total : 1) * sizeof(*sp));
     if (sp)
@@ -165,7 +163,7 @@ int64_t schedule_due(const struct schedule *s, int si)
     return due;
 }
 
-static void log_event(struct run *r, const struct fault_inst *fi, const char *event,
+static void log_event(const struct fault_env *env, const struct fault_inst *fi, const char *event,
                       int64_t t, const char *reason, struct origin o)
 {
     struct json *l = json_new_obj();
@@ -200,16 +198,16 @@ static void log_event(struct run *r, const struct fault_inst *fi, const char *ev
             json_obj_set(l, fi->end_detail->keys[i], json_clone(fi->end_detail->kids[i]));
     if (reason)
         json_obj_set_str(l, "reason", reason);
-    run_fault_log(r, l);
+    env->ops->log(env->ctx, l);
 }
 
-static void start_one(struct schedule *s, struct run *r, int si)
+static void start_one(struct schedule *s, const struct fault_env *env, int si)
 {
     const struct fault_spec *spec = s->specs[si];
     struct fault_inst fi;
     memset(&fi, 0, sizeof(fi));
     fi.spec = spec;
-    fi.id = r->fault_seq++;
+    fi.id = env->ops->next_id(env->ctx);
     fi.worker = fi.node = -1;
     fi.detail = json_new_obj();
     struct ls_err err = {0};
@@ -217,10 +215,10 @@ static void start_one(struct schedule *s, struct run *r, int si)
     /* late: the scheduler began this start after it was due (a stalled
      * harness, a slow start of another fault); waiting for a target
      * (holder) is the kind's own and not counted */
-    int64_t due = schedule_due(s, si), begun = run_now(r);
+    int64_t due = schedule_due(s, si), begun = env->ops->now(env->ctx);
     struct origin o = {planned, si < s->nexplicit ? "faults" : "nemesis",
                        begun > due ? begun - due : 0};
-    int rc = spec->ops->start(r, &fi, &err);
+    int rc = spec->ops->start(env, &fi, &err);
     s->started[si]++;
     /* schedule the next occurrence of this spec */
     int more = spec->every > 0 && (spec->count == 0 || s->started[si] < spec->count);
@@ -229,29 +227,30 @@ static void start_one(struct schedule *s, struct run *r, int si)
 
     if (rc == 0 && fi.start_ns >= s->tail_start) {
         /* the target turned up only once the quiet tail had begun: undo now */
-        spec->ops->stop(r, &fi, &err);
-        log_event(r, &fi, "skipped", run_now(r),
+        spec->ops->stop(env, &fi, &err);
+        log_event(env, &fi, "skipped", env->ops->now(env->ctx),
                   "the quiet tail began before the fault took effect; undone at once", o);
         json_free(fi.detail);
         json_free(fi.end_detail);
         return;
     }
     if (rc != 0) {
-        int intr = r->signal && (rc > 0 || rc == LS_EINTR);
+        int intr = env->ops->signalled(env->ctx) && (rc > 0 || rc == LS_EINTR);
         const char *why = intr     ? "the run was interrupted before the fault took effect"
                           : rc > 0 ? "no target to act on (e.g. no worker held a lock within 1s)"
                                    : err.msg;
-        log_event(r, &fi, rc > 0 || intr ? "skipped" : "failed", run_now(r), why, o);
-        spec->ops->stop(r, &fi, &err);
+        log_event(env, &fi, rc > 0 || intr ? "skipped" : "failed", env->ops->now(env->ctx), why, o);
+        spec->ops->stop(env, &fi, &err);
         json_free(fi.detail);
         json_free(fi.end_detail);
         return;
     }
     if (fi.end_ns <= 0) /* the kind did not set its own end (kill: the restart time) */
         fi.end_ns = fi.start_ns + spec->duration;
-    if (fi.end_ns > s->tail_start && s->tail_start < r->w->duration)
+    if (fi.end_ns > s->tail_start &&
+        s->tail_start < env->ops->workload(env->ctx)->duration)
         fi.end_ns = s->tail_start; /* healed when the quiet tail begins */
-    log_event(r, &fi, "start", fi.start_ns, NULL, o);
+    log_event(env, &fi, "start", fi.start_ns, NULL, o);
     if (s->nactive == s->cap) {
         int cap = s->cap ? s->cap * 2 : 8;
         struct fault_inst *a = realloc(s->active, (size_t)cap * sizeof(*a));
@@ -261,8 +260,8 @@ static void start_one(struct schedule *s, struct run *r, int si)
         if (asi)
             s->active_si = asi;
         if (!a || !asi) {
-            spec->ops->stop(r, &fi, &err);
-            log_event(r, &fi, "end", run_now(r), "out of memory", NO_ORIGIN);
+            spec->ops->stop(env, &fi, &err);
+            log_event(env, &fi, "end", env->ops->now(env->ctx), "out of memory", NO_ORIGIN);
             json_free(fi.detail);
             json_free(fi.end_detail);
             return;
@@ -275,29 +274,29 @@ static void start_one(struct schedule *s, struct run *r, int si)
 
 /* Record occurrence si as skipped without starting it (it was deferred
  * past the point where faults may start). */
-static void skip_one(struct schedule *s, struct run *r, int si, const char *why)
+static void skip_one(struct schedule *s, const struct fault_env *env, int si, const char *why)
 {
     struct fault_inst fi;
     memset(&fi, 0, sizeof(fi));
     fi.spec = s->specs[si];
-    fi.id = r->fault_seq++;
+    fi.id = env->ops->next_id(env->ctx);
     fi.worker = fi.node = -1;
     struct origin o = {s->next_start[si], si < s->nexplicit ? "faults" : "nemesis", -1};
-    log_event(r, &fi, "skipped", run_now(r), why, o);
+    log_event(env, &fi, "skipped", env->ops->now(env->ctx), why, o);
     s->started[si]++;
     s->next_start[si] = INT64_MAX;
 }
 
 /* End active fault ai: the kind's stop, then the end line; why (may be
  * NULL) says why it ended before its planned end. */
-static void end_one(struct schedule *s, struct run *r, int ai, const char *why)
+static void end_one(struct schedule *s, const struct fault_env *env, int ai, const char *why)
 {
     struct fault_inst *fi = &s->active[ai];
     struct ls_err err = {0};
     if (s->active_si[ai] >= s->nexplicit && fi->end_ns != INT64_MAX && fi->end_ns > s->added_free_at)
         s->added_free_at = fi->end_ns;
-    fi->spec->ops->stop(r, fi, &err);
-    log_event(r, fi, "end", run_now(r), err.code ? err.msg : why, NO_ORIGIN);
+    fi->spec->ops->stop(env, fi, &err);
+    log_event(env, fi, "end", env->ops->now(env->ctx), err.code ? err.msg : why, NO_ORIGIN);
     json_free(fi->detail);
     json_free(fi->end_detail);
     s->nactive--;
@@ -305,37 +304,39 @@ static void end_one(struct schedule *s, struct run *r, int ai, const char *why)
     s->active_si[ai] = s->active_si[s->nactive];
 }
 
-void schedule_tick(struct schedule *s, struct run *r)
+void schedule_tick(struct schedule *s, const struct fault_env *env)
 {
-    int64_t now = run_now(r);
+    int64_t now = env->ops->now(env->ctx);
+    int64_t duration = env->ops->workload(env->ctx)->duration;
     for (int i = s->nactive - 1; i >= 0; i--)
         if (s->active[i].end_ns <= now)
-            end_one(s, r, i,
-                    s->active[i].end_ns == s->tail_start && s->tail_start < r->w->duration
+            end_one(s, env, i,
+                    s->active[i].end_ns == s->tail_start && s->tail_start < duration
                         ? "quiet tail: every fault is healed when it begins" : NULL);
-    for (int i = 0; i < s->nspecs && !r->signal; i++) { /* interrupted: start nothing more */
+    /* interrupted: start nothing more */
+    for (int i = 0; i < s->nspecs && !env->ops->signalled(env->ctx); i++) {
         if (s->next_start[i] > now)
             continue;
         if (i >= s->nexplicit && added_busy_until(s) != INT64_MIN)
             continue; /* serial nemesis: wait for the active one to end */
         if (now >= s->tail_start) {
-            skip_one(s, r, i, "not started: the quiet tail had begun (deferred or late)");
+            skip_one(s, env, i, "not started: the quiet tail had begun (deferred or late)");
             continue;
         }
-        start_one(s, r, i);
+        start_one(s, env, i);
     }
 }
 
-void schedule_heal(struct schedule *s, struct run *r)
+void schedule_heal(struct schedule *s, const struct fault_env *env)
 {
-    int64_t now = run_now(r);
+    int64_t now = env->ops->now(env->ctx);
     for (int i = s->nactive - 1; i >= 0; i--)
-        end_one(s, r, i, s->active[i].end_ns > now ? "final heal before the checkers" : NULL);
+        end_one(s, env, i, s->active[i].end_ns > now ? "final heal before the checkers" : NULL);
     /* an occurrence that was due but never started (deferred behind a
      * nemesis fault that lasted to the end) is accounted for as skipped */
     for (int i = 0; i < s->nspecs; i++) {
-        if (s->next_start[i] <= now && !r->signal)
-            skip_one(s, r, i, "not started: the run ended first");
+        if (s->next_start[i] <= now && !env->ops->signalled(env->ctx))
+            skip_one(s, env, i, "not started: the run ended first");
         s->next_start[i] = INT64_MAX;
     }
 }

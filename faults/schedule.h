@@ -1,6 +1,6 @@
 /*
  * schedule.h: turns a workload's explicit fault schedule (at, duration,
- * every, count) and the nemesis's drawn faults (faults/nemesis.h) into
+ * every, count) and the nemesis's drawn faults (the loader's nemesis.h) into
  * fault occurrences, starts and ends them at their times, and writes every
  * start, end and skip to faults.jsonl. The harness main loop asks for the
  * next due time, sleeps until then, and ticks. With a quiet tail
@@ -14,7 +14,8 @@
 
 #include "faults/fault.h"
 
-struct run;
+struct fault_env;
+struct workload;
 
 struct schedule {
     int nspecs;
@@ -32,19 +33,19 @@ struct schedule {
     int nactive, cap;
 };
 
-int schedule_init(struct schedule *s, const struct run *r);
+int schedule_init(struct schedule *s, const struct workload *w);
 /* Add specs that are not in the workload's faults: (the nemesis's drawn
  * schedule; borrowed: they must outlive s). Call before the first tick.
  * Returns 0 or LS_ENOMEM. */
-int schedule_add(struct schedule *s, const struct run *r, const struct fault_spec *fs, int n);
+int schedule_add(struct schedule *s, const struct fault_spec *fs, int n);
 void schedule_free(struct schedule *s);
 /* Run-relative ns of the next start or end; INT64_MAX when nothing is due. */
 int64_t schedule_next(const struct schedule *s);
-/* Start and end whatever is due at run_now(r). */
-void schedule_tick(struct schedule *s, struct run *r);
+/* Start and end whatever is due at the env's now, acting through env. */
+void schedule_tick(struct schedule *s, const struct fault_env *env);
 /* End every active fault now (the final heal before the checkers run):
  * every kind's stop is called and every end is logged. */
-void schedule_heal(struct schedule *s, struct run *r);
+void schedule_heal(struct schedule *s, const struct fault_env *env);
 /* Faults active right now (for progress). */
 int schedule_active(const struct schedule *s);
 

@@ -13,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "faults/env.h"
 #include "faults/fault.h"
-#include "harness/cluster.h"
-#include "harness/run.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
 
@@ -48,10 +47,10 @@ struct stall_state {
 
 /* Contract: a connection to n with timeout_ns per command, or NULL
  * (caller frees with redisFree). */
-static redisContext *connect_node(const struct node_proc *n, int64_t timeout_ns)
+static redisContext *connect_node(const struct fault_env *env, int k, int64_t timeout_ns)
 {
     struct timeval tv = {0, CONNECT_TIMEOUT_US};
-    redisContext *c = node_connect(n, tv);
+    redisContext *c = env->ops->node_connect(env->ctx, k, tv);
     if (!c)
         return NULL;
     if (c->err) {
@@ -89,7 +88,7 @@ static void state_free(struct stall_state *st)
 /* Contract: send the stall command on st->ctl. Pause: its +OK confirms the
  * pause is in force. Sleep: only written (the reply comes when the sleep
  * ends). Returns 0 or negative with err set. */
-static int send_stall(struct stall_state *st, const struct node_proc *n, int64_t dur,
+static int send_stall(struct stall_state *st, const struct fault_node *n, int64_t dur,
                       char *cmd, size_t cmdlen, struct ls_err *err)
 {
     long long ms = (long long)((dur + LS_NS_PER_MS - 1) / LS_NS_PER_MS);
@@ -103,8 +102,8 @@ static int send_stall(struct stall_state *st, const struct node_proc *n, int64_t
         if (rep)
             freeReplyObject(rep);
         if (!ok)
-            return ls_err_set(err, LS_EENV, "stall: node %d (%s:%d): %s: %s", n->index, n->host,
-                              n->port, cmd, why);
+            return ls_err_set(err, LS_EENV, "stall: node %d (%s:%d): %s: %s", n->index,
+                              n->addr.host, n->addr.port, cmd, why);
         return 0;
     }
     snprintf(cmd, cmdlen, "DEBUG SLEEP %lld.%03lld", ms / 1000, ms % 1000);
@@ -120,23 +119,24 @@ static int send_stall(struct stall_state *st, const struct node_proc *n, int64_t
 
 /* Contract: stall node:N for the fault's duration, confirmed by an
  * unanswered PING. Returns 0, 1 when the node is down, negative (err). */
-static int stall_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int stall_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct fault_spec *s = fi->spec;
     const struct stall_opts *o = s->params;
     int k = s->target_index;
-    if (k < 0 || k >= r->cluster.nnodes || r->cluster.nodes[k].pid <= 0)
+    struct fault_node nd;
+    if (env->ops->node(env->ctx, k, &nd) < 0 || nd.pid <= 0)
         return 1;
-    const struct node_proc *n = &r->cluster.nodes[k];
+    const struct fault_node *n = &nd;
     int64_t probe_ns = s->duration / 2 < PROBE_MAX ? s->duration / 2 : PROBE_MAX;
     if (probe_ns < LS_NS_PER_MS)
         probe_ns = LS_NS_PER_MS;
-    redisContext *probe = connect_node(n, 200 * LS_NS_PER_MS);
+    redisContext *probe = connect_node(env, k, 200 * LS_NS_PER_MS);
     if (!probe || ping(probe) != 1) {
         if (probe)
             redisFree(probe);
         return ls_err_set(err, LS_EENV, "stall: node %d (%s:%d) did not answer PING before the "
-                          "stall (down or paused?)", k, n->host, n->port);
+                          "stall (down or paused?)", k, n->addr.host, n->addr.port);
     }
     struct stall_state *st = calloc(1, sizeof(*st));
     if (!st) {
@@ -145,14 +145,14 @@ static int stall_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     }
     fi->state = st;
     st->mode = o->mode;
-    st->ctl = connect_node(n, 200 * LS_NS_PER_MS);
+    st->ctl = connect_node(env, k, 200 * LS_NS_PER_MS);
     if (!st->ctl) {
         redisFree(probe);
-        return ls_err_set(err, LS_EENV, "stall: node %d (%s:%d): connect failed", k, n->host,
-                          n->port);
+        return ls_err_set(err, LS_EENV, "stall: node %d (%s:%d): connect failed", k,
+                          n->addr.host, n->addr.port);
     }
     char cmd[64];
-    int64_t t = run_now(r);
+    int64_t t = env->ops->now(env->ctx);
     int rc = send_stall(st, n, s->duration, cmd, sizeof(cmd), err);
     st->until = ls_now_ns() + s->duration;
     if (rc < 0) {
@@ -170,14 +170,15 @@ static int stall_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
     redisFree(probe);
     if (p != 0)
         return ls_err_set(err, LS_EENV, "stall: node %d (%s:%d) still answered PING after %s "
-                          "(%d of %d probes)", k, n->host, n->port, cmd, answered, PROBE_TRIES);
+                          "(%d of %d probes)", k, n->addr.host, n->addr.port, cmd, answered,
+                          PROBE_TRIES);
     fi->start_ns = t;
     fi->node = k;
     fi->pids[fi->npids++] = n->pid;
     struct json *d = fi->detail;
     json_obj_set_str(d, "mode", stall_modes[st->mode]);
     json_obj_set_str(d, "command", cmd);
-    json_obj_set_int(d, "port", n->port);
+    json_obj_set_int(d, "port", n->addr.port);
     char v[128];
     snprintf(v, sizeof(v), "a PING from a second connection got no reply within %.0f ms",
              (double)probe_ns / 1e6);
@@ -188,13 +189,13 @@ static int stall_start(struct run *r, struct fault_inst *fi, struct ls_err *err)
 /* Contract: wait (bounded: the stall's rest + 2 s) until the node answers
  * PING again; frees the state. An interrupted run does not wait (the
  * teardown stops the node by pid). Returns 0 or negative with err set. */
-static int stall_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
+static int stall_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     struct stall_state *st = fi->state;
     if (!st)
         return 0;
     fi->state = NULL;
-    if (run_interrupted(r)) {
+    if (env->ops->interrupted(env->ctx)) {
         state_free(st);
         if (!fi->end_detail)
             fi->end_detail = json_new_obj();
@@ -217,17 +218,17 @@ static int stall_stop(struct run *r, struct fault_inst *fi, struct ls_err *err)
     state_free(st);
     if (fi->node < 0)
         return 0;
-    const struct node_proc *n = &r->cluster.nodes[fi->node];
-    if (n->pid <= 0)
+    struct fault_node nd;
+    if (env->ops->node(env->ctx, fi->node, &nd) < 0 || nd.pid <= 0)
         return 0; /* killed meanwhile: nothing to wait for */
     now = ls_now_ns();
     wait = (until > now ? until - now : 0) + END_SLACK;
     if (!fi->end_detail)
         fi->end_detail = json_new_obj();
-    int rc = node_wait_ready(n, wait, err);
+    int rc = env->ops->node_wait_ready(env->ctx, fi->node, wait, err);
     if (rc < 0)
         return rc;
-    int64_t t = run_now(r);
+    int64_t t = env->ops->now(env->ctx);
     json_obj_set_num(fi->end_detail, "answered_ms", (double)t / 1e6);
     json_obj_set_num(fi->end_detail, "stall_ms", (double)(t - fi->start_ns) / 1e6);
     json_obj_set_str(fi->end_detail, "verified", "the node answered PING again");

@@ -3,9 +3,9 @@
  * workers / nodes / isolate / split that name which (worker, node) proxy
  * links a fault acts on. Loading (an options table of OPT_CUSTOM rows plus
  * the hooks that parse them, ranges checked against the workload being
- * loaded), cross-key rules, the resolved-workload echo, the short name used
- * in faults.jsonl, and resolution to concrete links at fault start. It
- * never talks to the proxy; faults/link.c does.
+ * loaded), cross-key rules and the resolved-workload echo. The short name
+ * used in faults.jsonl and the resolution to concrete links at fault start
+ * are run-time work: faults/link_target.h.
  */
 #ifndef LS_LINKS_H
 #define LS_LINKS_H
@@ -16,7 +16,6 @@
 #include "model/options.h"
 #include "harness/workload.h"
 #include "util/json.h"
-#include "util/rng.h"
 
 struct ynode;
 struct ydiag;
@@ -40,15 +39,6 @@ int link_target_check(int target, const struct ynode *item, const char *path, st
 void link_target_yaml(const struct link_target *lt, int indent, struct strbuf *sb);
 void link_target_json(const struct link_target *lt, struct json *obj);
 
-/* Short name for faults.jsonl "target" (< 64 chars): "links:all/all",
- * "links:w0,1/n2", "links:all/minority", "isolate:node:1", "split:2". */
-void link_target_name(const struct link_target *lt, char *buf, size_t n);
-
-/* Resolve lt to links: sel[w * nnodes + n] = 1 for each selected link
- * (sel has nworkers * nnodes bytes, zeroed here). minority / majority draw
- * their nodes from rng. *nodes_used (may be NULL) gets the set of nodes
- * selected for at least one worker. Returns the number of links selected. */
-int link_target_resolve(const struct link_target *lt, int nworkers, int nnodes, struct rng *rng,
-                        uint8_t *sel, uint32_t *nodes_used);
+/* At run time (the short name, resolution to links): faults/link_target.h. */
 
 #endif

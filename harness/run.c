@@ -23,9 +23,10 @@
 #include <unistd.h>
 
 #include "faults/clock.h"
-#include "faults/nemesis.h"
+#include "harness/nemesis.h"
 #include "faults/proxy.h"
 #include "faults/schedule.h"
+#include "harness/fault_env.h"
 #include "harness/checkproc.h"
 #include "model/evlog.h"
 #include "harness/incident.h"
@@ -685,6 +686,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     struct run run;
     memset(&run, 0, sizeof(run));
     struct run *r = &run;
+    struct fault_env fenv; /* what the fault kinds act through (harness/fault_env.h) */
+    fault_env_init(&fenv, r); /* out of memory: fenv.ctx NULL, refused before the schedule */
     r->w = w;
     r->opts = opts;
     r->nworkers = (int)w->workers.count;
@@ -804,9 +807,9 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     rc = write_run_json(r, 0, 0, NULL, NULL, err);
     if (rc < 0)
         goto teardown;
-    rc = schedule_init(&sched, r);
+    rc = fenv.ctx ? schedule_init(&sched, w) : LS_ENOMEM;
     if (rc == 0)
-        rc = schedule_add(&sched, r, drawn, ndrawn);
+        rc = schedule_add(&sched, drawn, ndrawn);
     if (rc < 0) {
         ls_err_set(err, rc, "out of memory");
         goto teardown;
@@ -833,7 +836,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
                 wake = now + 50 * LS_NS_PER_MS; /* reap workers at least every 50 ms */
             if (run_sleep(r, wake - now))
                 break;
-            schedule_tick(&sched, r);
+            schedule_tick(&sched, &fenv);
             reap_workers(r);
             if (!workers_alive(r) && !workers_down(r))
                 break;
@@ -843,7 +846,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
 
 teardown:
     incident_scan_workers(r); /* died under the run, before teardown stops the rest */
-    schedule_heal(&sched, r);
+    if (fenv.ctx)
+        schedule_heal(&sched, &fenv);
     if (r->proxy) {
         struct ls_err eh = {0}; /* no rule may outlive the faults (failed starts included) */
         if (proxy_heal(r->proxy, &eh) < 0 && rc == 0 && !incident_proxy_dead(r, &eh))
@@ -930,7 +934,7 @@ done:
     for (int i = 0; r->workers && i < r->nworkers; i++)
         free(r->workers[i].past);
     free(r->workers);
-    free(r->pause_refs);
+    fault_env_free(&fenv);
     json_free(r->incidents);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;

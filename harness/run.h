@@ -88,11 +88,6 @@ struct run {
     int said_ignored;               /* SIGUSR1/SIGUSR2/SIGALRM taken and ignored (said once) */
     int nsignals;                   /* how many were taken: one during a teardown grace ends it */
     int checking;                   /* the checkers run: a signal stops them (stderr says so) */
-    struct pause_ref {              /* pause faults holding a process stopped (faults/pause.c) */
-        pid_t pid;
-        int refs;
-    } *pause_refs;
-    int npause_refs;
     struct ls_err err;
     struct json *incidents;         /* our own processes failing under the run: JSON array of
                                        lines for run.json (harness/incident.h); owned */

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "faults/fault.h"
-#include "faults/nemesis.h"
+#include "harness/nemesis.h"
 #include "harness/topo_external.h"
 #include "harness/jobs.h"
 #include "harness/workload_pg.h"

@@ -59,7 +59,7 @@ void workload_to_yaml(const struct workload *w, struct strbuf *sb);
  * generated from the options tables (docs/workload-reference.md). */
 void workload_write_reference(struct strbuf *sb);
 
-/* For faults/nemesis.c: one faults[] item (a mapping node) parsed and
+/* For harness/nemesis.c: one faults[] item (a mapping node) parsed and
  * validated against w exactly as the loader does (it only reads w); errors
  * go to dg under path. Returns 0 or -1; either way free fs with
  * workload_fault_free. */

@@ -85,7 +85,7 @@ struct fault_spec {
 };
 
 /* The random nemesis (DESIGN.md `nemesis:`): loaded, echoed and expanded
- * into fault specs by faults/nemesis.c. */
+ * into fault specs by harness/nemesis.c. */
 enum nemesis_gaps { GAPS_EXPONENTIAL, GAPS_UNIFORM, GAPS_FIXED };
 
 struct nemesis_kind {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
+#include "faults/link_target.h"
 #include "harness/links.h"
 #include "harness/workload.h"
 #include "tests/unit/testing.h"

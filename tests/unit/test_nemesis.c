@@ -1,5 +1,5 @@
 /*
- * test_nemesis.c: the random nemesis (faults/nemesis.c): the `nemesis:` and
+ * test_nemesis.c: the random nemesis (harness/nemesis.c): the `nemesis:` and
  * `quiet_tail` keys of the loader (defaults, echo round trip, one test per
  * class of bad input), and the expansion: the same seed gives the same
  * schedule and another seed another one, every drawn start, kind, target
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
-#include "faults/nemesis.h"
+#include "harness/nemesis.h"
 #include "harness/workload.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"

@@ -7,7 +7,7 @@
  * kind and its targets, and the file it writes reads back to the same specs.
  * Nothing here starts a fault: faults/schedule.c does.
  */
-#include "faults/nemesis.h"
+#include "harness/nemesis.h"
 
 #include <errno.h>
 #include <math.h>

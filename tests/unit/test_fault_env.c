@@ -1,0 +1,252 @@
+/*
+ * test_fault_env.c: a fault kind acts only through struct fault_env
+ * (faults/env.h), so it runs against any implementation of the ops. Here a
+ * second, small one acts on real child processes of the test (no run, no
+ * lock nodes): the real `pause` kind stops and resumes them, and overlapping
+ * pauses of one process keep it stopped until the last one ends (the count
+ * is the kind's own state, held for it by the env's kind_state).
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "faults/env.h"
+#include "faults/fault.h"
+#include "model/workload.h"
+#include "tests/unit/testing.h"
+#include "util/proc.h"
+#include "util/rng.h"
+#include "util/timeutil.h"
+
+#define NCHILD 2
+
+/* The env's context: children that stand in for workers. */
+struct kids {
+    pid_t pid[NCHILD];
+    int n;
+    struct rng rng;
+    int64_t t0;
+    const struct fault_ops *kind;
+    void *state;                /* the one kind's state (owned) */
+};
+
+static int64_t k_now(void *ctx)
+{
+    return ls_now_ns() - ((struct kids *)ctx)->t0;
+}
+
+static int k_interrupted(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static int k_sleep(void *ctx, int64_t ns)
+{
+    (void)ctx;
+    ls_sleep_ns(ns);
+    return 0;
+}
+
+static struct rng *k_rng(void *ctx)
+{
+    return &((struct kids *)ctx)->rng;
+}
+
+static int k_nworkers(void *ctx)
+{
+    return ((struct kids *)ctx)->n;
+}
+
+static int k_nnodes(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static void *k_kind_state(void *ctx, const struct fault_ops *kind, size_t size)
+{
+    struct kids *k = ctx;
+    if (!k->state) {
+        k->state = calloc(1, size);
+        k->kind = kind;
+    }
+    return k->kind == kind ? k->state : NULL;
+}
+
+static int k_worker_alive(void *ctx, int i)
+{
+    struct kids *k = ctx;
+    return i >= 0 && i < k->n && k->pid[i] > 0;
+}
+
+static int k_worker_busy(void *ctx, int i, int acquiring, int64_t *since)
+{
+    (void)ctx;
+    (void)i;
+    (void)acquiring;
+    if (since)
+        *since = 0;
+    return -1; /* these workers hold nothing */
+}
+
+static int k_pause_worker(void *ctx, int i, int64_t confirm, int *pid, int *sys_errno)
+{
+    struct kids *k = ctx;
+    *pid = k->pid[i];
+    if (kill(-k->pid[i], SIGSTOP) < 0) {
+        *sys_errno = 1;
+        return FAULT_PAUSE_SIGNAL;
+    }
+    if (proc_wait_state(k->pid[i], 'T', 1, confirm) < 0) {
+        kill(-k->pid[i], SIGCONT);
+        return FAULT_PAUSE_TIMEOUT;
+    }
+    return FAULT_PAUSED;
+}
+
+static void k_resume(void *ctx, int pid, int group, int64_t confirm)
+{
+    (void)ctx;
+    (void)confirm;
+    kill(group ? -pid : pid, SIGCONT);
+}
+
+static int k_node(void *ctx, int k, struct fault_node *out)
+{
+    (void)ctx;
+    (void)k;
+    (void)out;
+    return -1;
+}
+
+static const struct fault_env_ops kids_ops = {
+    .now = k_now,
+    .interrupted = k_interrupted,
+    .sleep = k_sleep,
+    .rng = k_rng,
+    .nworkers = k_nworkers,
+    .nnodes = k_nnodes,
+    .kind_state = k_kind_state,
+    .worker_alive = k_worker_alive,
+    .worker_busy = k_worker_busy,
+    .pause_worker = k_pause_worker,
+    .resume = k_resume,
+    .node = k_node,
+};
+
+/* A child in its own process group that sleeps until killed. */
+static pid_t spawn_child(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        for (;;)
+            pause();
+    }
+    if (pid > 0)
+        setpgid(pid, pid);
+    return pid;
+}
+
+static void kids_free(struct kids *k)
+{
+    for (int i = 0; i < k->n; i++)
+        if (k->pid[i] > 0) {
+            kill(-k->pid[i], SIGKILL);
+            waitpid(k->pid[i], NULL, 0);
+        }
+    free(k->state);
+}
+
+/* Contract: 1 when pid leaves state T within 1 s. */
+static int runs_again(pid_t pid)
+{
+    int64_t until = ls_now_ns() + LS_NS_PER_S;
+    while (proc_state(pid, 1) == 'T' && ls_now_ns() < until)
+        ls_sleep_ns(LS_NS_PER_MS);
+    return proc_state(pid, 1) != 'T';
+}
+
+static void inst(struct fault_inst *fi, const struct fault_spec *fs, int id)
+{
+    memset(fi, 0, sizeof(*fi));
+    fi->spec = fs;
+    fi->id = id;
+    fi->worker = fi->node = -1;
+    fi->detail = json_new_obj();
+}
+
+static void inst_free(struct fault_inst *fi)
+{
+    json_free(fi->detail);
+    json_free(fi->end_detail);
+}
+
+static void test_pause_overlap(void)
+{
+    const struct fault_ops *pause = fault_find("pause");
+    REQUIRE(pause != NULL);
+    struct kids k = {.n = NCHILD, .t0 = ls_now_ns()};
+    rng_seed(&k.rng, 1, 2);
+    for (int i = 0; i < NCHILD; i++)
+        k.pid[i] = spawn_child();
+    REQUIRE(k.pid[0] > 0 && k.pid[1] > 0);
+    struct fault_env env = {&kids_ops, &k};
+    struct fault_spec one = {.ops = pause, .target = TARGET_WORKER, .target_index = 1,
+                             .resource = -1, .duration = LS_NS_PER_S};
+    struct fault_spec all = {.ops = pause, .target = TARGET_ALL_WORKERS, .target_index = -1,
+                             .resource = -1, .duration = LS_NS_PER_S};
+    struct fault_inst a, b;
+    inst(&a, &one, 0);
+    inst(&b, &all, 1);
+    struct ls_err err = {0};
+
+    /* worker:1, then all workers: worker 1 is paused twice */
+    CHECKF(pause->start(&env, &a, &err) == 0, "%s", err.msg);
+    CHECK_INT(a.worker, 1);
+    CHECK_INT(a.npids, 1);
+    CHECK_INT(a.pids[0], k.pid[1]);
+    CHECK(proc_state(k.pid[1], 1) == 'T');
+    CHECKF(pause->start(&env, &b, &err) == 0, "%s", err.msg);
+    CHECK_INT(b.npids, 2);
+    CHECK(proc_state(k.pid[0], 1) == 'T');
+
+    /* the first one ends: worker 1 stays stopped, the other pause holds it */
+    CHECK_INT(pause->stop(&env, &a, &err), 0);
+    ls_sleep_ns(50 * LS_NS_PER_MS);
+    CHECK(proc_state(k.pid[1], 1) == 'T');
+    CHECK(proc_state(k.pid[0], 1) == 'T');
+    CHECK_INT(pause->stop(&env, &a, &err), 0); /* idempotent: no second drop */
+    ls_sleep_ns(50 * LS_NS_PER_MS);
+    CHECK(proc_state(k.pid[1], 1) == 'T');
+
+    /* the last one ends: both run again */
+    CHECK_INT(pause->stop(&env, &b, &err), 0);
+    CHECK(runs_again(k.pid[0]));
+    CHECK(runs_again(k.pid[1]));
+
+    /* a target the env does not have is nothing to act on */
+    struct fault_spec gone = {.ops = pause, .target = TARGET_WORKER, .target_index = NCHILD,
+                              .resource = -1};
+    struct fault_spec node = {.ops = pause, .target = TARGET_NODE, .target_index = 0,
+                              .resource = -1};
+    struct fault_inst c, d;
+    inst(&c, &gone, 2);
+    inst(&d, &node, 3);
+    CHECK_INT(pause->start(&env, &c, &err), 1);
+    CHECK_INT(pause->start(&env, &d, &err), 1);
+    inst_free(&a);
+    inst_free(&b);
+    inst_free(&c);
+    inst_free(&d);
+    kids_free(&k);
+}
+
+int main(void)
+{
+    RUN(test_pause_overlap);
+    return t_finish();
+}
