@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "faults/proxy.h"
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "harness/iptables.h"
 #include "util/proc.h"
 #include "harness/reaper.h"

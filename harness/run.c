@@ -31,14 +31,14 @@
 #include "harness/incident.h"
 #include "harness/limits.h"
 #include "harness/jobs.h"
-#include "harness/pgcluster.h"
-#include "harness/pgstore.h"
-#include "harness/topo_external.h"
+#include "backends/postgres.h"
+#include "backends/pgstore.h"
+#include "backends/external.h"
 #include "harness/workload_cluster.h"
 #include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/progress.h"
-#include "harness/storage.h"
+#include "backends/storage.h"
 #include "harness/worker.h"
 #include "util/secret.h"
 #include "util/strbuf.h"
@@ -750,10 +750,10 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         goto teardown;
     if (w->cluster.topology == TOPO_EXTERNAL) /* nodes someone else runs: topo_external.h */
         rc = external_cluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
-    else if (w->cluster.topology == TOPO_POSTGRES) /* harness/pgcluster.h */
+    else if (w->cluster.topology == TOPO_POSTGRES) /* backends/postgres.h */
         rc = pgcluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
     else {
-        char pw[LS_PASSWORD_MAX]; /* cluster.password: harness/cluster.h */
+        char pw[LS_PASSWORD_MAX]; /* cluster.password: backends/cluster.h */
         rc = cluster_password(w, pw, sizeof(pw), err);
         if (rc == 0)
             rc = cluster_start(&r->cluster, r->dir, (int)w->cluster.nodes,
@@ -882,7 +882,7 @@ teardown:
                 rc == 0)
                 rc = ls_err_set(err, e2.code, "%s", e2.msg);
         }
-        if (w->cluster.topology == TOPO_POSTGRES && r->cluster.nnodes) { /* harness/pgstore.h */
+        if (w->cluster.topology == TOPO_POSTGRES && r->cluster.nnodes) { /* backends/pgstore.h */
             char path[2100];
             struct ls_err e2 = {0};
             snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);

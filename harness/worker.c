@@ -19,9 +19,9 @@
 
 #include "model/evlog.h"
 #include "harness/jobs.h"
-#include "harness/pgstore.h"
+#include "backends/pgstore.h"
 #include "locks/pg_advisory.h"
-#include "harness/storage.h"
+#include "backends/storage.h"
 #include "util/timeutil.h"
 
 /* Set by SIGTERM: abort the current hold and leave (the harness's "stop
@@ -578,7 +578,7 @@ static void hold_end(struct wctx *c, const struct grant *g, int res)
 }
 
 /* The protected-resource ops on whichever storage the run has: the Redis
- * storage node, or the PostgreSQL table (harness/pgstore.h), where a grant
+ * storage node, or the PostgreSQL table (backends/pgstore.h), where a grant
  * that is a transaction (pg-advisory mode xact) takes the ops into it. */
 static void store_read(struct wctx *c, const struct grant *g, struct store_op *pr,
                        struct store_op *fr)

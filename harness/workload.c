@@ -18,7 +18,7 @@
 
 #include "faults/fault.h"
 #include "faults/nemesis.h"
-#include "harness/topo_external.h"
+#include "backends/external.h"
 #include "harness/jobs.h"
 #include "harness/workload_pg.h"
 #include "harness/links.h"

@@ -1,6 +1,6 @@
 /*
  * workload_pg.c: the cross-key rules of `cluster.topology: postgres` and
- * the pg-advisory lock (harness/pgcluster.h, locks/pg_advisory.c), run by
+ * the pg-advisory lock (backends/postgres.h, locks/pg_advisory.c), run by
  * the loader once every key is loaded. The PostgreSQL server is one
  * process the harness starts; what a fault may do to it is what the proxy
  * can do to its links (latency, partition, bandwidth, slicer): the process

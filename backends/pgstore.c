@@ -6,7 +6,7 @@
  * so that check and write are one step on the server, as on the Redis
  * storage node.
  */
-#include "harness/pgstore.h"
+#include "backends/pgstore.h"
 
 #include <stdio.h>
 #include <stdlib.h>

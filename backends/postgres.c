@@ -1,6 +1,6 @@
 /*
- * pgcluster.c: the PostgreSQL server of `cluster.topology: postgres` (see
- * pgcluster.h). Both initdb and postgres refuse to run as root, so when the
+ * postgres.c: the PostgreSQL server of `cluster.topology: postgres` (see
+ * postgres.h). Both initdb and postgres refuse to run as root, so when the
  * harness is root the child drops to the PostgreSQL OS user before exec
  * (and only then sets PR_SET_PDEATHSIG, which a change of credentials
  * clears). The data directory nodes/pg is that user's (0700) inside the
@@ -11,9 +11,9 @@
  * the directories above (initdb's bootstrap children and the server's
  * backends inherit it). Nothing is loosened and nothing lives elsewhere.
  */
-#include "harness/pgcluster.h"
+#include "backends/postgres.h"
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -32,9 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/pgstore.h"
+#include "backends/pgstore.h"
 #include "util/proc.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "locks/pg_conn.h"
 #include "util/timeutil.h"
 

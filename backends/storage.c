@@ -3,7 +3,7 @@
  * The fenced check runs as Lua so that check and write are one atomic step
  * on the storage, as a fencing-aware database would do it.
  */
-#include "harness/storage.h"
+#include "backends/storage.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>

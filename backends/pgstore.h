@@ -3,7 +3,7 @@
  * table in the same database as the advisory locks (reference article 05:
  * "it composes naturally with the actual database work you're doing,
  * because it lives in the same transaction"). Same two counters and the
- * same fencing rule as the Redis storage node (harness/storage.h), same
+ * same fencing rule as the Redis storage node (backends/storage.h), same
  * storage.jsonl for the checkers. A worker's op runs on its own
  * connection (autocommit: lock mode session), or inside the transaction
  * that holds the grant (mode xact), so that it commits or rolls back with
@@ -16,7 +16,7 @@
 #include <libpq-fe.h>
 #include <stdint.h>
 
-#include "harness/storage.h"
+#include "backends/storage.h"
 #include "util/err.h"
 
 struct pgstore;
