@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "backends/backend.h"
+#include "backends/storage.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
 
@@ -198,3 +200,15 @@ int external_cluster_start(struct cluster *c, const struct workload *w, const ch
     c->has_storage = 1;
     return rc;
 }
+
+const struct backend_ops backend_external = {
+    .version = BACKEND_OPS_VERSION,
+    .name = "external",
+    .help = "redis servers someone else runs, at cluster.addresses; lockstorm starts only its "
+            "storage node",
+    .caps = BACKEND_CAP_REDIS | BACKEND_CAP_ADDRESSES,
+    .start = external_cluster_start,
+    .stop = cluster_stop,
+    .dump_storage = backend_redis_dump,
+    .store = &store_redis,
+};

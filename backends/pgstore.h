@@ -34,6 +34,12 @@ void pgstore_read(struct pgstore *s, PGconn *txn, int res, int has_fence, uint64
 void pgstore_write(struct pgstore *s, PGconn *txn, int res, int64_t pval, int do_fenced,
                    uint64_t fence, int64_t fval, struct store_op *plain, struct store_op *fenced);
 
+/* The worker-side table of the above (backends/backend.h struct store_ops):
+ * password ignored (the server trusts loopback); the grant's transaction is
+ * taken from the pg-advisory lock instance (locks/pg_advisory.h). */
+struct store_ops;
+extern const struct store_ops store_pg;
+
 /* Harness side: create the table with nres rows (all zero). */
 int pgstore_setup(const char *host, int port, int nres, struct ls_err *err);
 /* Harness side: storage.jsonl from the table, in storage_dump's format. */

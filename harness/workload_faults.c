@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "faults/fault.h"
 #include "harness/links.h"
 #include "harness/workload_int.h"
@@ -160,11 +161,12 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
                  path, ops->name);
         bad = 1;
     }
-    if (w->cluster.topology == TOPO_EXTERNAL && workload_fault_needs_control(ops, fs->target)) {
+    if (!(w->cluster.backend->caps & BACKEND_CAP_NODE_CONTROL) &&
+        workload_fault_needs_control(ops, fs->target)) {
         ydiag_at(dg, tn ? tn : item,
-                 "%s: fault kind '%s' needs cluster control; not available with topology external "
+                 "%s: fault kind '%s' needs cluster control; not available with topology %s "
                  "(lockstorm did not start those servers; target workers, or use a link fault)",
-                 path, ops->name);
+                 path, ops->name, w->cluster.backend->name);
         bad = 1;
     }
     if (fs->target == TARGET_WORKER && fs->target_index >= w->workers.count) {
