@@ -26,7 +26,6 @@
 /* What a topology offers: BACKEND_CAP_* (model/workload.h, where layers
  * below this one read them as workload.cluster.caps). */
 
-struct workload;
 struct ynode;
 struct ydiag;
 struct lock;
