@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench/common.h"
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "util/proc.h"
 #include "locks/redis_conn.h"
 #include "util/timeutil.h"

@@ -391,7 +391,7 @@ static int fo_validate(const struct workload *w, const struct fault_spec *fs, ch
                  cut_words[!o->cut]);
         return -1;
     }
-    if (w->cluster.topology != TOPO_REPLICATED) {
+    if (!(w->cluster.caps & BACKEND_CAP_REPLICAS)) {
         snprintf(why, n, "kind failover needs cluster.topology: replicated");
         return -1;
     }

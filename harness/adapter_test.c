@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "faults/proxy.h"
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "harness/workload.h"
 #include "locks/adapter.h"
 #include "util/json.h"

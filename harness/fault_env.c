@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "faults/fault.h"
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "harness/replicated.h"
 #include "harness/run.h"
 #include "model/evlog.h"

@@ -314,7 +314,7 @@ static int default_targets(struct workload *w, struct nemesis_kind *k, const str
             snprintf(buf, sizeof(buf), "holder");
         else if (n == -1 && (m & (1u << TARGET_RANDOM_WORKER)))
             snprintf(buf, sizeof(buf), "random-worker");
-        else if (n >= 0 && (m & (1u << TARGET_NODE)) && w->cluster.topology != TOPO_EXTERNAL)
+        else if (n >= 0 && (m & (1u << TARGET_NODE)) && (w->cluster.caps & BACKEND_CAP_NODE_CONTROL))
             snprintf(buf, sizeof(buf), "node:%d", n); /* external: no control of the nodes */
         else
             continue;

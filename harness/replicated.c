@@ -24,8 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "faults/failover.h"
 #include "faults/proxy.h"
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "harness/iptables.h"
 #include "util/proc.h"
 #include "harness/reaper.h"

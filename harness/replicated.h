@@ -50,11 +50,7 @@ struct json *replset_json(const struct run *r);
 
 /* ---- for the failover fault ---- */
 
-/* Defined in faults/failover.c: 1 when the workload's failover faults cut
- * with iptables, 0 when none does, -1 when some do and others cut through
- * the proxy (refused). */
-struct workload;
-int failover_uses_iptables(const struct workload *w);
+/* failover_uses_iptables: faults/failover.h */
 
 /* The node the harness knows as the primary now. */
 int replset_primary(const struct run *r);

@@ -32,14 +32,11 @@
 #include "harness/incident.h"
 #include "harness/limits.h"
 #include "harness/jobs.h"
-#include "harness/pgcluster.h"
-#include "harness/pgstore.h"
-#include "harness/topo_external.h"
+#include "backends/backend.h"
 #include "harness/workload_cluster.h"
 #include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/progress.h"
-#include "harness/storage.h"
 #include "harness/worker.h"
 #include "util/secret.h"
 #include "util/strbuf.h"
@@ -751,18 +748,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     rc = clockfault_prepare(w, r->dir, err); /* clock faults: control files; nodes get the shim */
     if (rc < 0)
         goto teardown;
-    if (w->cluster.topology == TOPO_EXTERNAL) /* nodes someone else runs: topo_external.h */
-        rc = external_cluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
-    else if (w->cluster.topology == TOPO_POSTGRES) /* harness/pgcluster.h */
-        rc = pgcluster_start(&r->cluster, w, r->dir, interrupted_cb, r, err);
-    else {
-        char pw[LS_PASSWORD_MAX]; /* cluster.password: harness/cluster.h */
-        rc = cluster_password(w, pw, sizeof(pw), err);
-        if (rc == 0)
-            rc = cluster_start(&r->cluster, r->dir, (int)w->cluster.nodes,
-                               w->cluster.persistence, 1, pw, interrupted_cb, r, err);
-        ls_wipe(pw, sizeof(pw));
-    }
+    /* the topology's nodes and storage (backends/backend.h) */
+    rc = w->cluster.backend->start(&r->cluster, w, r->dir, interrupted_cb, r, err);
     if (rc < 0)
         goto teardown;
     r->nodes = calloc((size_t)r->cluster.nnodes * (size_t)r->nworkers + 1, sizeof(*r->nodes));
@@ -773,7 +760,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         goto teardown;
     }
     rc = start_proxy(r, err);
-    if (rc == 0 && w->cluster.topology == TOPO_REPLICATED)
+    if (rc == 0 && (w->cluster.backend->caps & BACKEND_CAP_REPLICAS))
         rc = replset_start(r, err); /* replicas in sync, sentinels ready */
     if (rc == 0) /* after the proxies (they must not hold its pipe), before the workers */
         rc = reaper_start(&r->reaper, r->shm, err);
@@ -864,35 +851,25 @@ teardown:
     if (started) {
         int64_t end_ns = run_now(r);
         incident_scan_nodes(r);
-        if (r->cluster.nnodes && w->cluster.topology != TOPO_POSTGRES)
+        if (r->cluster.nnodes && (w->cluster.backend->caps & BACKEND_CAP_REDIS))
             leftover = leftover_keys(r);
+        char path[2100];
+        struct ls_err e2 = {0};
+        snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
+        if (w->cluster.backend->dump_storage(&r->cluster, w, path, &e2) < 0) {
+            if (e2.code != LS_EIO) /* the storage failed us: lost updates unknown */
+                incident_add(r, "final storage state not read: %s", e2.msg);
+            else if (rc == 0) /* we could not write it: the environment's */
+                rc = ls_err_set(err, e2.code, "%s", e2.msg);
+            ls_err_clear(&e2);
+        }
         if (r->cluster.has_storage && r->cluster.storage.pid > 0) {
-            char path[2100];
-            snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
-            struct ls_err e2 = {0};
-            if (storage_dump(r->cluster.storage.host, r->cluster.storage.port,
-                             r->cluster.storage.password, (int)w->workers.resources,
-                             w->lock.fencing, path, &e2) < 0) {
-                if (e2.code != LS_EIO) /* the node failed us: lost updates unknown */
-                    incident_add(r, "final storage state not read: %s", e2.msg);
-                else if (rc == 0) /* we could not write it: the environment's */
-                    rc = ls_err_set(err, e2.code, "%s", e2.msg);
-                ls_err_clear(&e2);
-            }
             snprintf(path, sizeof(path), "%s/jobs.jsonl", r->dir);
             if (w->workers.mode == WMODE_JOBS &&
                 jobs_dump(r->cluster.storage.host, r->cluster.storage.port,
                           r->cluster.storage.password, w, path, &e2) < 0 &&
                 rc == 0)
                 rc = ls_err_set(err, e2.code, "%s", e2.msg);
-        }
-        if (w->cluster.topology == TOPO_POSTGRES && r->cluster.nnodes) { /* harness/pgstore.h */
-            char path[2100];
-            struct ls_err e2 = {0};
-            snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
-            if (pgstore_dump(r->cluster.nodes[0].host, r->cluster.nodes[0].port,
-                             (int)w->workers.resources, w->lock.fencing, path, &e2) < 0)
-                incident_add(r, "final storage state not read: %s", e2.msg);
         }
         /* the final run.json records the nodes (ports, pids), so it is
          * written before cluster_stop frees them; the run is over already */
@@ -901,13 +878,9 @@ teardown:
         const char *failed = rc < 0 && rc != LS_EINTR ? err->msg : NULL;
         if (write_run_json(r, 1, end_ns, leftover, failed, &e3) < 0 && rc == 0)
             rc = ls_err_set(err, e3.code, "%s", e3.msg);
-        if (w->cluster.topology == TOPO_POSTGRES)
-            pgcluster_stop(&r->cluster);
-        cluster_stop(&r->cluster);
+        w->cluster.backend->stop(&r->cluster);
     } else {
-        if (w->cluster.topology == TOPO_POSTGRES)
-            pgcluster_stop(&r->cluster);
-        cluster_stop(&r->cluster);
+        w->cluster.backend->stop(&r->cluster);
     }
     if (r->faults_log) {
         fclose(r->faults_log);

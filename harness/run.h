@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "harness/reaper.h"
 #include "harness/shm.h"
 #include "harness/workload.h"

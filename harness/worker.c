@@ -19,9 +19,8 @@
 
 #include "model/evlog.h"
 #include "harness/jobs.h"
-#include "harness/pgstore.h"
-#include "locks/pg_advisory.h"
-#include "harness/storage.h"
+#include "backends/backend.h"
+#include "backends/storage.h"
 #include "util/timeutil.h"
 
 /* Set by SIGTERM: abort the current hold and leave (the harness's "stop
@@ -42,9 +41,9 @@ struct wctx {
     int log_failed;
     struct lock lk;
     struct lock_config cfg;
-    struct storage *st;
+    const struct store_ops *sto; /* the topology's protected resource (backends/backend.h) */
+    void *st;              /* its connection, or NULL: no store ops this run */
     struct jobstore *js;   /* workers.mode jobs: the job's database ops */
-    struct pgstore *pst;   /* topology postgres: the protected resource is a table */
     struct rng rng;
     int64_t deadline;      /* from shm, read once the harness says go */
     int64_t start_mono;    /* time 0 of the run (= go), from shm */
@@ -577,26 +576,19 @@ static void hold_end(struct wctx *c, const struct grant *g, int res)
     emit(c, &ro);
 }
 
-/* The protected-resource ops on whichever storage the run has: the Redis
- * storage node, or the PostgreSQL table (harness/pgstore.h), where a grant
- * that is a transaction (pg-advisory mode xact) takes the ops into it. */
+/* The protected-resource ops on whichever storage the run's topology has
+ * (the Redis storage node, or the PostgreSQL table, where a grant that is a
+ * transaction takes the ops into it: the store asks the lock). */
 static void store_read(struct wctx *c, const struct grant *g, struct store_op *pr,
                        struct store_op *fr)
 {
-    if (c->pst)
-        pgstore_read(c->pst, pg_advisory_txn(&c->lk), g->res, g->has_fence, g->fence, pr, fr);
-    else
-        storage_read(c->st, g->res, g->has_fence, g->fence, pr, fr);
+    c->sto->read(c->st, &c->lk, g->res, g->has_fence, g->fence, pr, fr);
 }
 
 static void store_write(struct wctx *c, const struct grant *g, int64_t pval, int do_fenced,
                         int64_t fval, struct store_op *pw, struct store_op *fw)
 {
-    if (c->pst)
-        pgstore_write(c->pst, pg_advisory_txn(&c->lk), g->res, pval, do_fenced, g->fence, fval,
-                      pw, fw);
-    else
-        storage_write(c->st, g->res, pval, do_fenced, g->fence, fval, pw, fw);
+    c->sto->write(c->st, &c->lk, g->res, pval, do_fenced, g->fence, fval, pw, fw);
 }
 
 static void hold_and_release(struct wctx *c, struct grant *g)
@@ -607,7 +599,7 @@ static void hold_and_release(struct wctx *c, struct grant *g)
     int64_t enter_mono = hold_begin(c, g, res);
 
     struct store_op pr = {0}, fr = {0};
-    if (c->st || c->pst) {
+    if (c->st) {
         store_read(c, g, &pr, &fr);
         store_event(c, EV_STORE_READ, res, g, 0, &pr);
         if (g->has_fence)
@@ -618,7 +610,7 @@ static void hold_and_release(struct wctx *c, struct grant *g)
     int lost = c->renewing ? renew_end(c) : 0;
     int skip = interrupted || (lost && w->workers.on_lost == ON_LOST_ABORT);
 
-    if ((c->st || c->pst) && !skip && pr.ok) {
+    if (c->st && !skip && pr.ok) {
         struct store_op pw, fw;
         int do_fenced = g->has_fence && fr.ok && fr.accepted;
         store_write(c, g, pr.value + 1, do_fenced, fr.value + 1, &pw, &fw);
@@ -769,14 +761,9 @@ int worker_main(const struct worker_args *a)
         status = fail(c, &err);
         goto out;
     }
-    int pg = c->w->cluster.topology == TOPO_POSTGRES;
-    if (pg && a->storage_host && c->w->workers.store &&
-        pgstore_open(&c->pst, a->storage_host, a->storage_port, LS_NS_PER_S, &err) < 0) {
-        status = fail(c, &err);
-        goto out;
-    }
-    if (!jobs && !pg && a->storage_host && c->w->workers.store &&
-        storage_open(&c->st, a->storage_host, a->storage_port, a->storage_password,
+    c->sto = c->w->cluster.backend->store;
+    if (!jobs && a->storage_host && c->w->workers.store &&
+        c->sto->open(&c->st, a->storage_host, a->storage_port, a->storage_password,
                      LS_NS_PER_S, &err) < 0) {
         status = fail(c, &err);
         goto out;
@@ -832,9 +819,9 @@ int worker_main(const struct worker_args *a)
 out:
     renew_stop_thread(c);
     lock_close(&c->lk);
-    storage_close(c->st);
+    if (c->st)
+        c->sto->close(c->st);
     jobstore_close(c->js);
-    pgstore_close(c->pst);
     free(c->zipf_cdf);
     if (evlog_close(c->log, &err) < 0 && status == 0)
         status = fail(c, &err);

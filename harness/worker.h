@@ -25,7 +25,7 @@ struct worker_args {
     const struct replset_map *replset; /* replicated topology: follow its primary; else NULL */
     const char *storage_host;    /* NULL: no storage ops */
     int storage_port;
-    const char *storage_password; /* "" = none (harness/cluster.h) */
+    const char *storage_password; /* "" = none (backends/cluster.h) */
     const uint8_t *run_id;       /* EVLOG_RUN_ID_LEN bytes for the log header (model/evlog.h) */
     int64_t start_mono;          /* run start, CLOCK_MONOTONIC ns */
     int64_t start_real;

@@ -18,7 +18,8 @@
 
 #include "faults/fault.h"
 #include "harness/nemesis.h"
-#include "harness/topo_external.h"
+#include "backends/backend.h"
+#include "backends/external.h"
 #include "harness/jobs.h"
 #include "harness/workload_pg.h"
 #include "harness/links.h"
@@ -282,11 +283,19 @@ static void check_entry(void *ctx, const struct opt_def *d, void *base, const st
         } else {
             w->lock.ops = ops;
         }
-    } else if (strcmp(path, "lock.wait_replicas") == 0) {
-        if (w->lock.wait_replicas > 0 && w->cluster.topology == TOPO_INDEPENDENT)
-            ydiag_at(dg, at,
-                     "lock.wait_replicas: must be 0 with cluster.topology independent (there are "
-                     "no replicas to wait for)");
+    } else if (strcmp(path, "cluster.topology") == 0) {
+        /* the choices are the registry's names (backends/backend.h) */
+        const struct backend_ops *be = backend_find(topology_choices[w->cluster.topology]);
+        if (be && be->version != BACKEND_OPS_VERSION)
+            ydiag_at(dg, at, "cluster.topology: '%s' implements backend ops version %d, "
+                     "expected %d", be->name, be->version, BACKEND_OPS_VERSION);
+        else if (be) {
+            w->cluster.backend = be;
+            w->cluster.caps = be->caps;
+        }
+        else
+            ydiag_at(dg, at, "cluster.topology: no backend named '%s'",
+                     topology_choices[w->cluster.topology]);
     }
     workload_replicated_check(w, path, at, L->root, dg); /* harness/workload_cluster.c */
     (void)d;
@@ -306,9 +315,10 @@ static int parse_addresses(struct loader *L, const struct ynode *v, const struct
     w->cluster.addresses = NULL;
     w->cluster.naddresses = 0;
     if (!v || ynode_is_null(v) || (v->kind == YN_SEQ && v->n == 0)) {
-        if (w->cluster.topology == TOPO_EXTERNAL) {
-            ydiag_at(dg, v ? v : where, "%s: topology external needs the host:port of each lock "
-                     "node, e.g. addresses: [\"redis-1:6379\", \"redis-2:6379\"]", path);
+        if (w->cluster.backend->caps & BACKEND_CAP_ADDRESSES) {
+            ydiag_at(dg, v ? v : where, "%s: topology %s needs the host:port of each lock "
+                     "node, e.g. addresses: [\"redis-1:6379\", \"redis-2:6379\"]", path,
+                     w->cluster.backend->name);
             return -1;
         }
         return 0;
@@ -329,7 +339,7 @@ static int parse_addresses(struct loader *L, const struct ynode *v, const struct
             bad = 1;
         }
     }
-    if (v->n > 0 && w->cluster.topology != TOPO_EXTERNAL) {
+    if (v->n > 0 && !(w->cluster.backend->caps & BACKEND_CAP_ADDRESSES)) {
         ydiag_at(dg, v, "%s: only valid with cluster.topology external", path);
         bad = 1;
     }
@@ -526,6 +536,8 @@ static int load_text(const char *file, const char *text, size_t len, const char 
         ytree_apply_set(root, sets[i], opaque, &dg);
 
     w = xcalloc(1, sizeof(*w));
+    w->cluster.backend = backend_all()[0]; /* until cluster.topology is checked */
+    w->cluster.caps = w->cluster.backend->caps;
     w->file = xstrdup(file);
     w->source = xmalloc(len + 1);
     memcpy(w->source, text, len);

@@ -72,6 +72,12 @@ int64_t workload_explicit_occurrences(const struct workload *w);
 int workload_parse_fault(const struct workload *w, const struct ynode *item, struct fault_spec *fs,
                          const char *path, struct ydiag *dg);
 void workload_fault_free(struct fault_spec *fs);
+/* 1 when fault kind ops aimed at target (enum fault_target) needs process
+ * control of the lock nodes (pause, kill, stop or stall a node; anything
+ * not aimed at a worker), which a backend without BACKEND_CAP_NODE_CONTROL
+ * (topology external) does not have. Kinds flagged FAULT_PROXY_ONLY (the
+ * link faults) act in the harness's proxy and are always available. */
+int workload_fault_needs_control(const struct fault_ops *ops, int target);
 /* The YAML echo of a faults list: one "- key: value" item per spec, items
  * indented by indent spaces. */
 void workload_faults_to_yaml(const struct fault_spec *fs, int n, int indent, struct strbuf *sb);

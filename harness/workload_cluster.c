@@ -1,20 +1,21 @@
 /*
- * workload_cluster.c: cross-key rules of cluster.topology replicated, of
- * the nodes' password and of cluster.proxy auto (see workload_cluster.h).
- * A replicated set has 1 + replicas nodes (node 0 starts as the primary),
- * so cluster.nodes follows replicas and every later rule (fault targets
- * node:N, link keys) sees the real node count.
+ * workload_cluster.c: cross-key rules of the cluster section that hold for
+ * every topology, keyed on what its backend offers (backends/backend.h
+ * caps): the nodes' password, min_replicas_* without replicas, cluster.proxy
+ * auto (see workload_cluster.h); then the topology's own rules (its
+ * check_key: a replicated set's cluster.nodes = 1 + replicas is set there,
+ * so every later rule sees the real node count).
  */
 #include "harness/workload_cluster.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "faults/fault.h"
 #include "model/options.h"
 #include "model/yamltree.h"
 #include "locks/lock.h"
-#include "util/timeutil.h"
 
 /* The user's node for cluster.KEY, or NULL when absent. */
 static const struct ynode *cluster_key(const struct ynode *root, const char *key)
@@ -32,7 +33,7 @@ static void check_password_env(const struct workload *w, const struct ynode *at,
     if (!name || !name[0])
         return;
     const struct ynode *pn = cluster_key(root, "password_env");
-    if (w->cluster.topology != TOPO_EXTERNAL) {
+    if (!(w->cluster.backend->caps & BACKEND_CAP_ADDRESSES)) {
         ydiag_at(dg, pn ? pn : at,
                  "cluster.password_env: only valid with cluster.topology external (the nodes "
                  "the harness starts get a random password: cluster.password)");
@@ -54,11 +55,12 @@ static void check_password_env(const struct workload *w, const struct ynode *at,
  * authenticates for it. */
 static int adapter_needs_proxy(const struct workload *w)
 {
-    int protected_nodes = w->cluster.topology == TOPO_EXTERNAL
+    unsigned caps = w->cluster.backend->caps;
+    int protected_nodes = caps & BACKEND_CAP_ADDRESSES
                               ? w->cluster.password_env && w->cluster.password_env[0]
                               : w->cluster.password == PASSWORD_AUTO;
     return protected_nodes && w->lock.ops && strcmp(w->lock.ops->name, "external") == 0 &&
-           w->cluster.topology != TOPO_POSTGRES;
+           (caps & BACKEND_CAP_REDIS);
 }
 
 int workload_parse_proxy(struct workload *w, const struct ynode *v, const char *path,
@@ -125,83 +127,24 @@ void workload_resolve_proxy(struct workload *w)
     snprintf(why, n, "no link fault, no adapter needing AUTH: workers connect directly");
 }
 
-/* Contract: the rules of the cluster section, once all its keys are
- * loaded (called at its last entry). */
-static void check_cluster(struct workload *w, const struct ynode *at, const struct ynode *root,
-                          struct ydiag *dg)
-{
-    check_password_env(w, at, root, dg);
-    const struct ynode *rn = cluster_key(root, "replicas");
-    const struct ynode *mn = cluster_key(root, "min_replicas_to_write");
-    const struct ynode *ln = cluster_key(root, "min_replicas_max_lag");
-    if (w->cluster.topology != TOPO_REPLICATED) {
-        if (w->cluster.min_replicas_to_write > 0)
-            ydiag_at(dg, mn ? mn : at,
-                     "cluster.min_replicas_to_write: only valid with cluster.topology replicated");
-        return;
-    }
-    if (w->cluster.replicas < 1) {
-        ydiag_at(dg, rn ? rn : at,
-                 "cluster.replicas: a replicated topology needs at least 1 replica");
-        return;
-    }
-    const struct ynode *nn = cluster_key(root, "nodes");
-    if (nn && w->cluster.nodes != 1 + w->cluster.replicas)
-        ydiag_at(dg, nn,
-                 "cluster.nodes: %lld, but a replicated set of 1 primary and %lld replicas has "
-                 "%lld nodes; leave cluster.nodes out",
-                 (long long)w->cluster.nodes, (long long)w->cluster.replicas,
-                 (long long)(1 + w->cluster.replicas));
-    w->cluster.nodes = 1 + w->cluster.replicas;
-    if (w->cluster.min_replicas_to_write > w->cluster.replicas)
-        ydiag_at(dg, mn ? mn : at,
-                 "cluster.min_replicas_to_write: %lld is more than cluster.replicas %lld: no "
-                 "primary could ever write",
-                 (long long)w->cluster.min_replicas_to_write, (long long)w->cluster.replicas);
-    if (w->cluster.min_replicas_max_lag % LS_NS_PER_S != 0)
-        ydiag_at(dg, ln ? ln : at,
-                 "cluster.min_replicas_max_lag: Redis counts it in whole seconds; write e.g. 1s");
-}
-
 void workload_replicated_check(struct workload *w, const char *path, const struct ynode *at,
                                const struct ynode *root, struct ydiag *dg)
 {
-    if (strcmp(path, "cluster.min_replicas_max_lag") == 0) {
-        check_cluster(w, at, root, dg);
-        return;
-    }
-    if (strcmp(path, "lock.impl") == 0 && !w->cluster.proxy && adapter_needs_proxy(w)) {
+    const struct backend_ops *be = w->cluster.backend;
+    if (strcmp(path, "cluster.min_replicas_max_lag") == 0) { /* the cluster section's last key */
+        check_password_env(w, at, root, dg);
+        if (!(be->caps & BACKEND_CAP_REPLICAS) && w->cluster.min_replicas_to_write > 0) {
+            const struct ynode *mn = cluster_key(root, "min_replicas_to_write");
+            ydiag_at(dg, mn ? mn : at,
+                     "cluster.min_replicas_to_write: only valid with cluster.topology replicated");
+        }
+    } else if (strcmp(path, "lock.impl") == 0 && !w->cluster.proxy && adapter_needs_proxy(w)) {
         ydiag_at(dg, at,
                  "lock.impl: external adapters cannot authenticate to password-protected nodes "
                  "without the proxy (the adapter protocol carries no password); set "
                  "cluster.proxy: true or auto, or cluster.password: none");
         return;
     }
-    if (w->cluster.topology != TOPO_REPLICATED)
-        return;
-    if (strcmp(path, "lock.impl") == 0 && w->lock.ops &&
-        !(w->lock.ops->caps & LOCK_CAP_REPLICATED)) {
-        char names[256] = "";
-        size_t len = 0;
-        const struct lock_ops *const *all = lock_all();
-        for (int i = 0; all && all[i]; i++) {
-            if (!(all[i]->caps & LOCK_CAP_REPLICATED))
-                continue;
-            int k = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
-                             all[i]->name);
-            if (k < 0 || (size_t)k >= sizeof(names) - len)
-                break;
-            len += (size_t)k;
-        }
-        ydiag_at(dg, at,
-                 "lock.impl: '%s' cannot run on cluster.topology replicated (it does not follow "
-                 "a primary through failovers); implementations that can: %s",
-                 w->lock.ops->name, names[0] ? names : "none");
-    } else if (strcmp(path, "lock.wait_replicas") == 0 &&
-               w->lock.wait_replicas > w->cluster.replicas) {
-        ydiag_at(dg, at,
-                 "lock.wait_replicas: %lld is more than cluster.replicas %lld: no grant could "
-                 "ever be acknowledged",
-                 (long long)w->lock.wait_replicas, (long long)w->cluster.replicas);
-    }
+    if (be->check_key)
+        be->check_key(w, path, at, root, dg); /* the topology's own rules (backends/) */
 }

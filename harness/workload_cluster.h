@@ -1,11 +1,11 @@
 /*
- * workload_cluster.h: the loader's cross-key rules for cluster.topology
- * replicated (cluster.nodes = 1 + replicas, min_replicas_*, which lock
- * implementations and wait_replicas values fit a replicated set) and for
- * the nodes' password (cluster.password_env: external only, a variable
- * name; an external adapter on protected nodes needs the proxy) and
- * cluster.proxy: auto (resolved once everything is loaded). Kept out
- * of workload.c, which holds the tables; called from its entry checks.
+ * workload_cluster.h: the loader's cross-key rules of the cluster section:
+ * the nodes' password (cluster.password_env: only for a backend whose nodes
+ * are cluster.addresses, a variable name; an external adapter on protected
+ * nodes needs the proxy), min_replicas_* only with replicas, cluster.proxy:
+ * auto (resolved once everything is loaded), and each key handed to the
+ * topology's own check_key (backends/backend.h). Kept out of workload.c,
+ * which holds the tables; called from its entry checks.
  */
 #ifndef LS_WORKLOAD_CLUSTER_H
 #define LS_WORKLOAD_CLUSTER_H
@@ -16,8 +16,9 @@ struct ynode;
 struct ydiag;
 
 /* Called after every non-custom entry got its value (path "cluster.nodes",
- * "lock.impl", ...; at: the node to blame; root: the whole document). Acts
- * on the paths it knows, reporting to dg; may normalise w->cluster.nodes. */
+ * "lock.impl", ...; at: the node to blame; root: the whole document), with
+ * w->cluster.backend set. Acts on the paths it knows, reporting to dg; the
+ * topology's check_key may normalise w->cluster.nodes. */
 void workload_replicated_check(struct workload *w, const char *path, const struct ynode *at,
                                const struct ynode *root, struct ydiag *dg);
 

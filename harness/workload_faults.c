@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "faults/failover.h"
 #include "faults/fault.h"
 #include "harness/iptables.h"
 #include "harness/links.h"
-#include "harness/topo_external.h"
 #include "harness/workload_int.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -103,6 +103,22 @@ static void targets_text(unsigned mask, char *buf, size_t n)
 }
 
 /* Cross-field rules of one parsed fault entry. Returns 0 or -1. */
+int workload_fault_needs_control(const struct fault_ops *ops, int target)
+{
+    if (ops && (ops->flags & FAULT_PROXY_ONLY))
+        return 0; /* link faults act in the proxy, between the workers and any node */
+    switch (target) {
+    case TARGET_HOLDER:
+    case TARGET_ACQUIRER:
+    case TARGET_WORKER:
+    case TARGET_RANDOM_WORKER:
+    case TARGET_ALL_WORKERS:
+        return 0; /* the workers are the harness's own processes */
+    default:
+        return 1; /* node:N, and any target a later kind adds that is not a worker */
+    }
+}
+
 static int check_fault(struct loader *L, const struct fault_ops *ops, struct fault_common *c,
                        struct fault_spec *fs, const struct ynode *item, const char *path,
                        struct ydiag *dg)
@@ -147,11 +163,12 @@ static int check_fault(struct loader *L, const struct fault_ops *ops, struct fau
                  path, ops->name);
         bad = 1;
     }
-    if (w->cluster.topology == TOPO_EXTERNAL && external_fault_needs_control(ops, fs->target)) {
+    if (!(w->cluster.backend->caps & BACKEND_CAP_NODE_CONTROL) &&
+        workload_fault_needs_control(ops, fs->target)) {
         ydiag_at(dg, tn ? tn : item,
-                 "%s: fault kind '%s' needs cluster control; not available with topology external "
+                 "%s: fault kind '%s' needs cluster control; not available with topology %s "
                  "(lockstorm did not start those servers; target workers, or use a link fault)",
-                 path, ops->name);
+                 path, ops->name, w->cluster.backend->name);
         bad = 1;
     }
     if (fs->target == TARGET_WORKER && fs->target_index >= w->workers.count) {

@@ -1,8 +1,8 @@
 /*
- * workload_pg.c: the cross-key rules of `cluster.topology: postgres` and
- * the pg-advisory lock (harness/pgcluster.h, locks/pg_advisory.c), run by
- * the loader once every key is loaded. The PostgreSQL server is one
- * process the harness starts; what a fault may do to it is what the proxy
+ * workload_pg.c: the cross-key rules of a topology whose lock nodes are not
+ * redis servers (postgres: backends/postgres.c, which adds its own) and of
+ * the pg-advisory lock (locks/pg_advisory.c), run by the loader once every
+ * key is loaded. What a fault may do to such a server is what the proxy
  * can do to its links (latency, partition, bandwidth, slicer): the process
  * faults of a Redis node (pause, kill, stop, stall, failover, clock) are
  * refused for node targets, as is everything that needs Redis there.
@@ -11,9 +11,10 @@
 
 #include <string.h>
 
+#include "backends/backend.h"
 #include "faults/fault.h"
-#include "model/yamltree.h"
 #include "locks/lock.h"
+#include "model/yamltree.h"
 
 /* The node to blame: root.section.key, else root.section, else root. */
 static const struct ynode *at_key(const struct ynode *root, const char *section, const char *key)
@@ -30,36 +31,24 @@ static int link_kind(const struct fault_ops *ops)
 
 void workload_pg_check(const struct workload *w, const struct ynode *root, struct ydiag *dg)
 {
-    int pg_topo = w->cluster.topology == TOPO_POSTGRES;
+    const struct backend_ops *be = w->cluster.backend;
+    int redis_nodes = !be || (be->caps & BACKEND_CAP_REDIS);
     int pg_lock = w->lock.ops && strcmp(w->lock.ops->name, "pg-advisory") == 0;
-    if (pg_lock && !pg_topo)
+    if (pg_lock && redis_nodes)
         ydiag_at(dg, at_key(root, "lock", "impl"),
                  "lock.impl: pg-advisory needs the PostgreSQL server of cluster.topology: "
                  "postgres");
-    if (!pg_topo)
+    if (be && be->check)
+        be->check(w, root, dg); /* the topology's own rules (backends/) */
+    if (redis_nodes)
         return;
-    if (w->lock.ops && !pg_lock)
-        ydiag_at(dg, at_key(root, "lock", "impl"),
-                 "lock.impl: '%s' is a Redis lock; cluster.topology postgres runs pg-advisory",
-                 w->lock.ops->name);
-    if (w->cluster.nodes != 1)
-        ydiag_at(dg, at_key(root, "cluster", "nodes"),
-                 "cluster.nodes: topology postgres has one server (got %lld)",
-                 (long long)w->cluster.nodes);
-    if (w->lock.wait_replicas > 0)
-        ydiag_at(dg, at_key(root, "lock", "wait_replicas"),
-                 "lock.wait_replicas: must be 0 with cluster.topology postgres");
-    if (w->workers.mode == WMODE_JOBS)
-        ydiag_at(dg, at_key(root, "workers", "mode"),
-                 "workers.mode: jobs keeps its records on the Redis storage node; topology "
-                 "postgres has none");
     for (int i = 0; i < w->nfaults; i++) {
         const struct fault_spec *fs = &w->faults[i];
         if (fs->target == TARGET_NODE && !link_kind(fs->ops))
             ydiag_pos(dg, fs->line, fs->col,
-                      "faults[%d]: kind '%s' on node:%d is not available with topology postgres "
+                      "faults[%d]: kind '%s' on node:%d is not available with topology %s "
                       "(it acts on a redis-server process); use a link fault (latency, partition, "
                       "bandwidth, slicer) on the node", i, fs->ops ? fs->ops->name : "?",
-                      fs->target_index);
+                      fs->target_index, be->name);
     }
 }

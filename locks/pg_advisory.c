@@ -1,7 +1,7 @@
 /*
  * pg_advisory.c: PostgreSQL advisory locks (reference article 05, "the
  * quiet workhorse"), against the server `cluster.topology: postgres`
- * starts (harness/pgcluster.h), through the fault proxy. The key is
+ * starts (backends/postgres.h), through the fault proxy. The key is
  * pgc_key(res): FNV-1a 64 of "lockstorm:r<res>" (locks/pg_conn.h).
  *
  * mode session: pg_try_advisory_lock(key) on the worker's connection, held

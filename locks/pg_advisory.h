@@ -1,7 +1,7 @@
 /*
  * pg_advisory.h: what the worker needs to know of the pg-advisory lock
  * beyond its ops table: in mode xact the grant is a transaction, and the
- * hold's work (the protected-resource ops on PostgreSQL, harness/pgstore.h)
+ * hold's work (the protected-resource ops on PostgreSQL, backends/pgstore.h)
  * runs inside it, committing or rolling back with the lock.
  */
 #ifndef LS_PG_ADVISORY_H

@@ -1,7 +1,7 @@
 /*
  * pg_conn.h: PostgreSQL client plumbing shared by the pg-advisory lock
  * (locks/pg_advisory.c) and the protected resource on PostgreSQL
- * (harness/pgstore.c): libpq used asynchronously so that every connect
+ * (backends/pgstore.c): libpq used asynchronously so that every connect
  * and every statement has a client-side deadline (a blackholed link must
  * end in "timeout", never a worker blocked forever), and the advisory-lock
  * key of a resource. Not here: what the statements mean.
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* The harness's database: the superuser initdb creates and the database
- * every client connects to (harness/pgcluster.c). */
+ * every client connects to (backends/postgres.c). */
 #define PG_USER "lockstorm"
 #define PG_DBNAME "postgres"
 

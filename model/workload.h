@@ -14,10 +14,22 @@
 #include "util/rng.h"
 
 struct lock_ops;
+struct backend_ops;
 struct fault_ops;
 struct ynode;
 
 enum topology { TOPO_INDEPENDENT, TOPO_REPLICATED, TOPO_EXTERNAL, TOPO_POSTGRES };
+/* What the topology's backend offers (backends/backend.h caps). The loader
+ * copies its table's caps into workload.cluster.caps so that every layer
+ * can ask, faults/ included, which does not see backends/. */
+#define BACKEND_CAP_NODE_CONTROL 0x1 /* the harness runs the lock nodes' processes: node
+                                        faults (pause, kill, stop, stall, clock) can act */
+#define BACKEND_CAP_REPLICAS 0x2     /* one primary and its replicas (cluster.replicas,
+                                        min_replicas_*; harness/replicated.h after the proxy) */
+#define BACKEND_CAP_REDIS 0x4        /* the lock nodes are redis servers: Redis locks, jobs
+                                        mode, the leftover `lockstorm:*` key scan */
+#define BACKEND_CAP_ADDRESSES 0x8    /* the nodes are someone else's, named by
+                                        cluster.addresses (and cluster.password_env) */
 enum persistence { PERSIST_NONE, PERSIST_AOF_EVERYSEC, PERSIST_AOF_ALWAYS };
 enum cluster_password { PASSWORD_AUTO, PASSWORD_NONE };
 /* cluster.proxy: false, true, or auto (the default: the proxy only when the
@@ -150,7 +162,10 @@ struct workload {
     int64_t duration;    /* ns */
 
     struct {
-        int topology;    /* enum topology */
+        int topology;    /* enum topology, as loaded */
+        const struct backend_ops *backend; /* the table of cluster.topology (backends/backend.h):
+                                              what everything after the loader asks */
+        unsigned caps;   /* backend->caps (BACKEND_CAP_*), for layers below backends/ */
         int64_t nodes;
         int64_t replicas;
         int64_t sentinels;

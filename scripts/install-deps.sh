@@ -21,7 +21,7 @@ pkgs+=(docker-compose git)
 pkgs+=(clang strace)
 # postgresql-15 (initdb, postgres; postgresql-client-15: psql for the tests) and
 # libpq-dev: lock.impl pg-advisory on cluster.topology postgres
-# (harness/pgcluster.c starts its own server; as root it runs it as the
+# (backends/postgres.c starts its own server; as root it runs it as the
 # package's `postgres` user). policy-rc.d below keeps the package's own
 # server from starting.
 pkgs+=(postgresql-15 postgresql-client-15 libpq-dev)

@@ -25,7 +25,7 @@ pid_t proc_spawn_env(char *const argv[], char *const env_add[], const char *log_
                      struct ls_err *err);
 /* proc_spawn with exactly the environment envp ("KEY=value" strings,
  * NULL-terminated; nothing of the harness's own environment is passed):
- * how redis-server nodes are started (harness/cluster.c). */
+ * how redis-server nodes are started (backends/cluster.c). */
 pid_t proc_spawn_envp(char *const argv[], char *const envp[], const char *log_path,
                       struct ls_err *err);
 

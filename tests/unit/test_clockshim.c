@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "util/proc.h"
 #include "harness/workload.h"
 #include "tests/unit/testing.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "checkers/check.h"
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "model/evlog.h"
 #include "harness/workload.h"
 #include "tests/unit/testing.h"

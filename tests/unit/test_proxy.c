@@ -24,7 +24,7 @@
 #include <hiredis/hiredis.h>
 
 #include "faults/proxy.h"
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "model/options.h"
 #include "util/proc.h"
 #include "harness/workload.h"

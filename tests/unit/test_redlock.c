@@ -14,7 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "model/options.h"
 #include "util/proc.h"
 #include "harness/workload.h"

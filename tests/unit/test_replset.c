@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"

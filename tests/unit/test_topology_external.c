@@ -1,6 +1,6 @@
 /*
  * test_topology_external.c: topology external at load time
- * (harness/topo_external.h, harness/workload.c): address parsing,
+ * (backends/external.h, harness/workload.c): address parsing,
  * cluster.nodes following the addresses, the echo loading back to the same
  * workload, and which fault kinds and targets are refused for lack of
  * process control of the nodes.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
-#include "harness/topo_external.h"
+#include "backends/external.h"
 #include "harness/workload.h"
 #include "testing.h"
 #include "util/strbuf.h"
@@ -129,12 +129,12 @@ static void test_predicate(void)
 {
     const struct fault_ops *pause = fault_find("pause"), *part = fault_find("partition");
     REQUIRE(pause && part);
-    CHECK(!external_fault_needs_control(pause, TARGET_HOLDER));
-    CHECK(!external_fault_needs_control(pause, TARGET_ALL_WORKERS));
-    CHECK(external_fault_needs_control(pause, TARGET_NODE));
-    CHECK(!external_fault_needs_control(part, TARGET_NODE));
-    CHECK(!external_fault_needs_control(part, TARGET_LINKS));
-    CHECK(external_fault_needs_control(pause, 99)); /* an unknown target is never assumed safe */
+    CHECK(!workload_fault_needs_control(pause, TARGET_HOLDER));
+    CHECK(!workload_fault_needs_control(pause, TARGET_ALL_WORKERS));
+    CHECK(workload_fault_needs_control(pause, TARGET_NODE));
+    CHECK(!workload_fault_needs_control(part, TARGET_NODE));
+    CHECK(!workload_fault_needs_control(part, TARGET_LINKS));
+    CHECK(workload_fault_needs_control(pause, 99)); /* an unknown target is never assumed safe */
 }
 
 int main(void)

@@ -3,13 +3,14 @@
  * The fenced check runs as Lua so that check and write are one atomic step
  * on the storage, as a fencing-aware database would do it.
  */
-#include "harness/storage.h"
+#include "backends/storage.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -248,3 +249,42 @@ int storage_dump(const char *host, int port, const char *password, int nres, int
     sb_free(&sb);
     return rc;
 }
+
+/* ---- struct store_ops ------------------------------------------------- */
+
+static int op_open(void **out, const char *host, int port, const char *password,
+                   int64_t timeout_ns, struct ls_err *err)
+{
+    struct storage *s = NULL;
+    int rc = storage_open(&s, host, port, password, timeout_ns, err);
+    *out = s;
+    return rc;
+}
+
+static void op_close(void *s)
+{
+    storage_close(s);
+}
+
+static void op_read(void *s, struct lock *lk, int res, int has_fence, uint64_t fence,
+                    struct store_op *plain, struct store_op *fenced)
+{
+    (void)lk;
+    storage_read(s, res, has_fence, fence, plain, fenced);
+}
+
+static void op_write(void *s, struct lock *lk, int res, int64_t pval, int do_fenced,
+                     uint64_t fence, int64_t fval, struct store_op *plain,
+                     struct store_op *fenced)
+{
+    (void)lk;
+    storage_write(s, res, pval, do_fenced, fence, fval, plain, fenced);
+}
+
+const struct store_ops store_redis = {
+    .name = "redis",
+    .open = op_open,
+    .close = op_close,
+    .read = op_read,
+    .write = op_write,
+};

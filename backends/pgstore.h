@@ -3,7 +3,7 @@
  * table in the same database as the advisory locks (reference article 05:
  * "it composes naturally with the actual database work you're doing,
  * because it lives in the same transaction"). Same two counters and the
- * same fencing rule as the Redis storage node (harness/storage.h), same
+ * same fencing rule as the Redis storage node (backends/storage.h), same
  * storage.jsonl for the checkers. A worker's op runs on its own
  * connection (autocommit: lock mode session), or inside the transaction
  * that holds the grant (mode xact), so that it commits or rolls back with
@@ -16,7 +16,7 @@
 #include <libpq-fe.h>
 #include <stdint.h>
 
-#include "harness/storage.h"
+#include "backends/storage.h"
 #include "util/err.h"
 
 struct pgstore;
@@ -33,6 +33,12 @@ void pgstore_read(struct pgstore *s, PGconn *txn, int res, int has_fence, uint64
                   struct store_op *plain, struct store_op *fenced);
 void pgstore_write(struct pgstore *s, PGconn *txn, int res, int64_t pval, int do_fenced,
                    uint64_t fence, int64_t fval, struct store_op *plain, struct store_op *fenced);
+
+/* The worker-side table of the above (backends/backend.h struct store_ops):
+ * password ignored (the server trusts loopback); the grant's transaction is
+ * taken from the pg-advisory lock instance (locks/pg_advisory.h). */
+struct store_ops;
+extern const struct store_ops store_pg;
 
 /* Harness side: create the table with nres rows (all zero). */
 int pgstore_setup(const char *host, int port, int nres, struct ls_err *err);

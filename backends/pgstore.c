@@ -6,12 +6,14 @@
  * so that check and write are one step on the server, as on the Redis
  * storage node.
  */
-#include "harness/pgstore.h"
+#include "backends/pgstore.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
+#include "locks/pg_advisory.h"
 #include "locks/pg_conn.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -213,3 +215,41 @@ int pgstore_dump(const char *host, int port, int nres, int fencing, const char *
         return ls_err_errno(err, LS_EIO, -w, "write %s", path);
     return 0;
 }
+
+/* ---- struct store_ops ------------------------------------------------- */
+
+static int op_open(void **out, const char *host, int port, const char *password,
+                   int64_t timeout_ns, struct ls_err *err)
+{
+    (void)password;
+    struct pgstore *s = NULL;
+    int rc = pgstore_open(&s, host, port, timeout_ns, err);
+    *out = s;
+    return rc;
+}
+
+static void op_close(void *s)
+{
+    pgstore_close(s);
+}
+
+static void op_read(void *s, struct lock *lk, int res, int has_fence, uint64_t fence,
+                    struct store_op *plain, struct store_op *fenced)
+{
+    pgstore_read(s, pg_advisory_txn(lk), res, has_fence, fence, plain, fenced);
+}
+
+static void op_write(void *s, struct lock *lk, int res, int64_t pval, int do_fenced,
+                     uint64_t fence, int64_t fval, struct store_op *plain,
+                     struct store_op *fenced)
+{
+    pgstore_write(s, pg_advisory_txn(lk), res, pval, do_fenced, fence, fval, plain, fenced);
+}
+
+const struct store_ops store_pg = {
+    .name = "postgres",
+    .open = op_open,
+    .close = op_close,
+    .read = op_read,
+    .write = op_write,
+};

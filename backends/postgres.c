@@ -1,6 +1,6 @@
 /*
- * pgcluster.c: the PostgreSQL server of `cluster.topology: postgres` (see
- * pgcluster.h). Both initdb and postgres refuse to run as root, so when the
+ * postgres.c: the PostgreSQL server of `cluster.topology: postgres` (see
+ * postgres.h). Both initdb and postgres refuse to run as root, so when the
  * harness is root the child drops to the PostgreSQL OS user before exec
  * (and only then sets PR_SET_PDEATHSIG, which a change of credentials
  * clears). The data directory nodes/pg is that user's (0700) inside the
@@ -11,9 +11,9 @@
  * the directories above (initdb's bootstrap children and the server's
  * backends inherit it). Nothing is loosened and nothing lives elsewhere.
  */
-#include "harness/pgcluster.h"
+#include "backends/postgres.h"
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -32,10 +32,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/pgstore.h"
+#include "backends/backend.h"
+#include "backends/pgstore.h"
 #include "util/proc.h"
-#include "harness/workload.h"
+#include "model/workload.h"
+#include "locks/lock.h"
 #include "locks/pg_conn.h"
+#include "model/yamltree.h"
 #include "util/timeutil.h"
 
 #define INITDB_TIMEOUT (60 * LS_NS_PER_S)
@@ -364,3 +367,65 @@ void pgcluster_stop(struct cluster *c)
         n->pid = 0;
     }
 }
+
+/* Contract: pgcluster_stop, then free c (cluster_stop). */
+static void pg_stop(struct cluster *c)
+{
+    pgcluster_stop(c);
+    cluster_stop(c);
+}
+
+/* Contract: storage.jsonl from the table on the server (node 0); 0 when
+ * no server was started. */
+static int pg_dump(const struct cluster *c, const struct workload *w, const char *path,
+                   struct ls_err *err)
+{
+    if (!c->nnodes)
+        return 0;
+    return pgstore_dump(c->nodes[0].host, c->nodes[0].port, (int)w->workers.resources,
+                        w->lock.fencing, path, err);
+}
+
+/* The node to blame: root.section.key, else root.section, else root. */
+static const struct ynode *at_key(const struct ynode *root, const char *section, const char *key)
+{
+    const struct ynode *s = ymap_get(root, section);
+    const struct ynode *k = s ? ymap_get(s, key) : NULL;
+    return k ? k : s ? s : root;
+}
+
+/* Contract: once loaded: the lock is pg-advisory, one server, no
+ * wait_replicas, no jobs mode (its records live on a Redis storage node).
+ * What a fault may do to the server is the loader's rule (no
+ * BACKEND_CAP_REDIS: link faults only on node targets). */
+static void pg_check(const struct workload *w, const struct ynode *root, struct ydiag *dg)
+{
+    if (w->lock.ops && strcmp(w->lock.ops->name, "pg-advisory") != 0)
+        ydiag_at(dg, at_key(root, "lock", "impl"),
+                 "lock.impl: '%s' is a Redis lock; cluster.topology postgres runs pg-advisory",
+                 w->lock.ops->name);
+    if (w->cluster.nodes != 1)
+        ydiag_at(dg, at_key(root, "cluster", "nodes"),
+                 "cluster.nodes: topology postgres has one server (got %lld)",
+                 (long long)w->cluster.nodes);
+    if (w->lock.wait_replicas > 0)
+        ydiag_at(dg, at_key(root, "lock", "wait_replicas"),
+                 "lock.wait_replicas: must be 0 with cluster.topology postgres");
+    if (w->workers.mode == WMODE_JOBS)
+        ydiag_at(dg, at_key(root, "workers", "mode"),
+                 "workers.mode: jobs keeps its records on the Redis storage node; topology "
+                 "postgres has none");
+}
+
+const struct backend_ops backend_postgres = {
+    .version = BACKEND_OPS_VERSION,
+    .name = "postgres",
+    .help = "one PostgreSQL server lockstorm starts (lock node 0 and the storage table), for "
+            "lock.impl pg-advisory",
+    .caps = BACKEND_CAP_NODE_CONTROL,
+    .start = pgcluster_start,
+    .stop = pg_stop,
+    .dump_storage = pg_dump,
+    .store = &store_pg,
+    .check = pg_check,
+};

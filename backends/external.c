@@ -1,10 +1,10 @@
 /*
- * topo_external.c: the external topology (see topo_external.h): resolve
+ * external.c: the external topology (see external.h): resolve
  * the given node addresses, wait (bounded) until each answers PING, clear
  * the keys an earlier run left, and start the local storage node. Nothing
  * here ever signals or restarts a node: lockstorm does not own them.
  */
-#include "harness/topo_external.h"
+#include "backends/external.h"
 
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
@@ -15,29 +15,14 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "faults/fault.h"
-#include "harness/workload.h"
+#include "backends/backend.h"
+#include "backends/storage.h"
+#include "model/workload.h"
 #include "util/timeutil.h"
 
 #define PING_TIMEOUT (10 * LS_NS_PER_S) /* a node that is still starting gets this long */
 #define CLEAN_TIMEOUT (5 * LS_NS_PER_S)
 #define CLEAN_MAX_ROUNDS 10000
-
-int external_fault_needs_control(const struct fault_ops *ops, int target)
-{
-    if (ops && (ops->flags & FAULT_PROXY_ONLY))
-        return 0; /* link faults act in the proxy, between the workers and any node */
-    switch (target) {
-    case TARGET_HOLDER:
-    case TARGET_ACQUIRER:
-    case TARGET_WORKER:
-    case TARGET_RANDOM_WORKER:
-    case TARGET_ALL_WORKERS:
-        return 0; /* the workers are the harness's own processes */
-    default:
-        return 1; /* node:N, and any target a later kind adds that is not a worker */
-    }
-}
 
 int external_split_address(const char *addr, char *host, size_t hostn, int *port)
 {
@@ -215,3 +200,15 @@ int external_cluster_start(struct cluster *c, const struct workload *w, const ch
     c->has_storage = 1;
     return rc;
 }
+
+const struct backend_ops backend_external = {
+    .version = BACKEND_OPS_VERSION,
+    .name = "external",
+    .help = "redis servers someone else runs, at cluster.addresses; lockstorm starts only its "
+            "storage node",
+    .caps = BACKEND_CAP_REDIS | BACKEND_CAP_ADDRESSES,
+    .start = external_cluster_start,
+    .stop = cluster_stop,
+    .dump_storage = backend_redis_dump,
+    .store = &store_redis,
+};

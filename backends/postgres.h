@@ -1,18 +1,18 @@
 /*
- * pgcluster.h: `cluster.topology: postgres`: the harness's own PostgreSQL
+ * postgres.h: `cluster.topology: postgres`: the harness's own PostgreSQL
  * server (reference article 05: advisory locks). initdb into the run
  * directory (nodes/pg), postgres listening on a free 127.0.0.1 port only
  * (no Unix socket), run as a non-root OS user when the harness is root
  * (LS_PG_USER, else `postgres`, else `nobody`; the data directory is
  * chowned to it), stopped by pid. It is lock node 0 (workers reach it
- * through the fault proxy) and the storage (a table, harness/pgstore.h,
+ * through the fault proxy) and the storage (a table, backends/pgstore.h,
  * reached directly). Binaries: LS_PG_BINDIR, else the newest
  * /usr/lib/postgresql/N/bin.
  */
-#ifndef LS_PGCLUSTER_H
-#define LS_PGCLUSTER_H
+#ifndef LS_BACKENDS_POSTGRES_H
+#define LS_BACKENDS_POSTGRES_H
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "util/err.h"
 
 struct workload;

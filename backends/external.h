@@ -1,5 +1,5 @@
 /*
- * topo_external.h: `cluster.topology: external`: the lock nodes are redis
+ * external.h: `cluster.topology: external`: the lock nodes are redis
  * servers someone else runs (docker/compose.yaml, a staging cluster),
  * named by `cluster.addresses` (host:port). The harness starts none of
  * them and has no process control over them, so it refuses at load time
@@ -7,21 +7,13 @@
  * locally (the protected resource is the harness's, not the cluster's).
  * Not here: the workers and the proxy, which treat these nodes like any.
  */
-#ifndef LS_TOPO_EXTERNAL_H
-#define LS_TOPO_EXTERNAL_H
+#ifndef LS_BACKENDS_EXTERNAL_H
+#define LS_BACKENDS_EXTERNAL_H
 
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 #include "util/err.h"
 
-struct fault_ops;
 struct workload;
-
-/* 1 when fault kind ops aimed at target (enum fault_target) needs process
- * control of the lock nodes (pause, kill, stop or stall a node; anything
- * not aimed at a worker), which topology external does not have. Kinds
- * flagged FAULT_PROXY_ONLY (the link faults) act in the harness's proxy
- * and are always available. */
-int external_fault_needs_control(const struct fault_ops *ops, int target);
 
 /* Split "host:port" (the last ':' separates) into host (NUL-terminated,
  * at most hostn - 1 bytes) and *port. Returns 0, or -1 when it is not of

@@ -4,7 +4,7 @@
  * port, close); the small window before redis-server binds it is covered
  * by retrying with a fresh port when the server exits at start-up.
  */
-#include "harness/cluster.h"
+#include "backends/cluster.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "util/proc.h"
-#include "harness/workload.h"
+#include "model/workload.h"
 #include "util/clockctl.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"

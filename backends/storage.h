@@ -37,6 +37,11 @@ void storage_read(struct storage *s, int res, int has_fence, uint64_t fence,
 void storage_write(struct storage *s, int res, int64_t pval, int do_fenced, uint64_t fence,
                    int64_t fval, struct store_op *plain, struct store_op *fenced);
 
+/* The worker-side table of the above (backends/backend.h struct store_ops):
+ * what the Redis-node backends hand their workers. */
+struct store_ops;
+extern const struct store_ops store_redis;
+
 /* Harness side: write storage.jsonl (one line per resource) from the node. */
 int storage_dump(const char *host, int port, const char *password, int nres, int fencing,
                  const char *path, struct ls_err *err);
