@@ -4,7 +4,7 @@
  * sentinel) or by the harness as operator (mode manual). With cut_before
  * the primary's replication link is cut first, so grants made meanwhile are
  * lost: through the replication proxy (cut: proxy, no root needed) or with
- * iptables rules (cut: iptables, root; harness/iptables.h). Starts once the old primary is reaped / in state T; ends once the
+ * iptables rules (cut: iptables, root; util/iptables.h). Starts once the old primary is reaped / in state T; ends once the
  * new one answers ROLE master and workers can find it. Not here: the set
  * itself (harness/replicated.c).
  */
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
-#include "harness/iptables.h"
+#include "util/iptables.h"
 #include "util/proc.h"
 #include "harness/replicated.h"
 #include "harness/run.h"

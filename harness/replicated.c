@@ -26,7 +26,7 @@
 
 #include "faults/proxy.h"
 #include "harness/cluster.h"
-#include "harness/iptables.h"
+#include "util/iptables.h"
 #include "util/proc.h"
 #include "harness/reaper.h"
 #include "harness/run.h"
