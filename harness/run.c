@@ -525,12 +525,45 @@ static int workers_down(const struct run *r)
     return n;
 }
 
+/* Contract: when the reaper has died under the run, start a new one over
+ * the same workers and tag, record the death ({at_ms, exit, pid}) in
+ * r->reaper_restarts and rewrite run.json, so a harness killed next still
+ * has a reaper. A failed restart is an incident. Polled with the workers
+ * (start-up and the run). */
+static void reaper_watch(struct run *r)
+{
+    int st;
+    pid_t old = r->reaper.pid;
+    if (!reaper_died(&r->reaper, &st))
+        return;
+    char text[64];
+    proc_status_text(st, text, sizeof(text));
+    if (!r->reaper_restarts)
+        r->reaper_restarts = json_new_arr();
+    struct json *e = json_arr_push(r->reaper_restarts, json_new_obj());
+    json_obj_set_num(e, "at_ms", (double)run_now(r) / 1e6);
+    json_obj_set_int(e, "pid", old);
+    json_obj_set_str(e, "exit", text);
+    struct ls_err e1 = {0};
+    char id[2 * sizeof(r->run_id) + 1];
+    evlog_run_id_hex(r->run_id, id);
+    if (reaper_start(&r->reaper, r->shm, id, &e1) < 0) {
+        incident_add(r, "the reaper (pid %d) %s and could not be restarted: %s", (int)old, text,
+                     e1.msg);
+        ls_err_clear(&e1);
+    }
+    r->reaper_pid = r->reaper.pid;
+    if (write_run_json(r, 0, 0, NULL, NULL, &e1) < 0)
+        ls_err_clear(&e1);
+}
+
 static int wait_ready(struct run *r, struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + READY_TIMEOUT;
     for (;;) {
         int ready = 0;
         reap_workers(r);
+        reaper_watch(r);
         for (int i = 0; i < r->nworkers; i++) {
             int st = atomic_load(&r->shm->w[i].state);
             if (st == WS_FAILED)
@@ -676,35 +709,6 @@ static int check_and_report(struct run *r, struct json **result, struct ls_err *
         ls_err_set(err, LS_EINTR, "checking stopped by a signal; `lockstorm check %s` gives "
                    "the verdict", r->dir);
     return rc;
-}
-
-/* Contract: when the reaper has died under the run, start a new one over
- * the same workers and tag, record the death ({at_ms, exit, pid}) in
- * r->reaper_restarts and rewrite run.json, so a harness killed next still
- * has a reaper. A failed restart is an incident. */
-static void reaper_watch(struct run *r, const char *run_id)
-{
-    int st;
-    pid_t old = r->reaper.pid;
-    if (!reaper_died(&r->reaper, &st))
-        return;
-    char text[64];
-    proc_status_text(st, text, sizeof(text));
-    if (!r->reaper_restarts)
-        r->reaper_restarts = json_new_arr();
-    struct json *e = json_arr_push(r->reaper_restarts, json_new_obj());
-    json_obj_set_num(e, "at_ms", (double)run_now(r) / 1e6);
-    json_obj_set_int(e, "pid", old);
-    json_obj_set_str(e, "exit", text);
-    struct ls_err e1 = {0};
-    if (reaper_start(&r->reaper, r->shm, run_id, &e1) < 0) {
-        incident_add(r, "the reaper (pid %d) %s and could not be restarted: %s", (int)old, text,
-                     e1.msg);
-        ls_err_clear(&e1);
-    }
-    r->reaper_pid = r->reaper.pid;
-    if (write_run_json(r, 0, 0, NULL, NULL, &e1) < 0)
-        ls_err_clear(&e1);
 }
 
 int run_workload(const struct workload *w, const struct run_opts *opts, struct json **result,
@@ -878,7 +882,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
                 break;
             schedule_tick(&sched, r);
             reap_workers(r);
-            reaper_watch(r, run_hex);
+            reaper_watch(r);
             if (!workers_alive(r) && !workers_down(r))
                 break;
         }
