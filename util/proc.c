@@ -1,6 +1,7 @@
 /*
- * proc.c: child process start/stop by pid. See proc.h. This file never
- * signals anything but the pids it is handed by the code that started them.
+ * proc.c: child process start/stop by pid. See proc.h. This file signals
+ * only the pids it is handed by the code that started them, and processes
+ * carrying the run's tag or adopted by the caller (proc_kill_tagged).
  */
 #include "util/proc.h"
 

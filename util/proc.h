@@ -1,8 +1,11 @@
 /*
- * proc.h: child processes. Every child is started by fork+exec with an argv
- * array (never a shell), dies with the harness (PR_SET_PDEATHSIG), is
- * tracked by pid, and is stopped and reaped by pid. Nothing here ever
- * signals a process it did not start.
+ * proc.h: child processes. Every program lockstorm runs is started here
+ * (proc_spawn_opts: fork+exec of an argv array, never a shell), every child
+ * running lockstorm's own code is forked here (proc_fork); by default each
+ * dies with the harness (PR_SET_PDEATHSIG), is tracked by pid, and is
+ * stopped and reaped by pid; every wait status is worded here. Nothing
+ * here signals a process the caller did not start, directly or through
+ * what it started (proc_kill_tagged: the run's tag, never a name).
  */
 #ifndef LS_PROC_H
 #define LS_PROC_H
