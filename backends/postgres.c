@@ -122,6 +122,22 @@ static char *data_arg(const struct pg_env *e, const struct node_proc *n)
     return e->drop ? PG_DIRFD_PATH : (char *)n->dir;
 }
 
+/* In the child, before the change of user (util/proc.h child_hook): the
+ * data directory arg opened as PG_DIRFD. 0, or -1 with errno set. */
+static int open_dirfd(void *arg)
+{
+    int dfd = open((const char *)arg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (dfd < 0)
+        return -1;
+    if (dfd != PG_DIRFD) {
+        int bad = dup2(dfd, PG_DIRFD) < 0;
+        close(dfd);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
 /* fork + exec argv (bindir/argv[0], at most 30 arguments) as e's user, output appended to log,
  * in a process group of its own, dying with the harness. As root, datadir
  * is opened before the change of user and left open as PG_DIRFD
@@ -132,81 +148,24 @@ static pid_t spawn_as(const struct pg_env *e, char *const argv[], const char *da
 {
     char path[700];
     snprintf(path, sizeof(path), "%s/%s", e->bindir, argv[0]);
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        return ls_err_errno(err, LS_EENV, errno, "postgres: pipe");
     int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (logfd < 0) {
-        int er = errno;
-        close(pfd[0]);
-        close(pfd[1]);
-        return ls_err_errno(err, LS_EIO, er, "open %s", log);
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        int er = errno;
-        close(pfd[0]);
-        close(pfd[1]);
-        close(logfd);
-        return ls_err_errno(err, LS_EENV, er, "postgres: fork");
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        for (int s = 1; s < NSIG; s++)
-            signal(s, SIG_DFL);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(logfd, 1);
-        dup2(logfd, 2);
-        int bad = 0;
-        if (e->drop) {
-            int dfd = open(datadir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-            if (pfd[1] == PG_DIRFD) { /* keep the exec-error pipe out of the way */
-                int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, PG_DIRFD + 1);
-                close(pfd[1]);
-                pfd[1] = moved;
-            }
-            bad = dfd < 0 || (dfd != PG_DIRFD && dup2(dfd, PG_DIRFD) < 0);
-            if (dfd >= 0 && dfd != PG_DIRFD)
-                close(dfd);
-            bad = bad || setgroups(0, NULL) < 0 || setgid(e->gid) < 0 || setuid(e->uid) < 0;
-        }
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* after setuid, which clears it */
-        if (getppid() != parent)
-            _exit(127);
-        if (!bad) {
-            char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", "LANG=C", NULL};
-            char *args[32];
-            int k = 0;
-            args[k++] = path; /* initdb finds postgres next to its own argv[0] */
-            for (int i = 1; argv[i] && k < 31; i++)
-                args[k++] = argv[i];
-            args[k] = NULL;
-            execve(path, args, envp);
-        }
-        int er = errno;
-        ssize_t w = write(pfd[1], &er, sizeof(er));
-        (void)w;
-        _exit(127);
-    }
-    close(pfd[1]);
+    if (logfd < 0)
+        return ls_err_errno(err, LS_EIO, errno, "open %s", log);
+    char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", "LANG=C", NULL};
+    char *args[32];
+    int k = 0;
+    args[k++] = path; /* initdb finds postgres next to its own argv[0] */
+    for (int i = 1; argv[i] && k < 31; i++)
+        args[k++] = argv[i];
+    args[k] = NULL;
+    /* util/proc.h: own group, death signal after the change of user */
+    struct spawn_opts po = {.path = path, .envp = envp, .use_fds = 1, .fd_in = -1,
+                           .fd_out = logfd, .fd_err = logfd, .what = "postgres",
+                           .child_hook = e->drop ? open_dirfd : NULL, .hook_arg = (void *)datadir,
+                           .drop = e->drop, .uid = e->uid, .gid = e->gid,
+                           .as_user = e->drop ? e->user : NULL};
+    pid_t pid = proc_spawn_opts(args, &po, err);
     close(logfd);
-    int child_errno = 0;
-    ssize_t r;
-    do
-        r = read(pfd[0], &child_errno, sizeof(child_errno));
-    while (r < 0 && errno == EINTR);
-    close(pfd[0]);
-    if (r == (ssize_t)sizeof(child_errno)) {
-        waitpid(pid, NULL, 0);
-        return ls_err_errno(err, LS_EENV, child_errno, "postgres: cannot run %s%s%s", path,
-                            e->drop ? " as " : "", e->drop ? e->user : "");
-    }
     return pid;
 }
 

@@ -19,6 +19,7 @@
 #include "faults/fault.h"
 #include "faults/target.h"
 #include "model/workload.h"
+#include "util/proc.h"
 #include "util/timeutil.h"
 
 #define RESTART_NEVER (-1)     /* restart: never */
@@ -71,13 +72,8 @@ static int64_t restart_delay(const struct fault_inst *fi)
 /* o.exit = a wait status as text ("exited 0", "killed by signal 9 (Killed)"). */
 static void status_field(struct json *o, int status)
 {
-    char st[64] = "?";
-    if (WIFEXITED(status))
-        snprintf(st, sizeof(st), "exited %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        snprintf(st, sizeof(st), "killed by signal %d (%s)", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)));
-    json_obj_set_str(o, "exit", st);
+    char st[64];
+    json_obj_set_str(o, "exit", proc_status_text(status, st, sizeof(st)));
 }
 
 /* ---- workers ---- */

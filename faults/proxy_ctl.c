@@ -133,8 +133,9 @@ static int wait_ready(struct proxy *p, struct ls_err *err)
         int st;
         if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
             p->exited = 1;
-            return ls_err_set(err, LS_EENV, "proxy: exited during start-up (status %d); see its log",
-                              WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+            char text[64];
+            return ls_err_set(err, LS_EENV, "proxy: %s during start-up; see its log",
+                              proc_status_text(st, text, sizeof(text)));
         }
         if (ls_now_ns() > deadline)
             return ls_err_set(err, LS_ETIMEOUT, "proxy: not running within 5s");
@@ -225,14 +226,12 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, struct ls_er
                                 cfg->nodes[n].host);
         for (int n = 0; n < cfg->nnodes && rc == 0; n++)
             rc = auth_command(&cfg->nodes[n], &pc.auth[n], &pc.auth_len[n], err);
-        pid_t parent = getpid();
         if (rc == 0)
-            p->pid = fork();
+            p->pid = proc_fork(0); /* its own group, dying with the harness */
         if (p->pid < 0) {
             rc = ls_err_errno(err, LS_EENV, errno, "proxy: fork");
             p->pid = 0;
         } else if (p->pid == 0 && rc == 0) {
-            proc_child_setup(parent);
             _exit(proxy_main(&pc));
         }
         for (int n = 0; n < cfg->nnodes; n++) { /* the proxy has its own copy */
@@ -344,8 +343,9 @@ static int commit(struct proxy *p, struct proxy_ack *ack, struct ls_err *err)
         int st;
         if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
             p->exited = 1;
-            return ls_err_set(err, LS_EENV, "proxy: exited (status %d) before applying the rules",
-                              WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+            char text[64];
+            return ls_err_set(err, LS_EENV, "proxy: %s before applying the rules",
+                              proc_status_text(st, text, sizeof(text)));
         }
         int64_t left = deadline - ls_now_ns();
         if (left <= 0)

@@ -62,9 +62,8 @@ static int write_all(int fd, const char *buf, size_t n)
 }
 
 /* Contract: the child's side; never returns. */
-static void child_main(pid_t parent, int fd, const char *dir, unsigned formats, int quiet)
+static void child_main(int fd, const char *dir, unsigned formats, int quiet)
 {
-    proc_child_setup(parent);
     struct json *res = NULL;
     struct ls_err err = {0};
     int rc = check_here(dir, formats, quiet, &res, &err);
@@ -132,8 +131,7 @@ int checkproc_run(const char *dir, unsigned formats, int quiet, int (*stop)(void
     if (pipe2(fds, O_CLOEXEC) < 0)
         return ls_err_errno(err, LS_EENV, errno, "checker process: pipe");
     fflush(stderr);
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = proc_fork(0); /* its own group, dying with the harness (util/proc.h) */
     if (pid < 0) {
         int e = errno;
         close(fds[0]);
@@ -142,9 +140,8 @@ int checkproc_run(const char *dir, unsigned formats, int quiet, int (*stop)(void
     }
     if (pid == 0) {
         close(fds[0]);
-        child_main(parent, fds[1], dir, formats, quiet);
+        child_main(fds[1], dir, formats, quiet);
     }
-    setpgid(pid, pid); /* also done in the child: whichever runs first */
     close(fds[1]);
     struct strbuf sb = STRBUF_INIT;
     int stopped = 0, rc = 0;
@@ -185,9 +182,10 @@ int checkproc_run(const char *dir, unsigned formats, int quiet, int (*stop)(void
     if (WIFSIGNALED(status)) /* crashed or OOM-killed mid-write */
         remove_tmp_files(dir, pid);
     if (rc == LS_EENV && !*result && WIFSIGNALED(status)) {
+        char st[64];
         ls_err_clear(err);
-        rc = ls_err_set(err, LS_EENV, "checker process: killed by signal %d (%s)",
-                        WTERMSIG(status), strsignal(WTERMSIG(status)));
+        rc = ls_err_set(err, LS_EENV, "checker process: %s",
+                        proc_status_text(status, st, sizeof(st)));
     }
     sb_free(&sb);
     return rc;

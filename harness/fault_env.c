@@ -186,13 +186,8 @@ static void res_field(struct json *o, const char *key, int res)
 /* o.exit = a wait status as text ("exited 0", "killed by signal 9 (Killed)"). */
 static void status_field(struct json *o, int status)
 {
-    char st[64] = "?";
-    if (WIFEXITED(status))
-        snprintf(st, sizeof(st), "exited %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        snprintf(st, sizeof(st), "killed by signal %d (%s)", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)));
-    json_obj_set_str(o, "exit", st);
+    char st[64];
+    json_obj_set_str(o, "exit", proc_status_text(status, st, sizeof(st)));
 }
 
 /* A worker being ended: signalled by signal_worker, waited for and
@@ -229,9 +224,9 @@ static int signal_worker(struct run *r, int i, int sig, struct victim *v, struct
 static int group_wait_gone(pid_t pgid, int64_t timeout)
 {
     int64_t until = ls_now_ns() + timeout;
-    while (kill(-pgid, 0) == 0 && ls_now_ns() < until)
+    while (!proc_group_gone(pgid) && ls_now_ns() < until) /* reaps adopted orphans */
         ls_sleep_ns(2 * LS_NS_PER_MS);
-    return kill(-pgid, 0) < 0 && errno == ESRCH;
+    return proc_group_gone(pgid);
 }
 
 /* Contract: 1 once pid is reaped (*st its status), 0 when the absolute

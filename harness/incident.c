@@ -26,17 +26,6 @@ void incident_add(struct run *r, const char *fmt, ...)
     json_arr_push(r->incidents, json_new_str(line));
 }
 
-/* Contract: "exited 3", "killed by signal 9 (Killed)" for wait status st. */
-static void status_text(int st, char *buf, size_t n)
-{
-    if (WIFEXITED(st))
-        snprintf(buf, n, "exited %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-    else
-        snprintf(buf, n, "wait status %d", st);
-}
-
 void incident_scan_workers(struct run *r)
 {
     for (int i = 0; r->workers && i < r->nworkers; i++) {
@@ -46,7 +35,7 @@ void incident_scan_workers(struct run *r)
         if (WIFEXITED(rw->status) && WEXITSTATUS(rw->status) == 0)
             continue; /* it reached the deadline and ended on its own */
         char st[96];
-        status_text(rw->status, st, sizeof(st));
+        proc_status_text(rw->status, st, sizeof(st));
         incident_add(r, "worker %d (pid %d, epoch %u) ended at %.3f s, not by a fault or the "
                      "harness: %s", i, (int)rw->pid, rw->epoch, (double)rw->end_ns / 1e9, st);
     }
@@ -75,7 +64,7 @@ static void scan_node(struct run *r, struct node_proc *n, const char *what)
     if (waitpid(n->pid, &st, WNOHANG) != n->pid)
         return;
     char s[96];
-    status_text(st, s, sizeof(s));
+    proc_status_text(st, s, sizeof(s));
     incident_add(r, "%s (redis-server pid %d, 127.0.0.1:%d) died during the run, not by a "
                  "fault: %s; see its log", what, (int)n->pid, n->port, s);
     n->pid = 0;

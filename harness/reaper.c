@@ -15,23 +15,35 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/iptables.h"
+#include "util/iptables.h"
 #include "util/proc.h"
 #include "harness/shm.h"
 #include "util/timeutil.h"
 
-/* Contract: the reaper process's life: block until EOF on fd, then kill
- * every group named in shm. Never returns. */
-static void reaper_main(int fd, struct shm *shm)
+/* written before the harness closes the pipe at its teardown: EOF without
+ * it means the harness died */
+#define REAPER_ORDERLY 'q'
+
+/* Contract: the reaper process's life: block until fd says the harness is
+ * done ('q' then EOF) or gone (EOF alone), then kill every group named in
+ * shm; when the harness is gone, also every process carrying the run's tag
+ * (tag: "LOCKSTORM_RUN=<id>", proc.h), whatever its group or session.
+ * Never returns. */
+static void reaper_main(int fd, struct shm *shm, const char *tag)
 {
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
     char c;
+    int orderly = 0;
     for (;;) {
         ssize_t n = read(fd, &c, 1);
+        if (n == 1 && c == REAPER_ORDERLY)
+            orderly = 1;
         if (n == 0 || (n < 0 && errno != EINTR))
             break;
     }
@@ -41,6 +53,9 @@ static void reaper_main(int fd, struct shm *shm)
         if (g > 1 && g != self)
             kill(-g, SIGKILL); /* ESRCH: the group is gone already */
     }
+    /* the harness is gone: no teardown will sweep what escaped the groups */
+    if (!orderly && tag[0])
+        proc_kill_tagged(tag, 0, 2 * LS_NS_PER_S);
     _exit(0);
 }
 
@@ -52,6 +67,9 @@ static void rules_reaper_main(int fd, pid_t parent, const char *comment)
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
+    /* it must outlive the run to delete the rules: its iptables children
+     * do not carry the run's tag, or a reaper's sweep could kill them */
+    unsetenv(PROC_RUN_TAG);
     for (;;) {
         struct pollfd pf = {.fd = fd, .events = POLLIN};
         int n = poll(&pf, 1, 100);
@@ -86,7 +104,9 @@ static pid_t fork_reaper(struct reaper *rp, const char *what, struct ls_err *err
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return ls_err_errno(err, LS_EENV, errno, "%s: pipe", what);
-    pid_t pid = fork();
+    /* a group of its own (a pause or kill of a group never reaches it), no
+     * death signal, its signals left for it to block (util/proc.h) */
+    pid_t pid = proc_fork(PROC_NO_DEATHSIG);
     if (pid < 0) {
         int e = errno;
         close(p[0]);
@@ -94,7 +114,6 @@ static pid_t fork_reaper(struct reaper *rp, const char *what, struct ls_err *err
         return ls_err_errno(err, LS_EENV, e, "%s: fork", what);
     }
     if (pid == 0) {
-        setpgid(0, 0); /* a pause or kill of a group never reaches it */
         /* only the pipe's read end (3): the harness's end closes the pipe */
         if (p[0] != 3) {
             dup2(p[0], 3);
@@ -103,7 +122,6 @@ static pid_t fork_reaper(struct reaper *rp, const char *what, struct ls_err *err
         close_range(4, ~0U, 0);
         return 0;
     }
-    setpgid(pid, pid);
     close(p[0]);
     rp->pid = pid;
     rp->fd = p[1];
@@ -121,18 +139,40 @@ int reaper_rules_start(struct reaper *rp, const char *comment, struct ls_err *er
     return pid < 0 ? (int)pid : 0;
 }
 
-int reaper_start(struct reaper *rp, struct shm *shm, struct ls_err *err)
+int reaper_start(struct reaper *rp, struct shm *shm, const char *run_id, struct ls_err *err)
 {
+    char tag[128] = "";
+    if (run_id && run_id[0])
+        snprintf(tag, sizeof(tag), "%s=%s", PROC_RUN_TAG, run_id);
     pid_t pid = fork_reaper(rp, "reaper", err);
     if (pid == 0)
-        reaper_main(3, shm);
+        reaper_main(3, shm, tag);
     return pid < 0 ? (int)pid : 0;
+}
+
+int reaper_died(struct reaper *rp, int *status)
+{
+    if (!rp || rp->pid <= 0)
+        return 0;
+    int st = 0;
+    pid_t r = waitpid(rp->pid, &st, WNOHANG);
+    if (r != rp->pid)
+        return 0;
+    close(rp->fd);
+    rp->fd = -1;
+    rp->pid = 0;
+    if (status)
+        *status = st;
+    return 1;
 }
 
 void reaper_stop(struct reaper *rp)
 {
     if (!rp || rp->pid <= 0)
         return;
+    char q = REAPER_ORDERLY; /* the harness is alive: its teardown sweeps the rest */
+    ssize_t w = write(rp->fd, &q, 1);
+    (void)w;
     close(rp->fd);
     rp->fd = -1;
     proc_stop(rp->pid, 0, 2 * LS_NS_PER_S);

@@ -27,7 +27,7 @@
 #include "faults/failover.h"
 #include "faults/proxy.h"
 #include "backends/cluster.h"
-#include "harness/iptables.h"
+#include "util/iptables.h"
 #include "util/proc.h"
 #include "harness/reaper.h"
 #include "harness/run.h"

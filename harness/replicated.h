@@ -7,7 +7,7 @@
  * `cut: iptables` there is no such proxy: node n replicates directly from
  * source address 127.0.0.(10+n) (bind-source-addr; protected mode off,
  * still bound to 127.0.0.1 only) and a cut is tagged iptables DROP rules
- * (harness/iptables.h), removed at heal, at teardown, and by a rules
+ * (util/iptables.h), removed at heal, at teardown, and by a rules
  * reaper (harness/reaper.h) if the harness dies. Workers learn the primary from
  * the sentinels or a shared page (locks/replset.h). Not here: the failover
  * fault (faults/failover.c).

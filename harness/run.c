@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -256,13 +257,8 @@ static int write_text(const struct run *r, const char *name, struct strbuf *sb, 
 static void exit_text(int exited, int status, struct json *e)
 {
     char st[64] = "running";
-    if (exited) {
-        if (WIFEXITED(status))
-            snprintf(st, sizeof(st), "exited %d", WEXITSTATUS(status));
-        else if (WIFSIGNALED(status))
-            snprintf(st, sizeof(st), "killed by signal %d (%s)", WTERMSIG(status),
-                     strsignal(WTERMSIG(status)));
-    }
+    if (exited)
+        proc_status_text(status, st, sizeof(st));
     json_obj_set_str(e, "exit", st);
 }
 
@@ -287,6 +283,12 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
     json_obj_set(j, "error", failed ? json_new_str(failed) : json_new_null());
     /* who ran it: a later run or check tells a dead run from one in progress (leftover.h) */
     json_obj_set_int(json_obj_set(j, "harness", json_new_obj()), "pid", (int64_t)getpid());
+    /* how what the run started is found and killed (docs/reliability.md) */
+    json_obj_set_str(j, "containment", r->containment ? r->containment : "groups");
+    struct json *rj = json_obj_set(j, "reaper", json_new_obj());
+    json_obj_set_int(rj, "pid", r->reaper_pid);
+    json_obj_set(rj, "restarts", r->reaper_restarts ? json_clone(r->reaper_restarts)
+                                                   : json_new_arr());
     json_obj_set_int(j, "start_real_ns", r->start_real);
     json_obj_set_int(j, "start_mono_ns", r->start_mono);
     char ts[40];
@@ -450,12 +452,10 @@ int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
         .start_mono = r->start_mono,
         .start_real = r->start_real,
     };
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = proc_fork(0); /* its own group, dying with the harness (util/proc.h) */
     if (pid < 0)
         return ls_err_errno(err, LS_EENV, errno, "fork worker %d (epoch %u)", i, epoch);
     if (pid == 0) {
-        proc_child_setup(parent);
         if (r->faults_log)
             fclose(r->faults_log); /* nothing buffered: it is flushed per line */
         /* A restart forks mid-run: drop the harness's sockets and files (fault
@@ -468,7 +468,6 @@ int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
             unsetenv(r->w->cluster.password_env);
         _exit(worker_main(&a));
     }
-    setpgid(pid, pid); /* also done in the child: whichever runs first */
     rw->pid = pid;
     rw->exited = 0;
     rw->status = 0;
@@ -524,12 +523,45 @@ static int workers_down(const struct run *r)
     return n;
 }
 
+/* Contract: when the reaper has died under the run, start a new one over
+ * the same workers and tag, record the death ({at_ms, exit, pid}) in
+ * r->reaper_restarts and rewrite run.json, so a harness killed next still
+ * has a reaper. A failed restart is an incident. Polled with the workers
+ * (start-up and the run). */
+static void reaper_watch(struct run *r)
+{
+    int st;
+    pid_t old = r->reaper.pid;
+    if (!reaper_died(&r->reaper, &st))
+        return;
+    char text[64];
+    proc_status_text(st, text, sizeof(text));
+    if (!r->reaper_restarts)
+        r->reaper_restarts = json_new_arr();
+    struct json *e = json_arr_push(r->reaper_restarts, json_new_obj());
+    json_obj_set_num(e, "at_ms", (double)run_now(r) / 1e6);
+    json_obj_set_int(e, "pid", old);
+    json_obj_set_str(e, "exit", text);
+    struct ls_err e1 = {0};
+    char id[2 * sizeof(r->run_id) + 1];
+    evlog_run_id_hex(r->run_id, id);
+    if (reaper_start(&r->reaper, r->shm, id, &e1) < 0) {
+        incident_add(r, "the reaper (pid %d) %s and could not be restarted: %s", (int)old, text,
+                     e1.msg);
+        ls_err_clear(&e1);
+    }
+    r->reaper_pid = r->reaper.pid;
+    if (write_run_json(r, 0, 0, NULL, NULL, &e1) < 0)
+        ls_err_clear(&e1);
+}
+
 static int wait_ready(struct run *r, struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + READY_TIMEOUT;
     for (;;) {
         int ready = 0;
         reap_workers(r);
+        reaper_watch(r);
         for (int i = 0; i < r->nworkers; i++) {
             int st = atomic_load(&r->shm->w[i].state);
             if (st == WS_FAILED)
@@ -718,6 +750,20 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         rc = limits_check(w, err); /* ulimit -n / -u / -f, before anything exists */
     if (rc == 0) /* the run's id: run.json and every event log's header name it */
         rc = ls_random_bytes(r->run_id, sizeof(r->run_id), "run id", err);
+    /* Every process of the run inherits LOCKSTORM_RUN=<run id> and the
+     * harness is its descendants' child subreaper (docs/reliability.md
+     * "Nothing escapes the run"); both are put back as they were at done. */
+    char run_hex[2 * sizeof(r->run_id) + 1] = "", tag[sizeof(run_hex) + 32] = "";
+    char *prev_tag = getenv(PROC_RUN_TAG) ? strdup(getenv(PROC_RUN_TAG)) : NULL;
+    int prev_subreaper = 0, set_tag = 0;
+    prctl(PR_GET_CHILD_SUBREAPER, &prev_subreaper);
+    if (rc == 0) {
+        evlog_run_id_hex(r->run_id, run_hex);
+        snprintf(tag, sizeof(tag), "%s=%s", PROC_RUN_TAG, run_hex);
+        set_tag = setenv(PROC_RUN_TAG, run_hex, 1) == 0;
+        int sub = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+        r->containment = sub && set_tag ? "subreaper+environ" : set_tag ? "environ" : "groups";
+    }
     if (rc == 0)
         rc = make_rundir(r, err);
     if (rc < 0)
@@ -763,7 +809,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     if (rc == 0 && (w->cluster.backend->caps & BACKEND_CAP_REPLICAS))
         rc = replset_start(r, err); /* replicas in sync, sentinels ready */
     if (rc == 0) /* after the proxies (they must not hold its pipe), before the workers */
-        rc = reaper_start(&r->reaper, r->shm, err);
+        rc = reaper_start(&r->reaper, r->shm, run_hex, err);
+    r->reaper_pid = r->reaper.pid;
     if (rc < 0)
         goto teardown;
 
@@ -825,6 +872,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
                 break;
             schedule_tick(&sched, &fenv);
             reap_workers(r);
+            reaper_watch(r);
             if (!workers_alive(r) && !workers_down(r))
                 break;
         }
@@ -882,6 +930,10 @@ teardown:
     } else {
         w->cluster.backend->stop(&r->cluster);
     }
+    /* everything the run started is stopped: what is left carrying its tag,
+     * or reparented to the harness (subreaper), escaped it; killed by pid */
+    if (set_tag)
+        proc_kill_tagged(tag, 1, 2 * LS_NS_PER_S);
     if (r->faults_log) {
         fclose(r->faults_log);
         r->faults_log = NULL;
@@ -909,6 +961,15 @@ done:
     free(r->workers);
     fault_env_free(&fenv);
     json_free(r->incidents);
+    json_free(r->reaper_restarts);
+    if (set_tag) {
+        if (prev_tag)
+            setenv(PROC_RUN_TAG, prev_tag, 1);
+        else
+            unsetenv(PROC_RUN_TAG);
+    }
+    free(prev_tag);
+    prctl(PR_SET_CHILD_SUBREAPER, prev_subreaper);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

@@ -93,6 +93,12 @@ struct run {
                                        lines for run.json (harness/incident.h); owned */
     uint8_t run_id[16];             /* random, fixed before run.json is first written: run.json
                                        "run_id" and every event log's header (evlog.h) */
+    const char *containment;        /* run.json "containment": how every process of the run is
+                                       found (docs/reliability.md "Nothing escapes the run") */
+    pid_t reaper_pid;               /* the latest reaper's pid (run.json "reaper"), kept after it
+                                       stopped */
+    struct json *reaper_restarts;   /* the reaper's deaths under the run, each answered by a new
+                                       one: JSON array for run.json "reaper"; owned */
 };
 
 /* Run-relative now, ns. */

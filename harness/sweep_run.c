@@ -278,8 +278,9 @@ static void finish_cell(struct sweep_ctx *x, struct sweep_cell *c, int status)
         c->state = CELL_ERROR;
         char line[200];
         last_log_line(x, c, line, sizeof(line));
-        if (WIFSIGNALED(status))
-            snprintf(c->why, sizeof(c->why), "killed by signal %d%s%s", WTERMSIG(status),
+        char st[64];
+        if (WIFSIGNALED(status)) /* "killed by signal 9 (Killed)": util/proc.h */
+            snprintf(c->why, sizeof(c->why), "%s%s%s", proc_status_text(status, st, sizeof(st)),
                      *line ? ": " : "", line);
         else
             snprintf(c->why, sizeof(c->why), "exit %d: %s", c->exit_code,

@@ -13,7 +13,7 @@
 #include "backends/backend.h"
 #include "faults/failover.h"
 #include "faults/fault.h"
-#include "harness/iptables.h"
+#include "util/iptables.h"
 #include "harness/links.h"
 #include "harness/workload_int.h"
 #include "util/timeutil.h"

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/proc.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -40,16 +41,6 @@ __attribute__((format(printf, 2, 3))) static void logf_(struct adapter *a, const
     va_end(ap);
     fputc('\n', a->log);
     fflush(a->log);
-}
-
-static void status_text(int st, char *buf, size_t n)
-{
-    if (WIFEXITED(st))
-        snprintf(buf, n, "exited %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-    else
-        snprintf(buf, n, "status %d", st);
 }
 
 /* Contract: count a protocol error, quote the first few in the log and
@@ -87,7 +78,7 @@ static int reap(struct adapter *a, int64_t wait_ns)
         pid_t r = waitpid(a->pid, &st, WNOHANG);
         if (r == a->pid || (r < 0 && errno == ECHILD)) {
             if (r == a->pid)
-                status_text(st, a->exit_text, sizeof(a->exit_text));
+                proc_status_text(st, a->exit_text, sizeof(a->exit_text));
             else
                 snprintf(a->exit_text, sizeof(a->exit_text), "gone");
             a->pid = 0;
@@ -138,17 +129,15 @@ static void mark_dead(struct adapter *a, const char *how)
 static int spawn(struct adapter *a, struct ls_err *err)
 {
     const char *prog = a->cfg.argv[0];
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, ep[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1};
     int errfd = -1;
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
         int e = errno;
         for (int i = 0; i < 2; i++) {
             if (in[i] >= 0)
                 close(in[i]);
             if (out[i] >= 0)
                 close(out[i]);
-            if (ep[i] >= 0)
-                close(ep[i]);
         }
         return ls_err_errno(err, LS_EENV, e, "adapter %s: pipe", prog);
     }
@@ -156,56 +145,22 @@ static int spawn(struct adapter *a, struct ls_err *err)
                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (errfd < 0) {
         int e = errno;
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(ep[0]), close(ep[1]);
-        return ls_err_errno(err, LS_EIO, e, "adapter %s: open %s", prog,
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        return ls_err_errno(err, LS_EENV, e, "adapter %s: open %s", prog,
                             a->cfg.stderr_path ? a->cfg.stderr_path : "/dev/null");
     }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(ep[0]), close(ep[1]);
-        close(errfd);
-        return ls_err_errno(err, LS_EENV, e, "adapter %s: fork", prog);
-    }
-    if (pid == 0) {
-        /* the caller's process group (a pause or kill of the worker reaches
-         * the adapter), dying with its parent; async-signal-safe calls only */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        if (a->cfg.own_group)
-            setpgid(0, 0);
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        dup2(errfd, 2);
-        sigset_t none;
-        sigemptyset(&none);
-        for (int s = 1; s < NSIG; s++)
-            if (s != SIGKILL && s != SIGSTOP)
-                signal(s, SIG_DFL); /* SIGPIPE ignored in the worker: not in the adapter */
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        execvp(prog, a->cfg.argv);
-        int e = errno;
-        ssize_t w = write(ep[1], &e, sizeof(e));
-        (void)w;
-        _exit(127);
-    }
+    /* the caller's process group (a pause or kill of the worker reaches the
+     * adapter) unless own_group, dying with its parent (util/proc.h) */
+    struct spawn_opts po = {.use_fds = 1, .fd_in = in[0], .fd_out = out[1], .fd_err = errfd,
+                           .flags = a->cfg.own_group ? 0 : PROC_SAME_GROUP, .what = "adapter"};
+    pid_t pid = proc_spawn_opts(a->cfg.argv, &po, err);
     close(in[0]);
     close(out[1]);
-    close(ep[1]);
     close(errfd);
-    int child_errno = 0;
-    ssize_t r;
-    do
-        r = read(ep[0], &child_errno, sizeof(child_errno));
-    while (r < 0 && errno == EINTR);
-    close(ep[0]);
-    if (r == (ssize_t)sizeof(child_errno)) {
-        waitpid(pid, NULL, 0);
+    if (pid < 0) {
         close(in[1]);
         close(out[0]);
-        return ls_err_errno(err, LS_EENV, child_errno, "adapter: cannot run %s", prog);
+        return (int)pid;
     }
     fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
     fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);

@@ -1,6 +1,7 @@
 /*
- * proc.c: child process start/stop by pid. See proc.h. This file never
- * signals anything but the pids it is handed by the code that started them.
+ * proc.c: child process start/stop by pid. See proc.h. This file signals
+ * only the pids it is handed by the code that started them, and processes
+ * carrying the run's tag or adopted by the caller (proc_kill_tagged).
  */
 #include "util/proc.h"
 
@@ -11,14 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/timeutil.h"
 
-static pid_t spawn(char *const argv[], char *const envp[], const char *log_path,
-                   struct ls_err *err);
+static pid_t spawn(char *const argv[], char *const envp[], char *const env_add[],
+                   const char *log_path, struct ls_err *err);
 
 void proc_child_setup(pid_t parent)
 {
@@ -33,6 +35,21 @@ void proc_child_setup(pid_t parent)
         if (s != SIGKILL && s != SIGSTOP)
             signal(s, SIG_DFL);
     sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+pid_t proc_fork(unsigned flags)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (flags & PROC_NO_DEATHSIG)
+            setpgid(0, 0);
+        else
+            proc_child_setup(parent);
+    } else if (pid > 0) {
+        setpgid(pid, pid);
+    }
+    return pid;
 }
 
 /* Contract: environ with each "KEY=value" of add (NULL-terminated)
@@ -78,38 +95,98 @@ pid_t proc_spawn(char *const argv[], const char *log_path, struct ls_err *err)
 pid_t proc_spawn_env(char *const argv[], char *const env_add[], const char *log_path,
                      struct ls_err *err)
 {
-    int oom;
-    char **envp = merged_env(env_add, &oom);
-    if (oom)
-        return ls_err_set(err, LS_ENOMEM, "spawn %s: out of memory", argv[0]);
-    pid_t pid = spawn(argv, envp, log_path, err);
-    free(envp);
-    return pid;
+    return spawn(argv, NULL, env_add, log_path, err);
 }
 
 pid_t proc_spawn_envp(char *const argv[], char *const envp[], const char *log_path,
                       struct ls_err *err)
 {
     static char *const empty[] = {NULL};
-    return spawn(argv, envp ? envp : empty, log_path, err);
+    return spawn(argv, envp ? envp : empty, NULL, log_path, err);
 }
 
-/* Contract: proc_spawn with envp (NULL: the harness's environment). */
-static pid_t spawn(char *const argv[], char *const envp[], const char *log_path,
-                   struct ls_err *err)
+/* Contract: envp with the run's tag (PROC_RUN_TAG from the harness's
+ * environment, in tag's n bytes) added when the harness has one; a new
+ * array (the caller's to free; strings borrowed), NULL when out of memory. */
+static char **tagged_env(char *const envp[], char *tag, size_t n)
 {
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        return ls_err_errno(err, LS_EENV, errno, "spawn %s: pipe", argv[0]);
+    const char *run = getenv(PROC_RUN_TAG);
+    size_t k = 0;
+    while (envp[k])
+        k++;
+    char **env = calloc(k + 2, sizeof(*env));
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < k; i++)
+        env[i] = envp[i];
+    if (run && (size_t)snprintf(tag, n, "%s=%s", PROC_RUN_TAG, run) < n)
+        env[k] = tag;
+    return env;
+}
+
+/* Contract: proc_spawn to log_path with envp (NULL: the harness's
+ * environment, with env_add when non-NULL). */
+static pid_t spawn(char *const argv[], char *const envp[], char *const env_add[],
+                   const char *log_path, struct ls_err *err)
+{
     int logfd = -1;
     if (log_path) {
         logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (logfd < 0) {
-            int e = errno;
-            close(pfd[0]);
-            close(pfd[1]);
-            return ls_err_errno(err, LS_EIO, e, "spawn %s: open log %s", argv[0], log_path);
-        }
+        if (logfd < 0)
+            return ls_err_errno(err, LS_EIO, errno, "spawn %s: open log %s", argv[0], log_path);
+    }
+    struct spawn_opts o = {.envp = envp, .env_add = env_add, .use_fds = 1, .fd_in = -1, .fd_out = logfd,
+                          .fd_err = logfd};
+    pid_t pid = proc_spawn_opts(argv, &o, err);
+    if (logfd >= 0)
+        close(logfd);
+    return pid;
+}
+
+/* Contract: in the child, point fd at target (-1: devnull); async-signal-safe. */
+static void child_stdio(int target, int fd, int devnull)
+{
+    int from = target >= 0 ? target : devnull;
+    if (from >= 0 && from != fd)
+        dup2(from, fd);
+    else if (from == fd)
+        fcntl(fd, F_SETFD, 0); /* already there: only drop close-on-exec */
+}
+
+/* Contract: in the child, report errno e through fd and _exit(127). */
+static void child_fail(int fd, int e)
+{
+    ssize_t w = write(fd, &e, sizeof(e));
+    (void)w;
+    _exit(127);
+}
+
+pid_t proc_spawn_opts(char *const argv[], const struct spawn_opts *o, struct ls_err *err)
+{
+    static const struct spawn_opts defaults = {0};
+    if (!o)
+        o = &defaults;
+    const char *prog = o->path ? o->path : argv[0];
+    char *const *envp = o->envp;
+    char **merged = NULL, tag[128];
+    int oom = 0;
+    if (envp) { /* exactly this environment, and the run's tag (proc.h) */
+        merged = tagged_env(envp, tag, sizeof(tag));
+        oom = !merged;
+        envp = merged;
+    } else if (o->env_add) {
+        merged = merged_env(o->env_add, &oom);
+        envp = merged;
+    }
+    if (oom)
+        return ls_err_set(err, LS_ENOMEM, "spawn %s: out of memory", argv[0]);
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0) {
+        int e = errno;
+        free(merged);
+        if (o->what)
+            return ls_err_errno(err, LS_EENV, e, "%s: pipe", o->what);
+        return ls_err_errno(err, LS_EENV, e, "spawn %s: pipe", argv[0]);
     }
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -117,41 +194,70 @@ static pid_t spawn(char *const argv[], char *const envp[], const char *log_path,
         int e = errno;
         close(pfd[0]);
         close(pfd[1]);
-        if (logfd >= 0)
-            close(logfd);
+        free(merged);
+        if (o->what)
+            return ls_err_errno(err, LS_EENV, e, "%s: fork", o->what);
         return ls_err_errno(err, LS_EENV, e, "spawn %s: fork", argv[0]);
     }
     if (pid == 0) {
-        proc_child_setup(parent);
-        int devnull = open("/dev/null", O_RDWR);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        int out = logfd >= 0 ? logfd : devnull;
-        if (out >= 0) {
-            dup2(out, 1);
-            dup2(out, 2);
+        /* async-signal-safe calls only from here on; the error pipe goes
+         * above the descriptors a hook may place (PG_DIRFD: pgcluster.c) */
+        if (pfd[1] < 10) {
+            int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
+            if (moved >= 0) {
+                close(pfd[1]);
+                pfd[1] = moved;
+            }
         }
-        if (envp)
-            execvpe(argv[0], argv, envp);
+        if (!(o->flags & PROC_SAME_GROUP))
+            setpgid(0, 0);
+        int deathsig = !(o->flags & PROC_NO_DEATHSIG);
+        if (deathsig && !o->drop) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) /* the parent died between fork and prctl */
+                _exit(127);
+        }
+        if (!(o->flags & PROC_KEEP_SIGNALS))
+            for (int s = 1; s < NSIG; s++)
+                if (s != SIGKILL && s != SIGSTOP)
+                    signal(s, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        child_stdio(o->use_fds ? o->fd_in : -1, 0, devnull);
+        child_stdio(o->use_fds ? o->fd_out : -1, 1, devnull);
+        child_stdio(o->use_fds ? o->fd_err : -1, 2, devnull);
+        if (o->cwd && chdir(o->cwd) < 0)
+            child_fail(pfd[1], errno);
+        if (o->child_hook && o->child_hook(o->hook_arg) < 0)
+            child_fail(pfd[1], errno);
+        if (o->drop && (setgroups(0, NULL) < 0 || setgid(o->gid) < 0 || setuid(o->uid) < 0))
+            child_fail(pfd[1], errno);
+        if (deathsig && o->drop) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* after setuid, which clears it */
+            if (getppid() != parent)
+                _exit(127);
+        }
+        if (o->path)
+            envp ? execve(prog, argv, envp) : execv(prog, argv);
         else
-            execvp(argv[0], argv);
-        int e = errno;
-        ssize_t w = write(pfd[1], &e, sizeof(e));
-        (void)w;
-        _exit(127);
+            envp ? execvpe(prog, argv, envp) : execvp(prog, argv);
+        child_fail(pfd[1], errno);
     }
+    free(merged);
     close(pfd[1]);
-    if (logfd >= 0)
-        close(logfd);
     int child_errno = 0;
     ssize_t r;
     do
         r = read(pfd[0], &child_errno, sizeof(child_errno));
     while (r < 0 && errno == EINTR);
     close(pfd[0]);
-    if (r == (ssize_t)sizeof(child_errno)) {
+    if (r == (ssize_t)sizeof(child_errno) && !(o->flags & PROC_EXEC_EXIT)) {
         waitpid(pid, NULL, 0);
-        return ls_err_errno(err, LS_EENV, child_errno, "cannot run %s", argv[0]);
+        return ls_err_errno(err, LS_EENV, child_errno, "%s%scannot run %s%s%s",
+                            o->what ? o->what : "", o->what ? ": " : "", prog,
+                            o->as_user ? " as " : "", o->as_user ? o->as_user : "");
     }
     return pid;
 }
@@ -253,5 +359,137 @@ int proc_wait_state(pid_t pid, char want, int all_threads, int64_t timeout_ns)
         if (ls_now_ns() >= deadline)
             return LS_ETIMEOUT;
         ls_sleep_ns(100 * LS_NS_PER_US);
+    }
+}
+
+char *proc_status_text(int status, char *buf, size_t n)
+{
+    if (n == 0)
+        return buf;
+    buf[0] = '\0';
+    if (WIFEXITED(status))
+        snprintf(buf, n, "exited %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, n, "wait status %d", status);
+    return buf;
+}
+
+/* Contract: 1 when /proc/PID/environ holds the exact entry (a NUL-separated
+ * "KEY=value"), 0 otherwise (gone, unreadable, not there). */
+static int environ_has(pid_t pid, const char *entry)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t el = strlen(entry);
+    char buf[8192];
+    size_t have = 0; /* bytes of the current entry kept at buf's start */
+    int found = 0, skip = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + have, sizeof(buf) - have);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        size_t end = have + (size_t)r, start = 0;
+        for (size_t i = have; i < end && !found; i++) {
+            if (buf[i] != '\0')
+                continue;
+            if (!skip && i - start == el && memcmp(buf + start, entry, el) == 0)
+                found = 1;
+            skip = 0;
+            start = i + 1;
+        }
+        if (found)
+            break;
+        have = end - start;
+        if (have >= sizeof(buf) / 2) { /* an entry longer than ours: not it */
+            have = 0;
+            skip = 1;
+        } else {
+            memmove(buf, buf + start, have);
+        }
+    }
+    close(fd);
+    return found;
+}
+
+/* Contract: the parent pid from /proc/PID/stat (0 when gone), and *zombie
+ * set when the process is a zombie (dead, waiting for its parent). */
+static pid_t stat_ppid(pid_t pid, int *zombie)
+{
+    char path[64], buf[512];
+    *zombie = 0;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2])
+        return 0;
+    *zombie = p[2] == 'Z' || p[2] == 'X';
+    char *end;
+    long pp = strtol(p + 3, &end, 10);
+    return end == p + 3 ? 0 : (pid_t)pp;
+}
+
+int proc_group_gone(pid_t pgid)
+{
+    if (pgid <= 1)
+        return 1;
+    while (waitpid(-pgid, NULL, WNOHANG) > 0)
+        ;
+    return kill(-pgid, 0) < 0 && errno == ESRCH;
+}
+
+int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns)
+{
+    pid_t self = getpid();
+    int64_t deadline = ls_now_ns() + timeout_ns;
+    int total = 0;
+    for (;;) {
+        int round = 0;
+        DIR *d = opendir("/proc");
+        if (!d)
+            return total;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            char *end;
+            long v = strtol(de->d_name, &end, 10);
+            if (*end || end == de->d_name || v <= 1 || (pid_t)v == self)
+                continue;
+            pid_t pid = (pid_t)v;
+            int zombie;
+            pid_t pp = stat_ppid(pid, &zombie);
+            if (!pp)
+                continue;
+            int mine = children && pp == self;
+            if (zombie) {
+                if (mine)
+                    waitpid(pid, NULL, WNOHANG);
+                continue;
+            }
+            if (!mine && !(tag_entry && environ_has(pid, tag_entry)))
+                continue;
+            if (kill(pid, SIGKILL) == 0)
+                round++;
+            if (pp == self)
+                proc_wait(pid, 100 * LS_NS_PER_MS, NULL);
+        }
+        closedir(d);
+        total += round;
+        if (!round || ls_now_ns() >= deadline)
+            return total;
+        ls_sleep_ns(LS_NS_PER_MS);
     }
 }

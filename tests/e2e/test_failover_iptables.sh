@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The failover fault's `cut: iptables` (faults/failover.c, harness/iptables.c):
+# The failover fault's `cut: iptables` (faults/failover.c, util/iptables.c):
 # the lost write of failover-lost-write.yaml with replication cut by tagged
 # iptables DROP rules instead of the replication proxy. Checks the refusal
 # at load (not root; cut without cut_before), the lost grants and the

@@ -1,12 +1,12 @@
 /*
  * iptables.c: the tagged DROP rules of `cut: iptables` (see iptables.h).
- * iptables runs as a child by fork+exec of an argv array with its output
- * read back through a pipe (proc.h's helpers log to files; here the
- * listing is parsed); `-w 5` bounds the wait for the xtables lock. A rule
+ * iptables runs as a child (util/proc.h proc_spawn_opts: an argv array,
+ * the caller's group, no death signal) with its output read back through
+ * a pipe (the listing is parsed); `-w 5` bounds the wait for the xtables lock. A rule
  * is deleted by turning its `iptables -S` line into `-D` arguments: only
  * lines whose comment is lockstorm:<digits> are ever parsed or deleted.
  */
-#include "harness/iptables.h"
+#include "util/iptables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "util/proc.h"
 
 #define OUT_MAX 65536
 #define MAX_ARGS 48
@@ -96,24 +98,17 @@ static int ipt_exec(char *const args[], char *out, size_t len, struct ls_err *er
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return ls_err_errno(err, LS_EENV, errno, "iptables: pipe");
-    pid_t pid = fork();
+    /* the caller's group and signal dispositions, no death signal (the rules
+     * reaper runs it after the harness died); a failed exec is exit 127 */
+    struct spawn_opts po = {.path = prog, .use_fds = 1, .fd_in = -1, .fd_out = p[1],
+                           .fd_err = p[1], .what = "iptables",
+                           .flags = PROC_SAME_GROUP | PROC_NO_DEATHSIG | PROC_KEEP_SIGNALS |
+                                    PROC_EXEC_EXIT};
+    pid_t pid = proc_spawn_opts(argv, &po, err);
     if (pid < 0) {
-        int e = errno;
         close(p[0]);
         close(p[1]);
-        return ls_err_errno(err, LS_EENV, e, "iptables: fork");
-    }
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (nul >= 0)
-            dup2(nul, 0);
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        execv(prog, argv);
-        _exit(127);
+        return (int)pid;
     }
     close(p[1]);
     size_t got = 0;
@@ -138,7 +133,7 @@ static int ipt_exec(char *const args[], char *out, size_t len, struct ls_err *er
         ;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0); /* exit-code style: ipt_exec */
 }
 
 int ipt_cut_pair(int add, const char *comment, const char *src, int port, struct ls_err *err)

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Nothing escapes the run (docs/reliability.md "Nothing escapes the run",
+# issue 16): every process the run starts carries LOCKSTORM_RUN=<run id>
+# in its environment, the harness is its descendants' child subreaper, and
+# the reaper (harness/reaper.h) kills what carries the tag by pid when the
+# harness is gone. The fixture adapter tests/fixtures/escaping_adapter.py
+# starts a process that leaves the worker's process group (setsid: a new
+# session; setpgid(0,0): a new group) and ignores SIGTERM, SIGHUP and SIGINT.
+# Cases: a normal end (setsid), the harness SIGKILLed mid-run (setpgid),
+# the reaper SIGKILLed first and then the harness (setsid): each time the
+# escaper is seen alive and tagged first, and nothing carrying the run's tag
+# is alive within 2 s of the end. The last case also checks that run.json
+# records the reaper's death and restart and says which containment is in use.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null || { fail "python3 is needed for the fixture adapter"; t_finish; }
+FIX=$SRC/tests/fixtures/escaping_adapter.py
+
+# alive PID: a live process (a zombie is dead)
+alive() { [ -r "/proc/$1/stat" ] && ! grep -qs '^[0-9]* ([^)]*) Z' "/proc/$1/stat"; }
+all_gone() { local p; for p in $(cat "$1"); do alive "$p" && return 1; done; return 0; }
+any_alive() { local p; for p in $(cat "$1" 2>/dev/null); do alive "$p" && return 0; done; return 1; }
+# run_id DIR: the run's id from run.json
+run_id() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$1/run.json"; }
+# rj DIR EXPR: a value of run.json (EXPR in Python over j)
+rj() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+    "$1/run.json" "$2" 2>/dev/null; }
+# tagged ID: pids of live processes whose environment carries LOCKSTORM_RUN=ID
+tagged() {
+    local f p
+    for f in /proc/[0-9]*/environ; do
+        p=${f#/proc/}; p=${p%/environ}
+        tr "\\0" "\\n" 2>/dev/null <"$f" | grep -qx "LOCKSTORM_RUN=$1" && alive "$p" && echo "$p"
+    done
+    return 0
+}
+none_tagged() { [ -z "$(tagged "$1")" ]; }
+# escaped PID MODE: PID has left its parent's group (setpgid) or session (setsid)
+escaped() {
+    local st; st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+    set -- "$1" "$2" $st # state ppid pgrp session ...
+    if [ "$2" = setsid ]; then [ "$6" = "$1" ]; else [ "$5" = "$1" ] && [ "$6" != "$1" ]; fi
+}
+carries() { tr "\\0" "\\n" 2>/dev/null <"/proc/$1/environ" | grep -qx "LOCKSTORM_RUN=$2"; }
+
+wl() { # wl MODE PIDFILE DURATION
+    cat <<YAML
+name: escape
+duration: $3
+cluster: {nodes: 1}
+lock:
+  impl: external
+  ttl: 1s
+  options: {command: [python3, "$FIX", "$1", "$2"]}
+workers: {count: 1, resources: 1, hold: {dist: uniform, min: 5ms, max: 20ms}, think: 5ms}
+YAML
+}
+
+# start MODE NAME DURATION: a run in the background; sets pid, d, pf, id
+start() {
+    pf=$T_TMP/$2.pids
+    : >"$pf"
+    wl "$1" "$pf" "$3" >"$T_TMP/$2.yaml"
+    d=$T_TMP/$2
+    "$LS" run "$T_TMP/$2.yaml" --out "$d" --quiet >"$d.stdout" 2>"$d.stderr" &
+    pid=$!
+    # run.json (with the run's id) is written before the workers start
+    check "$2: the run has begun" wait_for 20 grep -qs '"run_id"' "$d/run.json"
+    id=$(run_id "$d" 2>/dev/null || echo none)
+    check "$2: the adapter's escaper is alive" wait_for 20 any_alive "$pf"
+    local e; e=$(head -n1 "$pf")
+    check "$2: the escaper carries LOCKSTORM_RUN=<run id> ($id)" carries "$e" "$id"
+    check "$2: it left the worker's $([ "$1" = setsid ] && echo session || echo group)" \
+        escaped "$e" "$1"
+}
+
+# ---- setsid, a normal end ----
+start setsid normal 3s
+set +e; wait "$pid"; rc=$?; set -e
+check "normal: exit 0 ($rc; $(tail -c 300 "$d.stderr"))" [ "$rc" -eq 0 ]
+check "normal: the escaper is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" wait_for 2 all_gone "$pf"
+check "normal: nothing tagged with the run is alive ($(tagged "$id" | tr '\n' ' '))" \
+    wait_for 2 none_tagged "$id"
+check "normal: run.json says how the run is contained" \
+    [ "$(rj "$d" 'j["containment"]')" = "subreaper+environ" ]
+t_no_leftovers "$d"
+
+# ---- setpgid, the harness SIGKILLed mid-run ----
+start setpgid killed 30s
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+check "killed: the escaper is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" wait_for 2 all_gone "$pf"
+check "killed: nothing tagged with the run is alive ($(tagged "$id" | tr '\n' ' '))" \
+    wait_for 2 none_tagged "$id"
+
+# ---- setsid, the reaper SIGKILLed first, then the harness ----
+start setsid reaper 30s
+rp=$(rj "$d" 'j["reaper"]["pid"]' || echo "")
+check "reaper: run.json names the reaper ($rp)" sh -c '[ -n "$1" ] && [ "$1" -gt 1 ]' _ "$rp"
+if [ -n "$rp" ] && [ "$rp" -gt 1 ] 2>/dev/null && alive "$rp"; then
+    kill -KILL "$rp"
+    check "reaper: run.json records its death and restart" \
+        wait_for 5 sh -c "[ \"\$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j[\"reaper\"]; print(len(r[\"restarts\"]), r[\"pid\"] != $rp)' '$d/run.json' 2>/dev/null)\" = '1 True' ]"
+    check "reaper: the restart says how the first one ended" \
+        [ "$(rj "$d" 'j["reaper"]["restarts"][0]["exit"]')" = "killed by signal 9 (Killed)" ]
+fi
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+check "reaper: the escaper is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" wait_for 2 all_gone "$pf"
+check "reaper: nothing tagged with the run is alive ($(tagged "$id" | tr '\n' ' '))" \
+    wait_for 2 none_tagged "$id"
+
+# what the test's runs left (the code before the fix): stopped by pid
+for f in "$T_TMP"/*.pids; do
+    for p in $(cat "$f"); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+done
+t_finish
