@@ -71,7 +71,7 @@ int check_coverage(const struct history *h, const struct check_params *p, struct
 int64_t check_grant_floor(const struct workload *w, int capacity, double grant_ns,
                           double release_ns, double *expected);
 
-/* Jobs mode only (harness/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
+/* Jobs mode only (model/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
  * and missed jobs; adds nothing and is valid for any other run. */
 int check_jobs(const struct history *h, const struct check_params *p, struct json *res);
 

@@ -16,7 +16,7 @@
 #include "checkers/check.h"
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
-#include "harness/jobs.h"
+#include "model/jobs.h"
 #include "model/workload.h"
 #include "util/hist.h"
 #include "util/rng.h"

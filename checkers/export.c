@@ -8,7 +8,7 @@
 
 #include "checkers/history.h"
 #include "checkers/pass.h"
-#include "harness/jobs.h"
+#include "model/jobs.h"
 #include "util/strbuf.h"
 
 static void export_rec(struct strbuf *sb, const struct history *h, int worker,

@@ -1,5 +1,5 @@
 /*
- * jobs.c: the jobs checker (workers.mode: jobs; harness/jobs.h). The
+ * jobs.c: the jobs checker (workers.mode: jobs; model/jobs.h). The
  * storage node's final record of every announced job (jobs.jsonl: the
  * workers whose side effect landed, the effects the constraint refused,
  * who marked it done) is the ground truth; the workers' `job` events only
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "checkers/checkutil.h"
-#include "harness/jobs.h"
+#include "model/jobs.h"
 #include "model/workload.h"
 #include "util/json.h"
 
