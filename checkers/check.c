@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/rng.h"
 #include "util/timeutil.h"
@@ -60,7 +61,7 @@ void check_params_from(const struct history *h, struct check_params *p)
     p->fencing_requested = 1;
     p->max_violations = 50;
     p->max_stories = 3;
-    const struct workload *w = h ? h->workload : NULL;
+    const struct workload *w = h && h->meta ? &h->meta->w : NULL;
     if (!w)
         return;
     if (w->check.near_miss >= 0)

@@ -29,7 +29,8 @@ struct check_params {
     int max_stories;         /* how many of those get a story (checkers/story.h) */
 };
 
-/* Defaults, then overridden from h->workload when present. */
+/* Defaults, then overridden from h->meta (the run directory's workload.yaml) when
+ * present. */
 void check_params_from(const struct history *h, struct check_params *p);
 
 /* Contract: check.stuck_after "auto" for w (ns): max(2 s, 2 x (longest

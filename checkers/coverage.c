@@ -17,6 +17,7 @@
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
 #include "model/jobs.h"
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/hist.h"
 #include "util/rng.h"
@@ -409,7 +410,7 @@ static int cov_finish(void *st, struct json *res)
         }
         free(c->aff);
     }
-    const struct workload *w = h->workload;
+    const struct workload *w = h->meta ? &h->meta->w : NULL;
     /* the run's own command times: a lock whose granting acquire takes
      * long (Redlock over many nodes, an adapter, a deliberate gap) cycles
      * slower, and keeps its resource for that time too */

@@ -23,6 +23,7 @@
 #include "checkers/histmap.h"
 #include "checkers/series.h"
 #include "harness/workload.h"
+#include "model/rundir.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -833,9 +834,14 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
         history_gap(h, "workload.yaml: missing: checked with default parameters (capacity, TTL) "
                        "instead of the run's");
     }
-    if (h->workload && h->workload->workers.resources > 0)
-        ensure_res(h, (int)(h->workload->workers.resources < MAX_RES
-                                ? h->workload->workers.resources - 1 : MAX_RES - 1));
+    if (h->workload) { /* the checkers' view of it (model/rundir.h) */
+        struct ls_err merr = {0, ""};
+        if (rundir_meta_read(path, &h->meta, &merr) != 0)
+            h->meta = NULL;
+    }
+    if (h->meta && h->meta->w.workers.resources > 0)
+        ensure_res(h, (int)(h->meta->w.workers.resources < MAX_RES
+                                ? h->meta->w.workers.resources - 1 : MAX_RES - 1));
 
     int max_res = -1;
     rc = load_events(h, dir, &max_res, err);
@@ -849,7 +855,7 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
             max_t = hist_rec(w, w->n - 1)->t;
     }
     if (max_res >= h->nres) {
-        if (h->workload)
+        if (h->meta)
             history_warn(h, "events name resource %d but the workload has %d", max_res, h->nres);
         ensure_res(h, max_res);
     }
@@ -883,13 +889,16 @@ int history_reload(const struct history *ch)
                         "its first damaged record", err.msg);
         return rc;
     }
-    /* Keep the workload and run.json objects (read from the same files):
+    /* Keep the workload, its meta and run.json objects (read from the same files):
      * callers may hold pointers to them across a check. */
     struct workload *wl = fresh.workload;
+    struct rundir_meta *meta = fresh.meta;
     struct json *run = fresh.run;
     fresh.workload = h->workload;
+    fresh.meta = h->meta;
     fresh.run = h->run;
     h->workload = wl;
+    h->meta = meta;
     h->run = run;
     history_free(h);
     *h = fresh;
@@ -1202,6 +1211,7 @@ void history_free(struct history *h)
     free(h->source);
     if (h->workload)
         workload_free(h->workload);
+    rundir_meta_free(h->meta);
     json_free(h->run);
     evidence_free(h->ev);
     for (int i = 0; i < h->nworkers; i++) {

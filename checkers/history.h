@@ -21,6 +21,7 @@
 #include "model/evlog.h"
 
 struct workload;
+struct rundir_meta;
 struct series_acc;
 struct hist_evidence;
 
@@ -118,7 +119,10 @@ struct leftover_key {           /* lock keys still on a node after the run */
 struct history {
     char *source;               /* run dir or JSONL path */
     int from_rundir;
-    struct workload *workload;  /* resolved workload, NULL for JSONL */
+    struct workload *workload;  /* resolved workload, NULL for JSONL: for the result
+                                 * model's echo only; the checkers read meta */
+    struct rundir_meta *meta;   /* what the checkers read of workload.yaml (model/rundir.h;
+                                 * owned), NULL for JSONL or when unreadable */
     struct json *run;           /* run.json (owned) or NULL */
     int interrupted;            /* the run did not end normally */
     int incomplete;             /* run.json still says "running": the harness died

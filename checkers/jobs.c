@@ -17,6 +17,7 @@
 
 #include "checkers/checkutil.h"
 #include "model/jobs.h"
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/json.h"
 
@@ -109,7 +110,7 @@ static void effect_times(const struct history *h, struct jobs_tally *t)
 int check_jobs(const struct history *h, const struct check_params *p, struct json *res)
 {
     (void)p;
-    const struct workload *wl = h->workload;
+    const struct workload *wl = h->meta ? &h->meta->w : NULL;
     if (!wl || wl->workers.mode != WMODE_JOBS)
         return VERDICT_VALID; /* not a jobs run: no section */
     struct json *checks = (struct json *)json_obj_get(res, "checks");
