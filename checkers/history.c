@@ -22,7 +22,6 @@
 #include "checkers/evidence.h"
 #include "checkers/histmap.h"
 #include "checkers/series.h"
-#include "harness/workload.h"
 #include "model/rundir.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -821,10 +820,10 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     }
 
     snprintf(path, sizeof(path), "%s/workload.yaml", dir);
-    if (stat(path, &st) == 0) {
+    if (stat(path, &st) == 0) { /* what the checkers read of it: model/rundir.h */
         struct ls_err werr = {0, ""};
-        if (workload_load(path, NULL, 0, &h->workload, NULL, &werr) != 0) {
-            h->workload = NULL;
+        if (rundir_meta_read(path, &h->meta, &werr) != 0) {
+            h->meta = NULL;
             history_warn(h, "workload.yaml: %s (checking with defaults)", werr.msg);
             history_gap(h, "workload.yaml: unreadable: checked with default parameters "
                            "(capacity, TTL) instead of the run's");
@@ -833,11 +832,6 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
         history_warn(h, "workload.yaml missing (checking with defaults)");
         history_gap(h, "workload.yaml: missing: checked with default parameters (capacity, TTL) "
                        "instead of the run's");
-    }
-    if (h->workload) { /* the checkers' view of it (model/rundir.h) */
-        struct ls_err merr = {0, ""};
-        if (rundir_meta_read(path, &h->meta, &merr) != 0)
-            h->meta = NULL;
     }
     if (h->meta && h->meta->w.workers.resources > 0)
         ensure_res(h, (int)(h->meta->w.workers.resources < MAX_RES
@@ -891,15 +885,15 @@ int history_reload(const struct history *ch)
     }
     /* Keep the workload, its meta and run.json objects (read from the same files):
      * callers may hold pointers to them across a check. */
-    struct workload *wl = fresh.workload;
     struct rundir_meta *meta = fresh.meta;
     struct json *run = fresh.run;
-    fresh.workload = h->workload;
     fresh.meta = h->meta;
     fresh.run = h->run;
-    h->workload = wl;
     h->meta = meta;
     h->run = run;
+    fresh.workload = h->workload; /* the harness's, not read again */
+    fresh.workload_free = h->workload_free;
+    h->workload = NULL;
     history_free(h);
     *h = fresh;
     h->memo->self = h;
@@ -1209,8 +1203,8 @@ void history_free(struct history *h)
     if (!h)
         return;
     free(h->source);
-    if (h->workload)
-        workload_free(h->workload);
+    if (h->workload && h->workload_free)
+        h->workload_free(h->workload);
     rundir_meta_free(h->meta);
     json_free(h->run);
     evidence_free(h->ev);

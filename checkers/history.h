@@ -119,8 +119,10 @@ struct leftover_key {           /* lock keys still on a node after the run */
 struct history {
     char *source;               /* run dir or JSONL path */
     int from_rundir;
-    struct workload *workload;  /* resolved workload, NULL for JSONL: for the result
-                                 * model's echo only; the checkers read meta */
+    struct workload *workload;  /* the loaded workload for the result model's echo, seed
+                                 * and expectations: set by the harness (harness/checkproc.h),
+                                 * never by the loaders here, never read by the checkers */
+    void (*workload_free)(struct workload *); /* its owner's free, called by history_free */
     struct rundir_meta *meta;   /* what the checkers read of workload.yaml (model/rundir.h;
                                  * owned), NULL for JSONL or when unreadable */
     struct json *run;           /* run.json (owned) or NULL */
