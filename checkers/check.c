@@ -142,7 +142,7 @@ static struct json *skeleton(const struct history *h, const struct checker_ops *
     return res;
 }
 
-struct json *check_run(const struct history *h, const struct check_params *p)
+struct json *check_run(struct history *h, const struct check_params *p)
 {
     int n;
     const struct checker_ops *const *all = checker_all(&n);

@@ -37,7 +37,7 @@ struct checker_ops {
     const struct checker_def *pass;  /* a consumer of check_run's one pass */
     /* Reads the history itself (after the pass); adds its section(s) to res
      * and returns its verdict. */
-    int (*run)(const struct history *h, const struct check_params *p, struct json *res);
+    int (*run)(struct history *h, const struct check_params *p, struct json *res);
 };
 
 /* Contract: every registered checker, in check_run's order; *n gets their

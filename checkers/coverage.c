@@ -460,7 +460,7 @@ const struct checker_def coverage_checker = {
      cov_event, cov_worker_end, NULL},
     cov_init, cov_finish};
 
-int check_coverage(const struct history *h, const struct check_params *p, struct json *res)
+int check_coverage(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&coverage_checker, h, p, res);
 }

@@ -83,7 +83,7 @@ static void export_event(void *st, int wi, const struct ev_rec *r)
 
 static const struct pass_ops export_ops = {"export", 0, export_event, NULL, NULL};
 
-void history_export_jsonl(const struct history *h, FILE *out)
+void history_export_jsonl(struct history *h, FILE *out)
 {
     history_verify(h); /* every record checked before any is printed */
     struct export_st x = {h, STRBUF_INIT, out};

@@ -357,7 +357,7 @@ const struct checker_def fencing_checker = {
      fencing_event, NULL, NULL},
     fencing_init, fencing_finish};
 
-int check_fencing(const struct history *h, const struct check_params *p, struct json *res)
+int check_fencing(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&fencing_checker, h, p, res);
 }

@@ -772,7 +772,6 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     h->source = xstrdup(dir);
     h->from_rundir = 1;
     h->memo = xcalloc(1, sizeof(*h->memo));
-    h->memo->self = h;
     h->memo->verify_all = verify_all;
     char path[4096];
     struct stat st;
@@ -868,10 +867,9 @@ int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
     return load_rundir(dir, h, 0, err);
 }
 
-int history_reload(const struct history *ch)
+int history_reload(struct history *h)
 {
-    struct history *h = ch->memo ? ch->memo->self : NULL;
-    if (!h || !h->from_rundir || !h->source)
+    if (!h->memo || !h->from_rundir || !h->source)
         return 0;
     struct history fresh;
     struct ls_err err = {0, ""};
@@ -896,11 +894,10 @@ int history_reload(const struct history *ch)
     h->workload = NULL;
     history_free(h);
     *h = fresh;
-    h->memo->self = h;
     return 0;
 }
 
-void history_verify(const struct history *h)
+void history_verify(struct history *h)
 {
     for (int i = 0; i < h->nworkers; i++)
         if (h->w[i].unverified) {
@@ -909,10 +906,9 @@ void history_verify(const struct history *h)
         }
 }
 
-void history_cut(const struct history *ch, int wi, size_t n)
+void history_cut(struct history *h, int wi, size_t n)
 {
-    struct history *h = ch->memo ? ch->memo->self : NULL;
-    if (h && wi >= 0 && wi < h->nworkers && n < h->w[wi].n) {
+    if (h->memo && wi >= 0 && wi < h->nworkers && n < h->w[wi].n) {
         struct hist_worker *w = &h->w[wi];
         evidence_cut(h, wi, n);
         w->n = n;
@@ -926,10 +922,9 @@ void history_cut(const struct history *ch, int wi, size_t n)
     }
 }
 
-void history_mark_verified(const struct history *ch)
+void history_mark_verified(struct history *h)
 {
-    struct history *h = ch->memo ? ch->memo->self : NULL;
-    for (int i = 0; h && i < h->nworkers; i++) {
+    for (int i = 0; h->memo && i < h->nworkers; i++) {
         h->w[i].unverified = 0;
         for (int k = 0; k < h->w[i].nseg; k++)
             h->w[i].seg[k].unverified = 0;
@@ -1145,7 +1140,6 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     memset(h, 0, sizeof(*h));
     h->source = xstrdup(path);
     h->memo = xcalloc(1, sizeof(*h->memo));
-    h->memo->self = h;
     char *buf;
     size_t len;
     int rc = read_all(path, &buf, &len);

@@ -29,7 +29,6 @@ struct hist_evidence;
  * pass also accumulates the charts' series, which series_build takes. */
 struct hist_memo {
     struct series_acc *series;  /* owned until taken; NULL none */
-    struct history *self;       /* the history this belongs to (for history_reload) */
     int verify_all;             /* load: check every record at once, defer nothing */
     int reload_failed;          /* history_reload could not read the logs again: a pass
                                  * cuts a log at its first bad record instead */
@@ -171,14 +170,14 @@ void history_warn(struct history *h, const char *fmt, ...) __attribute__((format
  * reload (0, or the load's error code with the old history kept and
  * marked verified); history_verify makes sure no worker is unverified (a
  * reload when one is) for readers other than the pass. */
-int history_reload(const struct history *h);
-void history_verify(const struct history *h);
+int history_reload(struct history *h);
+void history_verify(struct history *h);
 /* After a pass that checked every record: nothing is unverified any more. */
-void history_mark_verified(const struct history *h);
+void history_mark_verified(struct history *h);
 /* Worker wi's log ends before record n (a damaged record that could not be
  * read again: memo.reload_failed); the log counts as incomplete. Through
- * the memo, like history_reload; a hand-made history is left alone. */
-void history_cut(const struct history *h, int wi, size_t n);
+ * a history a loader made (memo set); a hand-made one is left alone. */
+void history_cut(struct history *h, int wi, size_t n);
 
 /* Drop the resident pages of w's records [from, to) from this process (a
  * mapped log only; the records stay readable, the page cache keeps them).
@@ -197,6 +196,6 @@ void history_after_pass(const struct history *h);
 
 /* `lockstorm log export`: every event as one JSONL line (DESIGN.md form),
  * merged across workers in time order. */
-void history_export_jsonl(const struct history *h, FILE *out);
+void history_export_jsonl(struct history *h, FILE *out);
 
 #endif

@@ -403,7 +403,7 @@ static int touched(const struct history *h, int worker, int64_t a, int64_t b)
     return 0;
 }
 
-int ttl_measure_history(const struct history *h, struct ttl_measure *m)
+int ttl_measure_history(struct history *h, struct ttl_measure *m)
 {
     history_verify(h); /* it reads the logs itself, not through the checked pass */
     memset(m, 0, sizeof(*m));

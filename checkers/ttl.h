@@ -77,6 +77,6 @@ struct ttl_measure {
 };
 
 /* Fill m from h (a run directory's history). Returns 0. */
-int ttl_measure_history(const struct history *h, struct ttl_measure *m);
+int ttl_measure_history(struct history *h, struct ttl_measure *m);
 
 #endif

@@ -351,7 +351,7 @@ const struct checker_def windows_checker = {
      windows_event, windows_worker_end, NULL},
     windows_init, windows_finish};
 
-int check_windows(const struct history *h, const struct check_params *p, struct json *res)
+int check_windows(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&windows_checker, h, p, res);
 }

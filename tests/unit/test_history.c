@@ -294,7 +294,7 @@ static int mkdirs(const char *dir)
 }
 
 /* `lockstorm log export` of h into the file at path. */
-static int export_to(const struct history *h, const char *path)
+static int export_to(struct history *h, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
