@@ -199,7 +199,10 @@ int rundir_meta_parse(const char *name, const char *text, size_t len, struct run
     *out = NULL;
     if (len > RUNDIR_MAX_FILE) {
         ydiag_file(&dg, LS_EWORKLOAD, "file is too large (over %d bytes)", RUNDIR_MAX_FILE);
-    } else if (ytree_parse(text, len, &root, &dg) == 0 && (!root || root->kind != YN_MAP)) {
+    } else if (ytree_parse(text, len, &root, &dg) != 0) {
+        if (!dg.count)
+            ydiag_pos(&dg, 1, 1, "not a YAML document");
+    } else if (!root || root->kind != YN_MAP) {
         ydiag_pos(&dg, 1, 1, "expected a mapping of workload keys at top level");
     }
     struct rundir_meta *m = NULL;
