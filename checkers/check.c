@@ -1,19 +1,23 @@
 /*
- * check.c: runs the four checkers over one history and composes their
- * verdicts into the checker fragment of the result model (layout in
- * notes/result-layout.md): any invalid -> invalid, else any unknown ->
- * unknown. Parameters come from the workload when there is one. This file
- * only assembles: it runs the checkers as consumers of one merged pass
- * (pass.h); the judging is in mutex.c, fencing.c, liveness.c, stats.c.
+ * check.c: runs the registered checkers (checker.h) over one history and
+ * composes their verdicts into the checker fragment of the result model
+ * (layout in notes/result-layout.md): any invalid -> invalid, else any
+ * unknown -> unknown. Parameters come from the workload when there is one.
+ * This file only assembles: it runs the checkers as consumers of one
+ * merged pass (pass.h); the judging is in each checker's own file.
  */
 #include "checkers/check.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/rng.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
+#include "checkers/checker.h"
 #include "checkers/checkutil.h"
 #include "checkers/evidence.h"
 #include "checkers/pass.h"
@@ -57,7 +61,7 @@ void check_params_from(const struct history *h, struct check_params *p)
     p->fencing_requested = 1;
     p->max_violations = 50;
     p->max_stories = 3;
-    const struct workload *w = h ? h->workload : NULL;
+    const struct workload *w = h && h->meta ? &h->meta->w : NULL;
     if (!w)
         return;
     if (w->check.near_miss >= 0)
@@ -108,20 +112,21 @@ static int compose(int a, int b)
     return VERDICT_VALID;
 }
 
-struct json *check_run(const struct history *h, const struct check_params *p)
+/* Contract: the result fragment's members in their order, the checkers'
+ * own sections empty (they replace them in place). Caller frees. */
+static struct json *skeleton(const struct history *h, const struct checker_ops *const *all,
+                             int n)
 {
     struct json *res = json_new_obj();
-    /* Placeholders fix the member order; the checkers replace them in place. */
     json_obj_set_str(res, "verdict_checks", "unknown");
     json_obj_set(res, "evidence", json_new_obj()); /* checkers/evidence.h: set last */
     json_obj_set(res, "counts", json_new_obj());
     json_obj_set(res, "latency", json_new_obj());
     json_obj_set(res, "throughput", json_new_obj());
     struct json *checks = json_obj_set(res, "checks", json_new_obj());
-    json_obj_set(checks, "mutex", json_new_obj());
-    json_obj_set(checks, "fencing", json_new_obj());
-    json_obj_set(checks, "liveness", json_new_obj());
-    json_obj_set(checks, "stats", json_new_obj());
+    for (int i = 0; i < n; i++)
+        if (all[i]->placeholder)
+            json_obj_set(checks, all[i]->name, json_new_obj());
     json_obj_set(res, "violations", json_new_arr());
     json_obj_set(res, "incidents", json_new_arr());
     json_obj_set(res, "faults", faults_json(h));
@@ -134,43 +139,59 @@ struct json *check_run(const struct history *h, const struct check_params *p)
         json_arr_push(warn, json_new_str(h->warnings[i]));
     if (h->interrupted)
         json_arr_push(warn, json_new_str("the run was interrupted before its planned end"));
+    return res;
+}
 
+struct json *check_run(struct history *h, const struct check_params *p)
+{
+    int n;
+    const struct checker_ops *const *all = checker_all(&n);
+    struct pass_consumer *c = xcalloc((size_t)n + 1, sizeof(*c));
+    int *ci = xcalloc((size_t)n, sizeof(*ci)); /* checker i's consumer, -1: none */
+    struct json *res;
     /* One pass over the merged logs feeds every checker (and the charts'
      * series, kept for series_build): 64 bytes of log read once per event
-     * instead of once per checker (docs/performance.md "Checker"). */
-    static const struct checker_def *const defs[] = {&mutex_checker, &fencing_checker,
-                                                     &liveness_checker, &stats_checker,
-                                                     &windows_checker, &coverage_checker};
-    enum { NDEFS = sizeof(defs) / sizeof(defs[0]) };
-    struct pass_consumer c[NDEFS + 1];
-    for (int i = 0; i < NDEFS; i++)
-        c[i] = (struct pass_consumer){&defs[i]->ops, defs[i]->init(h, p, res)};
-    int nc = NDEFS;
-    if (h->memo) {
-        series_acc_free(h->memo->series);
-        h->memo->series = series_acc_new(h);
-        c[nc++] = (struct pass_consumer){&series_pass_ops, h->memo->series};
-    }
-    if (pass_run(h, c, nc) < 0) {
-        /* A deferred record was bad (history.h "unverified"): load the
-         * history again with every record checked, and start over. */
-        for (int i = 0; i < NDEFS; i++)
-            defs[i]->finish(c[i].st, res);
+     * instead of once per checker (docs/performance.md "Checker"). A
+     * deferred record found bad (history.h "unverified") makes the pass
+     * fail: the history is loaded again with every record checked, and the
+     * checkers start over (at most once: a reload checks everything). */
+    for (;;) {
+        res = skeleton(h, all, n);
+        int nc = 0;
+        for (int i = 0; i < n; i++) {
+            ci[i] = all[i]->pass ? nc : -1;
+            if (all[i]->pass)
+                c[nc++] = (struct pass_consumer){&all[i]->pass->ops,
+                                                 all[i]->pass->init(h, p, res)};
+        }
+        if (h->memo) {
+            series_acc_free(h->memo->series);
+            h->memo->series = series_acc_new(h);
+            c[nc++] = (struct pass_consumer){&series_pass_ops, h->memo->series};
+        }
+        if (pass_run(h, c, nc) == 0)
+            break;
+        for (int i = 0; i < n; i++)
+            if (ci[i] >= 0)
+                all[i]->pass->finish(c[ci[i]].st, res);
         json_free(res);
         history_reload(h);
-        return check_run(h, p);
     }
 
-    int v = defs[0]->finish(c[0].st, res);          /* mutex */
-    v = compose(v, defs[1]->finish(c[1].st, res));  /* fencing */
-    v = compose(v, defs[2]->finish(c[2].st, res));  /* liveness */
-    v = compose(v, defs[3]->finish(c[3].st, res));  /* stats */
-    v = compose(v, check_jobs(h, p, res));
-    check_stories(h, p, res); /* narrates the violations; judges nothing */
-    for (int i = 0; i < h->nworkers; i++) /* what the stories read around the violations */
-        history_drop(&h->w[i], 0, h->w[i].n);
-    v = compose(v, defs[4]->finish(c[4].st, res)); /* windows: after the stories, as before */
-    v = compose(v, defs[5]->finish(c[5].st, res)); /* coverage */
+    int v = VERDICT_VALID;
+    for (int phase = CHECKER_JUDGE; phase <= CHECKER_AFTER_STORIES; phase++) {
+        if (phase == CHECKER_AFTER_STORIES) {
+            check_stories(h, p, res); /* narrates the violations; judges nothing */
+            for (int i = 0; i < h->nworkers; i++) /* what the stories read around them */
+                history_drop(&h->w[i], 0, h->w[i].n);
+        }
+        for (int i = 0; i < n; i++)
+            if (all[i]->phase == phase)
+                v = compose(v, ci[i] >= 0 ? all[i]->pass->finish(c[ci[i]].st, res)
+                                          : all[i]->run(h, p, res));
+    }
+    free(ci);
+    free(c);
     /* after the pass: a damaged log it found is in the evidence now. What
      * the record lacks could hide a violation or fake one: nothing decides */
     json_obj_set(res, "evidence", evidence_json(h));

@@ -29,7 +29,8 @@ struct check_params {
     int max_stories;         /* how many of those get a story (checkers/story.h) */
 };
 
-/* Defaults, then overridden from h->workload when present. */
+/* Defaults, then overridden from h->meta (the run directory's workload.yaml) when
+ * present. */
 void check_params_from(const struct history *h, struct check_params *p);
 
 /* Contract: check.stuck_after "auto" for w (ns): max(2 s, 2 x (longest
@@ -42,21 +43,21 @@ int64_t check_stuck_after_auto(const struct workload *w);
 /* Run every checker. Returns a new result-model fragment (caller frees):
  * { verdict_checks, counts, latency, throughput, checks, violations, faults,
  *   warnings } — see docs/result-format.md. */
-struct json *check_run(const struct history *h, const struct check_params *p);
+struct json *check_run(struct history *h, const struct check_params *p);
 
 /* The individual checkers; each adds its section(s) to res and returns its
  * verdict. Exposed for unit tests. */
-int check_mutex(const struct history *h, const struct check_params *p, struct json *res);
-int check_fencing(const struct history *h, const struct check_params *p, struct json *res);
-int check_liveness(const struct history *h, const struct check_params *p, struct json *res);
-int check_stats(const struct history *h, const struct check_params *p, struct json *res);
+int check_mutex(struct history *h, const struct check_params *p, struct json *res);
+int check_fencing(struct history *h, const struct check_params *p, struct json *res);
+int check_liveness(struct history *h, const struct check_params *p, struct json *res);
+int check_stats(struct history *h, const struct check_params *p, struct json *res);
 /* Per-fault-window and per-phase numbers ("fault_windows", "phases"); runs
  * after check_mutex (it counts the violations mutex listed). Always valid. */
-int check_windows(const struct history *h, const struct check_params *p, struct json *res);
+int check_windows(struct history *h, const struct check_params *p, struct json *res);
 /* Coverage ("coverage", and bit / bit_reason / late_ms on each "faults"
  * entry): runs after the fault list is made. Always valid: result.c
  * turns no bite or too little activity into an unknown verdict. */
-int check_coverage(const struct history *h, const struct check_params *p, struct json *res);
+int check_coverage(struct history *h, const struct check_params *p, struct json *res);
 
 /* The activity floor (docs/checkers.md "Coverage"): grants a run of w
  * must reach at least: expected = D x min(W / (hold + think + max(g + rel,
@@ -71,8 +72,8 @@ int check_coverage(const struct history *h, const struct check_params *p, struct
 int64_t check_grant_floor(const struct workload *w, int capacity, double grant_ns,
                           double release_ns, double *expected);
 
-/* Jobs mode only (harness/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
+/* Jobs mode only (model/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
  * and missed jobs; adds nothing and is valid for any other run. */
-int check_jobs(const struct history *h, const struct check_params *p, struct json *res);
+int check_jobs(struct history *h, const struct check_params *p, struct json *res);
 
 #endif

@@ -5,7 +5,7 @@
  * only, unless they reset connections), by the rules below; per run the holds, grants and contended
  * acquires, and the activity floor (grant_floor) a run must reach for its
  * verdict to count. Pure measurement like windows.c: it judges nothing,
- * reports/result.c turns "nothing bit" and "too little activity" into an
+ * harness/verdict.c turns "nothing bit" and "too little activity" into an
  * unknown verdict. A consumer of the merged pass (pass.h).
  */
 #include <math.h>
@@ -16,7 +16,8 @@
 #include "checkers/check.h"
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
-#include "harness/jobs.h"
+#include "model/jobs.h"
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/hist.h"
 #include "util/rng.h"
@@ -409,7 +410,7 @@ static int cov_finish(void *st, struct json *res)
         }
         free(c->aff);
     }
-    const struct workload *w = h->workload;
+    const struct workload *w = h->meta ? &h->meta->w : NULL;
     /* the run's own command times: a lock whose granting acquire takes
      * long (Redlock over many nodes, an adapter, a deliberate gap) cycles
      * slower, and keeps its resource for that time too */
@@ -459,7 +460,7 @@ const struct checker_def coverage_checker = {
      cov_event, cov_worker_end, NULL},
     cov_init, cov_finish};
 
-int check_coverage(const struct history *h, const struct check_params *p, struct json *res)
+int check_coverage(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&coverage_checker, h, p, res);
 }

@@ -8,7 +8,7 @@
 
 #include "checkers/history.h"
 #include "checkers/pass.h"
-#include "harness/jobs.h"
+#include "model/jobs.h"
 #include "util/strbuf.h"
 
 static void export_rec(struct strbuf *sb, const struct history *h, int worker,
@@ -83,7 +83,7 @@ static void export_event(void *st, int wi, const struct ev_rec *r)
 
 static const struct pass_ops export_ops = {"export", 0, export_event, NULL, NULL};
 
-void history_export_jsonl(const struct history *h, FILE *out)
+void history_export_jsonl(struct history *h, FILE *out)
 {
     history_verify(h); /* every record checked before any is printed */
     struct export_st x = {h, STRBUF_INIT, out};

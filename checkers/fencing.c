@@ -319,7 +319,7 @@ static int fencing_finish(void *st, struct json *res)
                                         : "not available: lost updates need a run directory "
                                           "(storage.jsonl)");
     /* What was not measured is null, never a default 0 (an expectation on
-     * it is unmet, "not measured": reports/result.c): lost updates without
+     * it is unmet, "not measured": harness/verdict.c): lost updates without
      * the storage's final values, the fenced numbers without fences. */
     json_obj_set(f, "plain_lost_updates", available ? json_new_int(plain_lost) : json_new_null());
     json_obj_set(f, "fenced_lost_updates",
@@ -357,7 +357,7 @@ const struct checker_def fencing_checker = {
      fencing_event, NULL, NULL},
     fencing_init, fencing_finish};
 
-int check_fencing(const struct history *h, const struct check_params *p, struct json *res)
+int check_fencing(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&fencing_checker, h, p, res);
 }

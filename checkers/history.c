@@ -22,7 +22,7 @@
 #include "checkers/evidence.h"
 #include "checkers/histmap.h"
 #include "checkers/series.h"
-#include "harness/workload.h"
+#include "model/rundir.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -772,7 +772,6 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     h->source = xstrdup(dir);
     h->from_rundir = 1;
     h->memo = xcalloc(1, sizeof(*h->memo));
-    h->memo->self = h;
     h->memo->verify_all = verify_all;
     char path[4096];
     struct stat st;
@@ -820,10 +819,10 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     }
 
     snprintf(path, sizeof(path), "%s/workload.yaml", dir);
-    if (stat(path, &st) == 0) {
+    if (stat(path, &st) == 0) { /* what the checkers read of it: model/rundir.h */
         struct ls_err werr = {0, ""};
-        if (workload_load(path, NULL, 0, &h->workload, NULL, &werr) != 0) {
-            h->workload = NULL;
+        if (rundir_meta_read(path, &h->meta, &werr) != 0) {
+            h->meta = NULL;
             history_warn(h, "workload.yaml: %s (checking with defaults)", werr.msg);
             history_gap(h, "workload.yaml: unreadable: checked with default parameters "
                            "(capacity, TTL) instead of the run's");
@@ -833,9 +832,9 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
         history_gap(h, "workload.yaml: missing: checked with default parameters (capacity, TTL) "
                        "instead of the run's");
     }
-    if (h->workload && h->workload->workers.resources > 0)
-        ensure_res(h, (int)(h->workload->workers.resources < MAX_RES
-                                ? h->workload->workers.resources - 1 : MAX_RES - 1));
+    if (h->meta && h->meta->w.workers.resources > 0)
+        ensure_res(h, (int)(h->meta->w.workers.resources < MAX_RES
+                                ? h->meta->w.workers.resources - 1 : MAX_RES - 1));
 
     int max_res = -1;
     rc = load_events(h, dir, &max_res, err);
@@ -849,7 +848,7 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
             max_t = hist_rec(w, w->n - 1)->t;
     }
     if (max_res >= h->nres) {
-        if (h->workload)
+        if (h->meta)
             history_warn(h, "events name resource %d but the workload has %d", max_res, h->nres);
         ensure_res(h, max_res);
     }
@@ -868,10 +867,9 @@ int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
     return load_rundir(dir, h, 0, err);
 }
 
-int history_reload(const struct history *ch)
+int history_reload(struct history *h)
 {
-    struct history *h = ch->memo ? ch->memo->self : NULL;
-    if (!h || !h->from_rundir || !h->source)
+    if (!h->memo || !h->from_rundir || !h->source)
         return 0;
     struct history fresh;
     struct ls_err err = {0, ""};
@@ -883,21 +881,23 @@ int history_reload(const struct history *ch)
                         "its first damaged record", err.msg);
         return rc;
     }
-    /* Keep the workload and run.json objects (read from the same files):
+    /* Keep the workload, its meta and run.json objects (read from the same files):
      * callers may hold pointers to them across a check. */
-    struct workload *wl = fresh.workload;
+    struct rundir_meta *meta = fresh.meta;
     struct json *run = fresh.run;
-    fresh.workload = h->workload;
+    fresh.meta = h->meta;
     fresh.run = h->run;
-    h->workload = wl;
+    h->meta = meta;
     h->run = run;
+    fresh.workload = h->workload; /* the harness's, not read again */
+    fresh.workload_free = h->workload_free;
+    h->workload = NULL;
     history_free(h);
     *h = fresh;
-    h->memo->self = h;
     return 0;
 }
 
-void history_verify(const struct history *h)
+void history_verify(struct history *h)
 {
     for (int i = 0; i < h->nworkers; i++)
         if (h->w[i].unverified) {
@@ -906,10 +906,9 @@ void history_verify(const struct history *h)
         }
 }
 
-void history_cut(const struct history *ch, int wi, size_t n)
+void history_cut(struct history *h, int wi, size_t n)
 {
-    struct history *h = ch->memo ? ch->memo->self : NULL;
-    if (h && wi >= 0 && wi < h->nworkers && n < h->w[wi].n) {
+    if (h->memo && wi >= 0 && wi < h->nworkers && n < h->w[wi].n) {
         struct hist_worker *w = &h->w[wi];
         evidence_cut(h, wi, n);
         w->n = n;
@@ -923,10 +922,9 @@ void history_cut(const struct history *ch, int wi, size_t n)
     }
 }
 
-void history_mark_verified(const struct history *ch)
+void history_mark_verified(struct history *h)
 {
-    struct history *h = ch->memo ? ch->memo->self : NULL;
-    for (int i = 0; h && i < h->nworkers; i++) {
+    for (int i = 0; h->memo && i < h->nworkers; i++) {
         h->w[i].unverified = 0;
         for (int k = 0; k < h->w[i].nseg; k++)
             h->w[i].seg[k].unverified = 0;
@@ -1142,7 +1140,6 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     memset(h, 0, sizeof(*h));
     h->source = xstrdup(path);
     h->memo = xcalloc(1, sizeof(*h->memo));
-    h->memo->self = h;
     char *buf;
     size_t len;
     int rc = read_all(path, &buf, &len);
@@ -1200,8 +1197,9 @@ void history_free(struct history *h)
     if (!h)
         return;
     free(h->source);
-    if (h->workload)
-        workload_free(h->workload);
+    if (h->workload && h->workload_free)
+        h->workload_free(h->workload);
+    rundir_meta_free(h->meta);
     json_free(h->run);
     evidence_free(h->ev);
     for (int i = 0; i < h->nworkers; i++) {

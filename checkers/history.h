@@ -21,6 +21,7 @@
 #include "model/evlog.h"
 
 struct workload;
+struct rundir_meta;
 struct series_acc;
 struct hist_evidence;
 
@@ -28,7 +29,6 @@ struct hist_evidence;
  * pass also accumulates the charts' series, which series_build takes. */
 struct hist_memo {
     struct series_acc *series;  /* owned until taken; NULL none */
-    struct history *self;       /* the history this belongs to (for history_reload) */
     int verify_all;             /* load: check every record at once, defer nothing */
     int reload_failed;          /* history_reload could not read the logs again: a pass
                                  * cuts a log at its first bad record instead */
@@ -118,7 +118,12 @@ struct leftover_key {           /* lock keys still on a node after the run */
 struct history {
     char *source;               /* run dir or JSONL path */
     int from_rundir;
-    struct workload *workload;  /* resolved workload, NULL for JSONL */
+    struct workload *workload;  /* the loaded workload for the result model's echo, seed
+                                 * and expectations: set by the harness (harness/checkproc.h),
+                                 * never by the loaders here, never read by the checkers */
+    void (*workload_free)(struct workload *); /* its owner's free, called by history_free */
+    struct rundir_meta *meta;   /* what the checkers read of workload.yaml (model/rundir.h;
+                                 * owned), NULL for JSONL or when unreadable */
     struct json *run;           /* run.json (owned) or NULL */
     int interrupted;            /* the run did not end normally */
     int incomplete;             /* run.json still says "running": the harness died
@@ -165,14 +170,14 @@ void history_warn(struct history *h, const char *fmt, ...) __attribute__((format
  * reload (0, or the load's error code with the old history kept and
  * marked verified); history_verify makes sure no worker is unverified (a
  * reload when one is) for readers other than the pass. */
-int history_reload(const struct history *h);
-void history_verify(const struct history *h);
+int history_reload(struct history *h);
+void history_verify(struct history *h);
 /* After a pass that checked every record: nothing is unverified any more. */
-void history_mark_verified(const struct history *h);
+void history_mark_verified(struct history *h);
 /* Worker wi's log ends before record n (a damaged record that could not be
  * read again: memo.reload_failed); the log counts as incomplete. Through
- * the memo, like history_reload; a hand-made history is left alone. */
-void history_cut(const struct history *h, int wi, size_t n);
+ * a history a loader made (memo set); a hand-made one is left alone. */
+void history_cut(struct history *h, int wi, size_t n);
 
 /* Drop the resident pages of w's records [from, to) from this process (a
  * mapped log only; the records stay readable, the page cache keeps them).
@@ -191,6 +196,6 @@ void history_after_pass(const struct history *h);
 
 /* `lockstorm log export`: every event as one JSONL line (DESIGN.md form),
  * merged across workers in time order. */
-void history_export_jsonl(const struct history *h, FILE *out);
+void history_export_jsonl(struct history *h, FILE *out);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * jobs.c: the jobs checker (workers.mode: jobs; harness/jobs.h). The
+ * jobs.c: the jobs checker (workers.mode: jobs; model/jobs.h). The
  * storage node's final record of every announced job (jobs.jsonl: the
  * workers whose side effect landed, the effects the constraint refused,
  * who marked it done) is the ground truth; the workers' `job` events only
@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "checkers/checkutil.h"
-#include "harness/jobs.h"
+#include "model/jobs.h"
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/json.h"
 
@@ -106,10 +107,10 @@ static void effect_times(const struct history *h, struct jobs_tally *t)
     }
 }
 
-int check_jobs(const struct history *h, const struct check_params *p, struct json *res)
+int check_jobs(struct history *h, const struct check_params *p, struct json *res)
 {
     (void)p;
-    const struct workload *wl = h->workload;
+    const struct workload *wl = h->meta ? &h->meta->w : NULL;
     if (!wl || wl->workers.mode != WMODE_JOBS)
         return VERDICT_VALID; /* not a jobs run: no section */
     struct json *checks = (struct json *)json_obj_get(res, "checks");

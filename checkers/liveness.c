@@ -260,7 +260,7 @@ static int liveness_finish(void *st, struct json *res)
     json_obj_set_str(l, "stuck_after_from", p->stuck_after_auto ? "auto" : "check.stuck_after");
     json_obj_set(l, "stuck", sl);
     /* without an attempt the shares and the fairness were not measured:
-     * null, never a default 0 (reports/result.c "not measured") */
+     * null, never a default 0 (harness/verdict.c "not measured") */
     double da = attempts ? (double)attempts : 1.0;
     json_obj_set(l, "busy_share", attempts ? json_new_num((double)busy / da) : json_new_null());
     json_obj_set(l, "failed_share", attempts ? json_new_num((double)failed / da) : json_new_null());
@@ -299,7 +299,7 @@ const struct checker_def liveness_checker = {
      liveness_event, NULL, liveness_end},
     liveness_init, liveness_finish};
 
-int check_liveness(const struct history *h, const struct check_params *p, struct json *res)
+int check_liveness(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&liveness_checker, h, p, res);
 }

@@ -674,7 +674,7 @@ const struct checker_def mutex_checker = {
      mutex_event, mutex_worker_end, mutex_end},
     mutex_init, mutex_finish};
 
-int check_mutex(const struct history *h, const struct check_params *p, struct json *res)
+int check_mutex(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&mutex_checker, h, p, res);
 }

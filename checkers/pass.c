@@ -107,7 +107,7 @@ struct target {
     void *st;
 };
 
-int pass_run(const struct history *h, const struct pass_consumer *c, int n)
+int pass_run(struct history *h, const struct pass_consumer *c, int n)
 {
     int rc = 0;
     int nw = h->nworkers;
@@ -206,7 +206,7 @@ int pass_run(const struct history *h, const struct pass_consumer *c, int n)
     return rc;
 }
 
-int checker_run_one(const struct checker_def *d, const struct history *h,
+int checker_run_one(const struct checker_def *d, struct history *h,
                     const struct check_params *p, struct json *res)
 {
     struct pass_consumer c = {&d->ops, d->init(h, p, res)};

@@ -36,7 +36,7 @@ struct pass_consumer {
  * checking the records of unverified logs (history.h) on the way. Returns
  * 0, or -1 when one of those was bad: the consumers saw part of the history
  * only (discard them, history_reload(h), and pass again). */
-int pass_run(const struct history *h, const struct pass_consumer *c, int n);
+int pass_run(struct history *h, const struct pass_consumer *c, int n);
 
 /* A checker as a consumer of the pass: init makes its state (it may add
  * placeholders to res), the pass feeds it, finish writes its sections of
@@ -51,7 +51,7 @@ extern const struct checker_def mutex_checker, fencing_checker, liveness_checker
     stats_checker, windows_checker, coverage_checker;
 
 /* Contract: run one checker alone: its own pass over h (check_mutex etc.). */
-int checker_run_one(const struct checker_def *d, const struct history *h,
+int checker_run_one(const struct checker_def *d, struct history *h,
                     const struct check_params *p, struct json *res);
 
 #endif

@@ -669,7 +669,7 @@ void series_acc_free(struct series_acc *a)
 
 /* ---- the whole series object -------------------------------------------- */
 
-struct json *series_build(const struct history *h, const struct json *result)
+struct json *series_build(struct history *h, const struct json *result)
 {
     static const char *const rate_cols[] = {"t_ms", "grants_per_s", "busy_per_s",
                                             "unknown_per_s", "failed_per_s"};

@@ -17,7 +17,7 @@
  * model built so far: its "violations" place the timeline's zoom window
  * and overlaps, and "checks.mutex.holds" sizes it. Uses (and frees) what
  * check_run's pass accumulated for h (h->memo), else makes its own pass. */
-struct json *series_build(const struct history *h, const struct json *result);
+struct json *series_build(struct history *h, const struct json *result);
 
 /* The accumulators, as a consumer of the checkers' pass (check.c). */
 struct series_acc;

@@ -219,7 +219,7 @@ static int stats_finish(void *st, struct json *res)
 const struct checker_def stats_checker = {
     {"stats", 0, stats_event, NULL, NULL}, stats_init, stats_finish};
 
-int check_stats(const struct history *h, const struct check_params *p, struct json *res)
+int check_stats(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&stats_checker, h, p, res);
 }

@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "faults/fault.h"
+#include "model/rundir.h"
 #include "model/workload.h"
-#include "model/yamltree.h"
 #include "util/xalloc.h"
 
 #define N_SINGLE 4000   /* points of a one-dimensional integral */
@@ -226,7 +225,7 @@ double ttl_mix_exceed(const struct dist *hold, const struct ttl_pause *p, int n,
 /* ---- the pauses of a workload ---------------------------------------------- */
 
 /* Occurrences of an explicit schedule that start before the quiet tail. */
-static double occurrences(const struct workload *w, const struct fault_spec *fs)
+static double occurrences(const struct workload *w, const struct rundir_fault *fs)
 {
     int64_t limit = w->duration - w->quiet_tail;
     if (fs->at >= limit)
@@ -241,25 +240,20 @@ static double occurrences(const struct workload *w, const struct fault_spec *fs)
 
 /* Share of a nemesis kind's target entries that are `holder` (its default
  * when it lists none). */
-static double holder_share(const struct nemesis_kind *k)
+static double holder_share(const struct rundir_nemesis_kind *k)
 {
     if (k->ntargets == 0)
         return 1;
-    int n = 0;
-    for (int i = 0; i < k->ntargets; i++) {
-        const struct ynode *t = ymap_get(k->targets[i], "target");
-        if (!t || (t->kind == YN_SCALAR && strcmp(t->text, "holder") == 0))
-            n++;
-    }
-    return (double)n / k->ntargets;
+    return (double)k->holder_targets / k->ntargets;
 }
 
-int ttl_pauses_of(const struct workload *w, struct ttl_pause *out, int max)
+int ttl_pauses_of(const struct rundir_meta *m, struct ttl_pause *out, int max)
 {
     int n = 0;
-    for (int i = 0; w && i < w->nfaults && n < max; i++) {
-        const struct fault_spec *fs = &w->faults[i];
-        if (!fs->ops || strcmp(fs->ops->name, "pause") != 0 || fs->target != TARGET_HOLDER)
+    const struct workload *w = m ? &m->w : NULL;
+    for (int i = 0; m && i < m->nfaults && n < max; i++) {
+        const struct rundir_fault *fs = &m->faults[i];
+        if (strcmp(fs->kind, "pause") != 0 || strcmp(fs->target, "holder") != 0)
             continue;
         double occ = occurrences(w, fs);
         if (occ <= 0)
@@ -270,20 +264,19 @@ int ttl_pauses_of(const struct workload *w, struct ttl_pause *out, int max)
         out[n].weight = occ;
         n++;
     }
-    const struct nemesis_spec *N = w ? &w->nemesis : NULL;
-    for (int i = 0; N && N->enabled && i < N->nkinds && n < max; i++) {
-        const struct nemesis_kind *k = &N->kinds[i];
-        if (!k->ops || strcmp(k->ops->name, "pause") != 0 || N->interval <= 0)
+    for (int i = 0; m && m->nemesis.enabled && i < m->nemesis.nkinds && n < max; i++) {
+        const struct rundir_nemesis_kind *k = &m->nemesis.kinds[i];
+        if (strcmp(k->kind, "pause") != 0 || m->nemesis.interval <= 0)
             continue;
-        double span = (double)(w->duration - w->quiet_tail - N->start);
+        double span = (double)(w->duration - w->quiet_tail - m->nemesis.start);
         double share = holder_share(k);
         if (span <= 0 || share <= 0)
             continue;
         memset(&out[n], 0, sizeof(out[n]));
         out[n].d.kind = DIST_UNIFORM;
-        out[n].d.min = N->duration.min;
-        out[n].d.max = N->duration.max;
-        out[n].weight = span / (double)N->interval / N->nkinds * share;
+        out[n].d.min = m->nemesis.dur_min;
+        out[n].d.max = m->nemesis.dur_max;
+        out[n].weight = span / (double)m->nemesis.interval / m->nemesis.nkinds * share;
         n++;
     }
     return n;
@@ -410,7 +403,7 @@ static int touched(const struct history *h, int worker, int64_t a, int64_t b)
     return 0;
 }
 
-int ttl_measure_history(const struct history *h, struct ttl_measure *m)
+int ttl_measure_history(struct history *h, struct ttl_measure *m)
 {
     history_verify(h); /* it reads the logs itself, not through the checked pass */
     memset(m, 0, sizeof(*m));

@@ -16,6 +16,7 @@
 #include "util/rng.h"
 
 struct workload;
+struct rundir_meta;
 
 /* ---- prediction ------------------------------------------------------------ */
 
@@ -45,8 +46,8 @@ double ttl_p_exceed_harness(const struct dist *hold, const struct dist *pause, d
  * when either is unbounded (an uncapped exponential or lognormal). */
 int64_t ttl_safe_bound(const struct dist *hold, const struct dist *pause);
 
-/* The pauses of w that hit holders, as a mixture: each explicit `pause`
- * fault with target holder (weight: its occurrences in the run) and a
+/* The pauses of a run directory's workload (model/rundir.h) that hit
+ * holders, as a mixture: each explicit `pause` fault with target holder (weight: its occurrences in the run) and a
  * nemesis `pause` kind drawing holder targets (uniform in its duration
  * range, weight: its expected occurrences). Returns the number of
  * components written (at most max); 0 when w pauses no holder. */
@@ -55,7 +56,7 @@ struct ttl_pause {
     struct dist d;
     double weight;
 };
-int ttl_pauses_of(const struct workload *w, struct ttl_pause *out, int max);
+int ttl_pauses_of(const struct rundir_meta *m, struct ttl_pause *out, int max);
 
 /* The mixture forms of ttl_p_exceed / ttl_p_exceed_harness (weights
  * normalised here); 0 when n == 0. */
@@ -76,6 +77,6 @@ struct ttl_measure {
 };
 
 /* Fill m from h (a run directory's history). Returns 0. */
-int ttl_measure_history(const struct history *h, struct ttl_measure *m);
+int ttl_measure_history(struct history *h, struct ttl_measure *m);
 
 #endif

@@ -14,6 +14,7 @@
 #include "checkers/check.h"
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/hist.h"
 #include "util/xalloc.h"
@@ -204,7 +205,7 @@ static void *windows_init(const struct history *h, const struct check_params *p,
         }
     }
     s->nu = m;
-    const struct workload *w = h->workload;
+    const struct workload *w = h->meta ? &h->meta->w : NULL;
     s->quiet_from = w && w->quiet_tail > 0 && w->quiet_tail < w->duration
                         ? w->duration - w->quiet_tail : INT64_MAX;
     s->pending = xmalloc((size_t)(h->nworkers ? h->nworkers : 1) * sizeof(*s->pending));
@@ -350,7 +351,7 @@ const struct checker_def windows_checker = {
      windows_event, windows_worker_end, NULL},
     windows_init, windows_finish};
 
-int check_windows(const struct history *h, const struct check_params *p, struct json *res)
+int check_windows(struct history *h, const struct check_params *p, struct json *res)
 {
     return checker_run_one(&windows_checker, h, p, res);
 }

@@ -19,6 +19,7 @@
 
 #include "checkers/check.h"
 #include "checkers/history.h"
+#include "harness/workload.h"
 #include "util/proc.h"
 #include "reports/reports.h"
 #include "harness/verdict.h"
@@ -26,13 +27,35 @@
 
 #define POLL_MS 20
 
+static void free_workload(struct workload *w)
+{
+    workload_free(w);
+}
+
+int checkproc_load(const char *dir, struct history *h, struct ls_err *err)
+{
+    int rc = history_load_rundir(dir, h, err);
+    if (rc < 0 || !h->meta) /* workload.yaml missing or unreadable: history.c said so */
+        return rc;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/workload.yaml", dir);
+    struct ls_err werr = {0, ""};
+    if (workload_load(path, NULL, 0, &h->workload, NULL, &werr) != 0) {
+        h->workload = NULL;
+        history_warn(h, "workload.yaml: %s (left out of the result)", werr.msg);
+        return rc;
+    }
+    h->workload_free = free_workload;
+    return rc;
+}
+
 /* Contract: the checker pass itself, in this process (what the child runs). */
 static int check_here(const char *dir, unsigned formats, int quiet, struct json **result,
                       struct ls_err *err)
 {
     struct history h;
     memset(&h, 0, sizeof(h));
-    int rc = history_load_rundir(dir, &h, err);
+    int rc = checkproc_load(dir, &h, err);
     if (rc < 0) {
         history_free(&h);
         return rc;

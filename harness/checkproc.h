@@ -24,4 +24,14 @@
 int checkproc_run(const char *dir, unsigned formats, int quiet, int (*stop)(void *), void *arg,
                   struct json **result, struct ls_err *err);
 
+struct history;
+
+/* Contract: load run directory dir's history for the result model
+ * (history_load_rundir), and its resolved workload.yaml through the loader
+ * into h->workload for the result's echo, seed and expectations (the
+ * checkers read h->meta; a workload the loader refuses is left out with a
+ * warning). Returns what history_load_rundir returned; caller frees h with
+ * history_free either way. */
+int checkproc_load(const char *dir, struct history *h, struct ls_err *err);
+
 #endif

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "harness/workload.h"
+#include "model/jobs.h"
 #include "model/yamltree.h"
 #include "util/json.h"
 #include "util/secret.h"
@@ -43,15 +44,6 @@ const struct opt_def jobs_tab[] = {
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
-static const struct {
-    const char *name;
-    unsigned bit;
-} layer_names[] = {
-    {"lock", JOB_LAYER_LOCK},
-    {"idempotency", JOB_LAYER_IDEMPOTENCY},
-    {"constraint", JOB_LAYER_CONSTRAINT},
-};
-#define NLAYERS (sizeof(layer_names) / sizeof(layer_names[0]))
 
 int jobs_parse_layers(struct workload *w, const struct ynode *v, const struct ynode *where,
                       const char *path, struct ydiag *dg)
@@ -72,15 +64,16 @@ int jobs_parse_layers(struct workload *w, const struct ynode *v, const struct yn
     for (size_t i = 0; i < v->n; i++) {
         const struct ynode *it = v->vals[i];
         unsigned bit = 0;
-        for (size_t k = 0; it->kind == YN_SCALAR && k < NLAYERS; k++)
-            if (strcmp(it->text, layer_names[k].name) == 0)
-                bit = layer_names[k].bit;
+        for (size_t k = 0; it->kind == YN_SCALAR && k < JOBS_NLAYERS; k++)
+            if (strcmp(it->text, jobs_layers[k].name) == 0)
+                bit = jobs_layers[k].bit;
         if (!bit) {
-            const char *names[NLAYERS];
-            for (size_t k = 0; k < NLAYERS; k++)
-                names[k] = layer_names[k].name;
-            const char *near = it->kind == YN_SCALAR ? opt_nearest(it->text, names, (int)NLAYERS)
-                                                     : NULL;
+            const char *names[JOBS_NLAYERS];
+            for (size_t k = 0; k < JOBS_NLAYERS; k++)
+                names[k] = jobs_layers[k].name;
+            const char *near = it->kind == YN_SCALAR
+                                   ? opt_nearest(it->text, names, (int)JOBS_NLAYERS)
+                                   : NULL;
             char hint[64] = "";
             if (near)
                 snprintf(hint, sizeof(hint), " did you mean '%s'?", near);
@@ -108,74 +101,6 @@ int jobs_parse_layers(struct workload *w, const struct ynode *v, const struct yn
                  JOBS_MAX - 1);
         return -1;
     }
-    return 0;
-}
-
-const char *jobs_layers_text(unsigned layers, char *buf, size_t n)
-{
-    size_t j = 0;
-    buf[0] = '\0';
-    for (size_t k = 0; k < NLAYERS; k++) {
-        if (!(layers & layer_names[k].bit))
-            continue;
-        int wr = snprintf(buf + j, n - j, "%s%s", j ? "+" : "", layer_names[k].name);
-        if (wr < 0 || (size_t)wr >= n - j)
-            break;
-        j += (size_t)wr;
-    }
-    if (!j)
-        snprintf(buf, n, "none");
-    return buf;
-}
-
-void jobs_layers_yaml(unsigned layers, struct strbuf *sb)
-{
-    sb_puts(sb, " [");
-    int first = 1;
-    for (size_t k = 0; k < NLAYERS; k++) {
-        if (!(layers & layer_names[k].bit))
-            continue;
-        sb_printf(sb, "%s%s", first ? "" : ", ", layer_names[k].name);
-        first = 0;
-    }
-    sb_puts(sb, "]\n");
-}
-
-struct json *jobs_layers_json(unsigned layers)
-{
-    struct json *arr = json_new_arr();
-    for (size_t k = 0; k < NLAYERS; k++)
-        if (layers & layer_names[k].bit)
-            json_arr_push(arr, json_new_str(layer_names[k].name));
-    return arr;
-}
-
-int64_t jobs_total(const struct workload *w)
-{
-    int64_t iv = w->workers.jobs.interval > 0 ? w->workers.jobs.interval : 1;
-    int64_t n = (w->duration + iv - 1) / iv; /* k * iv < duration */
-    if (w->workers.jobs.count > 0 && w->workers.jobs.count < n)
-        n = w->workers.jobs.count;
-    return n;
-}
-
-static const char *const step_names[] = {
-#define JOBS_NAME(name, val, text) [val] = text,
-    JOB_STEPS(JOBS_NAME)
-#undef JOBS_NAME
-};
-#define NSTEPS ((int)(sizeof(step_names) / sizeof(step_names[0])))
-
-const char *job_step_name(int step)
-{
-    return step > 0 && step < NSTEPS && step_names[step] ? step_names[step] : "?";
-}
-
-int job_step_from_name(const char *name)
-{
-    for (int i = 1; i < NSTEPS; i++)
-        if (step_names[i] && strcmp(step_names[i], name) == 0)
-            return i;
     return 0;
 }
 

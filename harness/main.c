@@ -19,6 +19,7 @@
 #include "faults/fault.h"
 #include "harness/leftover.h"
 #include "harness/adapter_test.h"
+#include "harness/checkproc.h"
 #include "harness/cli_compare.h"
 #include "harness/cli_help.h"
 #include "harness/cli_init.h"
@@ -474,7 +475,7 @@ static int cmd_check(struct common_args *a)
     } else {
         if (a->npos != 1)
             return usage_error("%s", "check needs a RUN_DIR (or --history FILE.jsonl)");
-        rc = history_load_rundir(a->pos[0], &h, &err);
+        rc = checkproc_load(a->pos[0], &h, &err);
     }
     if (rc < 0) {
         history_free(&h);
@@ -531,7 +532,7 @@ static int cmd_report(struct common_args *a)
     struct history h;
     memset(&h, 0, sizeof(h));
     struct ls_err err = {0};
-    if (history_load_rundir(a->pos[0], &h, &err) < 0) {
+    if (checkproc_load(a->pos[0], &h, &err) < 0) {
         history_free(&h);
         return load_error(&err);
     }

@@ -18,6 +18,7 @@
 
 #include "checkers/history.h"
 #include "checkers/ttl.h"
+#include "model/rundir.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -163,12 +164,12 @@ static struct json *measure_cell(const char *cdir, struct cell_info *ci, struct 
     struct history h;
     memset(&h, 0, sizeof(h));
     struct ls_err err = {0};
-    if (history_load_rundir(cdir, &h, &err) == 0 && h.workload) {
-        const struct workload *w = h.workload;
+    if (history_load_rundir(cdir, &h, &err) == 0 && h.meta) {
+        const struct workload *w = &h.meta->w;
         ttl = (double)w->lock.ttl / 1e6;
         ci->have_dists = 1;
         ci->hold = w->workers.hold;
-        ci->npauses = ttl_pauses_of(w, ci->pauses, TTL_MAX_PAUSES);
+        ci->npauses = ttl_pauses_of(h.meta, ci->pauses, TTL_MAX_PAUSES);
         struct ttl_measure tm;
         ttl_measure_history(&h, &tm);
         json_obj_set_int(m, "pauses", tm.pauses);

@@ -302,7 +302,7 @@ static struct json *seed_json(const struct workload *w)
  * fragment's members in their order, then expectations; finally the
  * expectations are evaluated and the verdict set. Never NULL: a checker
  * fragment that could not be built leaves verdict_checks "unknown". */
-struct json *result_build(const struct history *h, const struct check_params *p)
+struct json *result_build(struct history *h, const struct check_params *p)
 {
     struct json *res = json_new_obj();
     json_obj_set_str(res, "format", RESULT_FORMAT);

@@ -49,7 +49,7 @@
     X(EV_STORE_READ, 16, "store_read")        \
     X(EV_STORE_WRITE, 17, "store_write")      \
     X(EV_CRASH, 18, "crash")                  \
-    X(EV_JOB, 19, "job") /* jobs mode: value = job id, aux = step (harness/jobs.h) */
+    X(EV_JOB, 19, "job") /* jobs mode: value = job id, aux = step (model/jobs.h) */
 
 enum ev_type {
 #define EV_ENUM(name, val, text) name = val,

@@ -40,7 +40,7 @@ enum on_lost { ON_LOST_ABORT, ON_LOST_FINISH };
 enum renew_mode { RENEW_THREAD, RENEW_INLINE };
 enum worker_mode { WMODE_LOCKS, WMODE_JOBS };
 
-/* workers.jobs.layers (harness/jobs.h): the defences of a job, as bits. */
+/* workers.jobs.layers (model/jobs.h): the defences of a job, as bits. */
 #define JOB_LAYER_LOCK 0x1         /* lock(job) around the processing */
 #define JOB_LAYER_IDEMPOTENCY 0x2  /* SET NX done:<job> before the side effect */
 #define JOB_LAYER_CONSTRAINT 0x4   /* the side effect is a conditional insert */

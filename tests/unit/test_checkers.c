@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "checkers/check.h"
+#include "checkers/checker.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 
@@ -721,6 +722,31 @@ static void test_stats_details(void)
     sb_free(&sb);
 }
 
+/* The registry: every entry complete and found by its name; each reads the
+ * history one way (the pass or its own run); the checks' order is fixed. */
+static void test_registry(void)
+{
+    int n = 0;
+    const struct checker_ops *const *all = checker_all(&n);
+    CHECK(n >= 7);
+    for (int i = 0; i < n; i++) {
+        const struct checker_ops *c = all[i];
+        CHECK_INT(c->version, CHECKER_OPS_VERSION);
+        CHECKF(c->name && c->sections && c->sections[0], "entry %d", i);
+        CHECKF((c->pass != NULL) != (c->run != NULL), "%s: exactly one of pass and run",
+               c->name);
+        CHECKF(c->phase == CHECKER_JUDGE || c->phase == CHECKER_AFTER_STORIES, "%s", c->name);
+        CHECKF(checker_find(c->name) == c, "%s: not found by its name", c->name);
+        for (int j = 0; j < i; j++)
+            CHECKF(strcmp(all[j]->name, c->name) != 0, "%s: registered twice", c->name);
+    }
+    CHECK(checker_find("no-such-checker") == NULL);
+    CHECK(checker_find(NULL) == NULL);
+    const char *first[] = {"mutex", "fencing", "liveness", "stats"};
+    for (int i = 0; i < 4 && i < n; i++)
+        CHECK_STR(all[i]->name, first[i]); /* the order of result.json's "checks" */
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
@@ -737,6 +763,7 @@ int main(void)
     RUN(test_fence_regression);
     RUN(test_stall_and_stuck);
     RUN(test_stats_details);
+    RUN(test_registry);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();

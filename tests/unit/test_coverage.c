@@ -14,6 +14,7 @@
 #include "faults/schedule.h"
 #include "harness/workload.h"
 #include "harness/verdict.h"
+#include "model/rundir.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -302,16 +303,16 @@ static void test_floor_and_stuck_after(void)
            "exponential: %lld", (long long)check_stuck_after_auto(w));
     workload_free(w);
     /* given explicitly, it wins */
-    w = load("lock: {ttl: 5s}\nworkers: {hold: 3s}\ncheck: {stuck_after: 1s}\n");
-    REQUIRE(w != NULL);
+    struct ls_err err = {0, ""};
+    const char *given = "lock: {ttl: 5s}\nworkers: {hold: 3s}\ncheck: {stuck_after: 1s}\n";
     struct history h;
     memset(&h, 0, sizeof(h));
-    h.workload = w;
+    REQUIRE(rundir_meta_parse("t.yaml", given, strlen(given), &h.meta, &err) == 0);
     struct check_params p;
     check_params_from(&h, &p);
     CHECK_INT(p.stuck_after, 1000000000LL);
     CHECK_INT(p.stuck_after_auto, 0);
-    workload_free(w);
+    rundir_meta_free(h.meta);
 }
 
 static struct json *parse(const char *s)

@@ -294,7 +294,7 @@ static int mkdirs(const char *dir)
 }
 
 /* `lockstorm log export` of h into the file at path. */
-static int export_to(const struct history *h, const char *path)
+static int export_to(struct history *h, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -532,7 +532,7 @@ static void test_rundir_workload(void)
     int rc = history_load_rundir(dir, &h, &err);
     CHECKF(rc == 0, "%s", err.msg);
     REQUIRE(rc == 0);
-    CHECKF(h.workload != NULL, "%s", h.nwarnings ? h.warnings[0] : "");
+    CHECKF(h.meta != NULL, "%s", h.nwarnings ? h.warnings[0] : "");
     CHECK_INT(h.nres, 4);
     CHECK_INT(h.interrupted, 0);
     struct check_params p;

@@ -17,6 +17,7 @@
 #include "checkers/history.h"
 #include "harness/jobs.h"
 #include "harness/workload.h"
+#include "model/rundir.h"
 #include "tests/unit/testing.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -154,12 +155,13 @@ static const struct json *check_dump(const char *dir, const char *text, int n, i
     } else {
         unlink(path);
     }
-    char set[64];
-    snprintf(set, sizeof(set), "workers.jobs.count=%d", n);
+    char yaml[96];
+    snprintf(yaml, sizeof(yaml), "workers: {mode: jobs, jobs: {count: %d}}\n", n);
     struct ls_err err;
     struct history h;
     memset(&h, 0, sizeof(h));
-    h.workload = load("workers: {mode: jobs}\n", set, &err);
+    if (rundir_meta_parse("t.yaml", yaml, strlen(yaml), &h.meta, &err) != 0)
+        fprintf(stderr, "  meta: %s\n", err.msg);
     h.source = (char *)dir;
     h.from_rundir = 1;
     *res = json_new_obj();
@@ -167,7 +169,7 @@ static const struct json *check_dump(const char *dir, const char *text, int n, i
     struct check_params p;
     check_params_from(&h, &p);
     *verdict = check_jobs(&h, &p, *res);
-    workload_free(h.workload);
+    rundir_meta_free(h.meta);
     return json_path(*res, "checks.jobs");
 }
 

@@ -85,7 +85,7 @@ static int load_text(const char *text, struct history *h)
 }
 
 /* The mutex checker alone on h: a fresh result fragment (caller frees). */
-static struct json *judge(const struct history *h, int cap, int64_t near_miss, int max_viol)
+static struct json *judge(struct history *h, int cap, int64_t near_miss, int max_viol)
 {
     struct check_params p;
     check_params_from(h, &p);
@@ -758,7 +758,7 @@ static void as_history(const struct gen *g, struct history *h)
  * the oracle's o. Returns 0 when they agree; else which part differs
  * (index into the parts of test_oracle), the first time with the history
  * printed as `lockstorm log export` would. */
-static int compare(const struct gen *g, const struct history *h, struct verdicts *o,
+static int compare(const struct gen *g, struct history *h, struct verdicts *o,
                    const char *how, uint64_t seed, uint64_t i, uint64_t *bad)
 {
     static struct verdicts got;

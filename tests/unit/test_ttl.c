@@ -6,9 +6,10 @@
  * overstay model, safe bounds, and the pause mixture read from a workload.
  */
 #include <math.h>
+#include <string.h>
 
 #include "checkers/ttl.h"
-#include "harness/workload.h"
+#include "model/rundir.h"
 #include "tests/unit/testing.h"
 #include "util/timeutil.h"
 
@@ -147,18 +148,18 @@ static void test_pauses_of_workload(void)
                        "  - {kind: pause, target: holder, at: 500ms, every: 500ms, duration: 150ms}\n"
                        "  - {kind: pause, target: worker:1, at: 1s, duration: 2s}\n"
                        "  - {kind: pause, target: holder, at: 2s, duration: 300ms}\n";
-    struct workload *w = NULL;
+    struct rundir_meta *m = NULL;
     struct ls_err err = {0};
-    REQUIRE(workload_load_string("t.yaml", yaml, NULL, 0, &w, NULL, &err) == 0);
+    REQUIRE(rundir_meta_parse("t.yaml", yaml, strlen(yaml), &m, &err) == 0);
     struct ttl_pause p[TTL_MAX_PAUSES];
-    int n = ttl_pauses_of(w, p, TTL_MAX_PAUSES);
+    int n = ttl_pauses_of(m, p, TTL_MAX_PAUSES);
     CHECK_INT(n, 2); /* the worker:1 pause is not a holder pause */
     CHECK_INT(p[0].d.kind, DIST_FIXED);
     CHECK_INT(p[0].d.value, 150 * LS_NS_PER_MS);
     NEAR(p[0].weight, 7, 0); /* 0.5 s, 1.0 s, ... 3.5 s */
     CHECK_INT(p[1].d.value, 300 * LS_NS_PER_MS);
     NEAR(p[1].weight, 1, 0);
-    workload_free(w);
+    rundir_meta_free(m);
 }
 
 int main(void)
