@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "faults/proxy.h"
@@ -24,6 +25,7 @@
 #include "harness/workload.h"
 #include "locks/adapter.h"
 #include "util/json.h"
+#include "util/proc.h"
 #include "util/timeutil.h"
 #include "util/secret.h"
 
@@ -504,6 +506,23 @@ int adapter_test_main(int argc, char **argv)
         fprintf(stderr, "lockstorm: adapter-test: mkdtemp: %s\n", strerror(errno));
         return 3;
     }
+    /* Contained like a run (docs/reliability.md "Nothing escapes the
+     * run"): every process started here inherits LOCKSTORM_RUN=<a fresh
+     * id> and this process is their child subreaper, so a process the
+     * adapter leaves behind (in a group or session of its own) is found
+     * and killed by pid at the end, and reported. */
+    char tag[80] = "", tagid[33];
+    unsigned char idb[16];
+    int prev_subreaper = 0, contained = 0;
+    if (ls_random_bytes(idb, sizeof(idb), "adapter-test id", NULL) == 0) {
+        for (int b = 0; b < 16; b++)
+            snprintf(tagid + 2 * b, 3, "%02x", idb[b]);
+        snprintf(tag, sizeof(tag), "%s=%s", PROC_RUN_TAG, tagid);
+        prctl(PR_GET_CHILD_SUBREAPER, &prev_subreaper);
+        contained = setenv(PROC_RUN_TAG, tagid, 1) == 0;
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+    }
+    int adapter_ran = 0;
     struct at t;
     memset(&t, 0, sizeof(t));
     t.nnodes = nnodes;
@@ -556,6 +575,7 @@ int adapter_test_main(int argc, char **argv)
         adapter_close(&t.ad);
         goto summary;
     }
+    adapter_ran = 1;
     t.caps = t.ad.caps;
     char caps[64];
     aproto_caps_text(t.caps, caps, sizeof(caps));
@@ -580,6 +600,19 @@ int adapter_test_main(int argc, char **argv)
     report(&t, strncmp(t.ad.exit_text, "exited", 6) == 0 && took < 1.5, "bye",
            "%s %.2fs after bye", t.ad.exit_text, took);
 summary:
+    proxy_stop(t.px);
+    t.px = NULL;
+    cluster_stop(&cl);
+    if (contained) {
+        /* what is still tagged now outlived the adapter's bye and its group */
+        int left = proc_kill_tagged(tag, 1, 2 * LS_NS_PER_S);
+        if (adapter_ran && left)
+            report(&t, 0, "nothing left behind",
+                   "%d process%s the adapter started outlived it (left its process group or "
+                   "session); killed by pid", left, left == 1 ? "" : "es");
+        else if (adapter_ran)
+            report(&t, 1, "nothing left behind", "no process the adapter started outlived it");
+    }
     printf("adapter-test: %d passed, %d failed\n", t.passed, t.failed);
     if (t.failed) {
         printf("adapter-test: the adapter's stderr: %s, its session log: %s\n", errp, logp);
@@ -589,6 +622,11 @@ summary:
 out:
     proxy_stop(t.px);
     cluster_stop(&cl);
+    if (contained) {
+        proc_kill_tagged(tag, 1, 2 * LS_NS_PER_S);
+        unsetenv(PROC_RUN_TAG);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, prev_subreaper);
     if (!keep)
         nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     return code;

@@ -111,6 +111,20 @@ check "reaper: the escaper is gone within 2 s ($(cat "$pf" | tr '\n' ' '))" wait
 check "reaper: nothing tagged with the run is alive ($(tagged "$id" | tr '\n' ' '))" \
     wait_for 2 none_tagged "$id"
 
+# ---- adapter-test: an escaper is found, killed and reported ----
+pf=$T_TMP/at.pids
+: >"$pf"
+set +e
+timeout 120 "$LS" adapter-test -- python3 "$FIX" setsid "$pf" >"$T_TMP/at.out" 2>&1
+rc=$?
+set -e
+check "adapter-test: the fixture escaped its session ($(cat "$pf" | tr '\n' ' '))" [ -s "$pf" ]
+check "adapter-test: the escaper is gone at its end ($(cat "$pf" | tr '\n' ' '))" \
+    wait_for 2 all_gone "$pf"
+check "adapter-test: it fails 'nothing left behind' and exits 1 (exit $rc)" \
+    sh -c '[ "$1" -eq 1 ] && grep -q "^FAIL nothing left behind *1 process the adapter started outlived it" "$2"' \
+    _ "$rc" "$T_TMP/at.out"
+
 # what the test's runs left (the code before the fix): stopped by pid
 for f in "$T_TMP"/*.pids; do
     for p in $(cat "$f"); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
