@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "faults/proxy.h"
@@ -511,16 +510,14 @@ int adapter_test_main(int argc, char **argv)
      * id> and this process is their child subreaper, so a process the
      * adapter leaves behind (in a group or session of its own) is found
      * and killed by pid at the end, and reported. */
-    char tag[80] = "", tagid[33];
+    struct proc_contain box;
+    char tagid[33];
     unsigned char idb[16];
-    int prev_subreaper = 0, contained = 0;
-    if (ls_random_bytes(idb, sizeof(idb), "adapter-test id", NULL) == 0) {
+    int contained = ls_random_bytes(idb, sizeof(idb), "adapter-test id", NULL) == 0;
+    if (contained) {
         for (int b = 0; b < 16; b++)
             snprintf(tagid + 2 * b, 3, "%02x", idb[b]);
-        snprintf(tag, sizeof(tag), "%s=%s", PROC_RUN_TAG, tagid);
-        prctl(PR_GET_CHILD_SUBREAPER, &prev_subreaper);
-        contained = setenv(PROC_RUN_TAG, tagid, 1) == 0;
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        proc_contain_begin(&box, tagid);
     }
     int adapter_ran = 0;
     struct at t;
@@ -605,7 +602,7 @@ summary:
     cluster_stop(&cl);
     if (contained) {
         /* what is still tagged now outlived the adapter's bye and its group */
-        int left = proc_kill_tagged(tag, 1, 2 * LS_NS_PER_S);
+        int left = proc_contain_sweep(&box, 2 * LS_NS_PER_S);
         if (adapter_ran && left)
             report(&t, 0, "nothing left behind",
                    "%d process%s the adapter started outlived it (left its process group or "
@@ -623,10 +620,9 @@ out:
     proxy_stop(t.px);
     cluster_stop(&cl);
     if (contained) {
-        proc_kill_tagged(tag, 1, 2 * LS_NS_PER_S);
-        unsetenv(PROC_RUN_TAG);
+        proc_contain_sweep(&box, 2 * LS_NS_PER_S);
+        proc_contain_end(&box);
     }
-    prctl(PR_SET_CHILD_SUBREAPER, prev_subreaper);
     if (!keep)
         nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     return code;

@@ -753,16 +753,11 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     /* Every process of the run inherits LOCKSTORM_RUN=<run id> and the
      * harness is its descendants' child subreaper (docs/reliability.md
      * "Nothing escapes the run"); both are put back as they were at done. */
-    char run_hex[2 * sizeof(r->run_id) + 1] = "", tag[sizeof(run_hex) + 32] = "";
-    char *prev_tag = getenv(PROC_RUN_TAG) ? strdup(getenv(PROC_RUN_TAG)) : NULL;
-    int prev_subreaper = 0, set_tag = 0;
-    prctl(PR_GET_CHILD_SUBREAPER, &prev_subreaper);
+    struct proc_contain box = {0};
+    char run_hex[2 * sizeof(r->run_id) + 1] = "";
     if (rc == 0) {
         evlog_run_id_hex(r->run_id, run_hex);
-        snprintf(tag, sizeof(tag), "%s=%s", PROC_RUN_TAG, run_hex);
-        set_tag = setenv(PROC_RUN_TAG, run_hex, 1) == 0;
-        int sub = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-        r->containment = sub && set_tag ? "subreaper+environ" : set_tag ? "environ" : "groups";
+        r->containment = proc_contain_begin(&box, run_hex);
     }
     if (rc == 0)
         rc = make_rundir(r, err);
@@ -932,8 +927,7 @@ teardown:
     }
     /* everything the run started is stopped: what is left carrying its tag,
      * or reparented to the harness (subreaper), escaped it; killed by pid */
-    if (set_tag)
-        proc_kill_tagged(tag, 1, 2 * LS_NS_PER_S);
+    proc_contain_sweep(&box, 2 * LS_NS_PER_S);
     if (r->faults_log) {
         fclose(r->faults_log);
         r->faults_log = NULL;
@@ -962,14 +956,7 @@ done:
     fault_env_free(&fenv);
     json_free(r->incidents);
     json_free(r->reaper_restarts);
-    if (set_tag) {
-        if (prev_tag)
-            setenv(PROC_RUN_TAG, prev_tag, 1);
-        else
-            unsetenv(PROC_RUN_TAG);
-    }
-    free(prev_tag);
-    prctl(PR_SET_CHILD_SUBREAPER, prev_subreaper);
+    proc_contain_end(&box);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

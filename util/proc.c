@@ -493,3 +493,35 @@ int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns)
         ls_sleep_ns(LS_NS_PER_MS);
     }
 }
+
+const char *proc_contain_begin(struct proc_contain *c, const char *id)
+{
+    memset(c, 0, sizeof(*c));
+    const char *prev = getenv(PROC_RUN_TAG);
+    c->prev = prev ? strdup(prev) : NULL;
+    prctl(PR_GET_CHILD_SUBREAPER, &c->prev_subreaper);
+    snprintf(c->tag, sizeof(c->tag), "%s=%s", PROC_RUN_TAG, id);
+    c->tagged = setenv(PROC_RUN_TAG, id, 1) == 0;
+    int sub = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    c->begun = 1;
+    return sub && c->tagged ? "subreaper+environ" : c->tagged ? "environ" : "groups";
+}
+
+int proc_contain_sweep(struct proc_contain *c, int64_t timeout_ns)
+{
+    return c->tagged ? proc_kill_tagged(c->tag, 1, timeout_ns) : 0;
+}
+
+void proc_contain_end(struct proc_contain *c)
+{
+    if (c->begun) {
+        if (c->tagged && c->prev)
+            setenv(PROC_RUN_TAG, c->prev, 1);
+        else if (c->tagged)
+            unsetenv(PROC_RUN_TAG);
+        prctl(PR_SET_CHILD_SUBREAPER, c->prev_subreaper);
+    }
+    c->begun = c->tagged = 0;
+    free(c->prev);
+    c->prev = NULL;
+}

@@ -93,6 +93,32 @@ char *proc_status_text(int status, char *buf, size_t n);
  * touched. Returns the number of processes killed. */
 int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns);
 
+/* A run's containment (docs/reliability.md "Nothing escapes the run"):
+ * the caller puts LOCKSTORM_RUN=<id> into its environment, which every
+ * process it starts inherits, and becomes their child subreaper; at the
+ * end it kills by pid what still carries the tag or was reparented to it,
+ * and puts both back as they were. */
+struct proc_contain {
+    char tag[128];        /* "LOCKSTORM_RUN=<id>"; "" while not contained */
+    char *prev;           /* the variable's previous value (owned), or NULL */
+    int prev_subreaper;   /* PR_GET_CHILD_SUBREAPER before */
+    int tagged;           /* the tag is in the environment */
+    int begun;            /* between begin and end */
+};
+/* Contract: contain what the caller starts from now on under id (hex).
+ * Returns what holds: "subreaper+environ", "environ" (the kernel refused
+ * the subreaper) or "groups" (the environment could not be set: only the
+ * process groups hold). Always pair with proc_contain_end. */
+const char *proc_contain_begin(struct proc_contain *c, const char *id);
+/* Contract: SIGKILL by pid what carries c's tag or was reparented to the
+ * caller (proc_kill_tagged, bounded by timeout_ns); returns how many. 0
+ * when c is not tagged. Call once everything the caller stops on purpose
+ * has been stopped. */
+int proc_contain_sweep(struct proc_contain *c, int64_t timeout_ns);
+/* Contract: the environment and the subreaper setting as before begin.
+ * Idempotent. */
+void proc_contain_end(struct proc_contain *c);
+
 /* 1 when process group pgid has no member left, 0 while it has. Members
  * that are the caller's dead children are reaped first: a child subreaper
  * (PR_SET_CHILD_SUBREAPER) adopts the orphans of a group it watches, and
