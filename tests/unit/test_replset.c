@@ -17,7 +17,8 @@
 
 #include "backends/cluster.h"
 #include "util/proc.h"
-#include "harness/replicated.h"
+#include "backends/replset.h"
+#include "harness/replset_host.h"
 #include "harness/run.h"
 #include "harness/workload.h"
 #include "locks/lock.h"
@@ -58,10 +59,11 @@ static int setup(struct fixture *f, const char *yaml)
     int rc = cluster_start(&f->r.cluster, f->dir, (int)f->w->cluster.nodes, PERSIST_NONE, 0, NULL,
                            NULL, NULL, &err);
     if (rc == 0)
-        rc = replset_start(&f->r, &err);
+        rc = run_replset_start(&f->r, &err);
     if (rc != 0) {
         fprintf(stderr, "start: %s\n", err.msg);
-        replset_free(&f->r);
+        replset_free(f->r.repl);
+        f->r.repl = NULL;
         cluster_stop(&f->r.cluster);
         return -1;
     }
@@ -74,7 +76,8 @@ static int setup(struct fixture *f, const char *yaml)
 
 static void teardown(struct fixture *f)
 {
-    replset_free(&f->r);
+    replset_free(f->r.repl);
+    f->r.repl = NULL;
     cluster_stop(&f->r.cluster);
     workload_free(f->w);
     if (f->dir) {
@@ -91,7 +94,7 @@ static int open_lock(struct fixture *f, struct lock *lk, struct lock_config *cfg
     cfg->nnodes = f->r.cluster.nnodes;
     cfg->ttl_ns = 5 * LS_NS_PER_S;
     cfg->fencing = 1;
-    cfg->replset = replset_map_of(&f->r);
+    cfg->replset = replset_map_of(f->r.repl);
     cfg->wait_replicas = wait;
     struct ls_err err = {0, ""};
     int rc = lock_open(lk, lock_find("redis-single"), cfg, &err);
@@ -132,11 +135,11 @@ static void test_sentinel_promotion(void)
 {
     struct fixture f;
     REQUIRE(setup(&f, YAML_SENTINELS) == 0);
-    const struct replset_map *map = replset_map_of(&f.r);
+    const struct replset_map *map = replset_map_of(f.r.repl);
     CHECK_INT(map->nsentinels, 3);
-    CHECK_INT(replset_primary(&f.r), 0);
+    CHECK_INT(replset_primary(f.r.repl), 0);
     int agree = 0;
-    CHECK_INT(replset_sentinel_primary(&f.r, &agree), 0);
+    CHECK_INT(replset_sentinel_primary(f.r.repl, &agree), 0);
     CHECK_INT(agree, 3);
 
     struct replset_resolver rs;
@@ -165,7 +168,7 @@ static void test_sentinel_promotion(void)
     int p = -1;
     int64_t deadline = ls_now_ns() + 15 * LS_NS_PER_S;
     while (ls_now_ns() < deadline) {
-        p = replset_sentinel_primary(&f.r, &agree);
+        p = replset_sentinel_primary(f.r.repl, &agree);
         char role[16];
         if (p > 0) {
             replset_role(&f.r.cluster.nodes[p], role, sizeof(role));
@@ -183,7 +186,7 @@ static void test_sentinel_promotion(void)
         /* demote the old primary as Sentinel eventually would: the client
          * still connected to it gets READONLY, drops the connection, and
          * its next call resolves the new primary through Sentinel */
-        CHECK(replset_follow(&f.r, 0, p, &(struct ls_err){0, ""}) == 0);
+        CHECK(replset_follow(f.r.repl, 0, p, &(struct ls_err){0, ""}) == 0);
         int o = acquire(&lk, 1, "tok-b", &kind);
         CHECK_INT(o, LOCK_FAIL);
         CHECK_INT(kind, EVE_REPLY);
@@ -215,7 +218,7 @@ static void test_harness_promotion(void)
     /* a node that is not a primary is refused by the ROLE check */
     struct lock lk2;
     struct lock_config cfg2;
-    replset_set_primary(&f.r, 2);
+    replset_set_primary(f.r.repl, 2);
     REQUIRE(open_lock(&f, &lk2, &cfg2, 0) == 0);
     CHECK_INT(acquire(&lk2, 3, "tok-x", &kind), LOCK_FAIL);
     CHECK_INT(kind, EVE_NO_PRIMARY);
@@ -223,10 +226,10 @@ static void test_harness_promotion(void)
 
     /* the harness promotes node 1 and re-points the others */
     struct ls_err err = {0, ""};
-    CHECKF(replset_promote(&f.r, 1, &err) == 0, "%s", err.msg);
-    CHECK(replset_follow(&f.r, 2, 1, &err) == 0);
-    CHECK(replset_follow(&f.r, 0, 1, &err) == 0);
-    replset_set_primary(&f.r, 1);
+    CHECKF(replset_promote(f.r.repl, 1, &err) == 0, "%s", err.msg);
+    CHECK(replset_follow(f.r.repl, 2, 1, &err) == 0);
+    CHECK(replset_follow(f.r.repl, 0, 1, &err) == 0);
+    replset_set_primary(f.r.repl, 1);
     int o = acquire(&lk, 1, "tok-b", &kind); /* on the demoted node 0: READONLY */
     CHECK_INT(o, LOCK_FAIL);
     CHECK_INT(acquire(&lk, 1, "tok-b", &kind), LOCK_OK);
@@ -266,7 +269,7 @@ static void test_cut(void)
     REQUIRE(setup(&f, YAML_MANUAL) == 0);
     struct json *d = json_new_obj();
     struct ls_err err = {0, ""};
-    CHECKF(replset_cut(&f.r, 7, 0, d, &err) == 0, "%s", err.msg);
+    CHECKF(replset_cut(f.r.repl, 7, 0, d, &err) == 0, "%s", err.msg);
     const struct json *ver = json_obj_get(d, "cut_verified");
     CHECK(ver != NULL);
     /* a lock written now stays on the primary */
@@ -280,7 +283,7 @@ static void test_cut(void)
     get_key(&f.r.cluster.nodes[1], "lockstorm:r0", v, sizeof(v));
     CHECK_STR(v, "");
     /* undone: the replicas reconnect and catch up */
-    CHECK(replset_uncut(&f.r, 7, &err) == 0);
+    CHECK(replset_uncut(f.r.repl, 7, &err) == 0);
     int64_t deadline = ls_now_ns() + 10 * LS_NS_PER_S;
     do {
         get_key(&f.r.cluster.nodes[1], "lockstorm:r0", v, sizeof(v));
