@@ -7,7 +7,8 @@
  * a primary is refused by the ROLE check; WAIT refuses and deletes a grant
  * too few replicas acknowledged; the replication cut really stops
  * replication and its undo resumes it; the loader's rules for replicated
- * workloads and the failover fault.
+ * workloads and the failover fault; the host contract of backends/replset.h
+ * (who releases the harness's host, NULL accepted) without any process.
  */
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -343,8 +344,82 @@ static void test_loader_rules(void)
                 sizeof(m)) == 0, "%s", m);
 }
 
+/* A host that counts what the set asks of it (none of it may run here). */
+struct counting_host {
+    int calls;    /* any callback but release */
+    int releases; /* release */
+};
+
+static int ch_interrupted(void *ctx)
+{
+    ((struct counting_host *)ctx)->calls++;
+    return 1;
+}
+
+static void ch_sleep(void *ctx, int64_t ns)
+{
+    (void)ns;
+    ((struct counting_host *)ctx)->calls++;
+}
+
+static void ch_release(void *ctx)
+{
+    ((struct counting_host *)ctx)->releases++;
+}
+
+/* The host contract of backends/replset.h without any process: a start
+ * refused before the set exists releases the host itself (*out NULL); one
+ * refused after leaves the set to replset_free, which releases it once;
+ * the mixed-cut refusal keeps its message; NULL is accepted where the
+ * header says so. */
+static void test_host_contract(void)
+{
+    struct counting_host ch = {0};
+    const struct replset_host host = {
+        .ctx = &ch,
+        .interrupted = ch_interrupted,
+        .sleep = ch_sleep,
+        .release = ch_release,
+    };
+    struct node_proc nodes[3];
+    memset(nodes, 0, sizeof(nodes));
+    struct cluster cl = {.nnodes = 1, .nodes = nodes, .nalloc = 3};
+    struct replset_config cfg = {.cluster = &cl, .dir = "/nonexistent", .iptables = 0};
+    struct replset *rs = (struct replset *)&ch; /* must be overwritten */
+    struct ls_err err = {0, ""};
+    CHECK_INT(replset_start(&cfg, &host, &rs, &err), LS_EUSAGE);
+    CHECK(rs == NULL);
+    CHECK_STR(err.msg, "replicated set: 1 nodes, 0 sentinels not supported");
+    CHECK_INT(ch.releases, 1);
+    CHECK_INT(ch.calls, 0);
+
+    ch = (struct counting_host){0};
+    ls_err_clear(&err);
+    cl.nnodes = 3;
+    cfg.iptables = -1;
+    CHECK_INT(replset_start(&cfg, &host, &rs, &err), LS_EUSAGE);
+    CHECK(rs != NULL);
+    CHECK(strstr(err.msg, "cut: iptables and cut: proxy cannot be mixed") != NULL);
+    CHECK_INT(ch.releases, 0);
+    CHECK_INT(replset_primary(rs), 0);
+    replset_stop(rs);
+    replset_free(rs);
+    CHECK_INT(ch.releases, 1);
+    CHECK_INT(ch.calls, 0);
+
+    replset_stop(NULL);
+    replset_free(NULL);
+    CHECK(replset_map_of(NULL) == NULL);
+    CHECK_INT(replset_primary(NULL), -1);
+    CHECK_INT(replset_uncut(NULL, 1, NULL), 0);
+    struct json *j = replset_json(NULL);
+    CHECK(j && j->type == JSON_NULL);
+    json_free(j);
+}
+
 int main(void)
 {
+    RUN(test_host_contract);
     RUN(test_loader_rules);
     RUN(test_harness_promotion);
     RUN(test_wait_replicas);
