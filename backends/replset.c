@@ -64,7 +64,7 @@ struct replset {
     int failovers;          /* promotions so far */
     int quorum;
     int cut_id, cut_node;   /* the fault whose cut is in place and its node; -1: none */
-    const struct replset_host *host; /* the harness's services (borrowed; released at free) */
+    struct replset_host host; /* the harness's services (released at free) */
     struct cluster *cluster; /* the nodes (borrowed) */
     int64_t min_replicas_to_write, min_replicas_max_lag; /* cluster.min_replicas_* (lag in ns) */
     int proxied;            /* the replication proxy (row 0, one listener per node) runs; not with iptables */
@@ -268,13 +268,13 @@ void replset_role(const struct node_proc *n, char *role, size_t len)
 /* Non-zero once the run is interrupted. */
 static int interrupted(struct replset *rs)
 {
-    return rs->host->interrupted(rs->host->ctx);
+    return rs->host.ops->interrupted(rs->host.ctx);
 }
 
 /* Sleep up to ns, waking early on an interrupt. */
 static void nap(struct replset *rs, int64_t ns)
 {
-    rs->host->sleep(rs->host->ctx, ns);
+    rs->host.ops->sleep(rs->host.ctx, ns);
 }
 
 /* ---- accessors ---- */
@@ -443,11 +443,12 @@ static int ipt_cut(struct replset *rs, int node, struct json *detail, struct ls_
     for (int k = 0; k < rs->nnodes && rc == 0; k++) {
         char src[32];
         snprintf(src, sizeof(src), "127.0.0.%d", 10 + k);
-        if (k != node && (rc = rs->host->ipt_cut_pair(1, rs->ipt_comment, src, rs->map.real[node], err)) == 0)
+        if (k != node && (rc = rs->host.ops->ipt_cut_pair(1, rs->ipt_comment, src,
+                                                          rs->map.real[node], err)) == 0)
             nrules += 2;
     }
     if (rc < 0) {
-        rs->host->ipt_remove_tagged(rs->ipt_comment, NULL);
+        rs->host.ops->ipt_remove_tagged(rs->ipt_comment, NULL);
         return rc;
     }
     json_obj_set_str(detail, "cut", "iptables");
@@ -465,7 +466,7 @@ int replset_cut(struct replset *rs, int id, int node, struct json *detail, struc
     } else {
         uint64_t generation = 0;
         int64_t waited_ns = 0;
-        int rc = rs->host->proxy_cut(rs->host->ctx, id, node, &generation, &waited_ns, err);
+        int rc = rs->host.ops->proxy_cut(rs->host.ctx, id, node, &generation, &waited_ns, err);
         if (rc < 0)
             return rc;
         json_obj_set_str(detail, "cut", "proxy");
@@ -516,14 +517,14 @@ int replset_uncut(struct replset *rs, int id, struct ls_err *err)
         /* DROP loses no byte of a TCP stream (it is sent again once the
          * rules go), so no stream resumes with a hole: nothing to reset */
         rs->cut_node = rs->cut_id = -1;
-        int rc = rs->host->ipt_remove_tagged(rs->ipt_comment, err);
+        int rc = rs->host.ops->ipt_remove_tagged(rs->ipt_comment, err);
         return rc < 0 ? rc : 0;
     }
     if (!rs || !rs->proxied || rs->cut_node < 0 || rs->cut_id != id)
         return 0;
     /* reset what the cut left open first: a replication stream with a hole
      * must not resume; the replica reconnects and resynchronises */
-    int rc = rs->host->proxy_uncut(rs->host->ctx, id, rs->cut_node, err);
+    int rc = rs->host.ops->proxy_uncut(rs->host.ctx, id, rs->cut_node, err);
     rs->cut_node = rs->cut_id = -1;
     return rc;
 }
@@ -768,7 +769,7 @@ static int start_proxy(struct replset *rs, const struct replset_config *cfg, str
     }
     char log[2100];
     snprintf(log, sizeof(log), "%s/nodes/replication-proxy.log", cfg->dir);
-    int rc = rs->host->proxy_start(rs->host->ctx, real, rs->nnodes, log,
+    int rc = rs->host.ops->proxy_start(rs->host.ctx, real, rs->nnodes, log,
                                    cfg->seed ^ 0x7265706cULL, rs->map.names, &rs->proxy_pid, err);
     if (rc < 0)
         return rc;
@@ -776,7 +777,7 @@ static int start_proxy(struct replset *rs, const struct replset_config *cfg, str
     return 0;
 }
 
-int replset_start(const struct replset_config *cfg, const struct replset_host *host,
+int replset_start(const struct replset_config *cfg, struct replset_host host,
                   struct replset **out, struct ls_err *err)
 {
     *out = NULL;
@@ -785,8 +786,8 @@ int replset_start(const struct replset_config *cfg, const struct replset_host *h
     int bad = nn < 2 || nn > REPLSET_MAX_NODES || ns > REPLSET_MAX_SENTINELS;
     struct replset *rs = bad ? NULL : calloc(1, sizeof(*rs));
     if (!rs) {
-        if (host->release)
-            host->release(host->ctx);
+        if (host.ops->release)
+            host.ops->release(host.ctx);
         if (bad)
             return ls_err_set(err, LS_EUSAGE, "replicated set: %d nodes, %d sentinels not "
                               "supported", nn, ns);
@@ -824,14 +825,14 @@ int replset_start(const struct replset_config *cfg, const struct replset_host *h
                           "through the replication proxy); use one cut for all");
     if (rs->iptables) {
         char why[256];
-        if (host->ipt_usable(why, sizeof(why)) < 0)
+        if (host.ops->ipt_usable(why, sizeof(why)) < 0)
             return ls_err_set(err, LS_EENV, "%s", why);
-        host->ipt_comment(getpid(), rs->ipt_comment, sizeof(rs->ipt_comment));
-        rc = host->ipt_remove_stale(stderr, err); /* of a harness that died with its reaper */
+        host.ops->ipt_comment(getpid(), rs->ipt_comment, sizeof(rs->ipt_comment));
+        rc = host.ops->ipt_remove_stale(stderr, err); /* of a harness that died with its reaper */
         if (rc < 0)
             return rc;
         rs->ipt_stale = rc;
-        rc = host->rules_reaper_start(host->ctx, rs->ipt_comment, &rs->ipt_reaper_pid, err);
+        rc = host.ops->rules_reaper_start(host.ctx, rs->ipt_comment, &rs->ipt_reaper_pid, err);
         rs->ipt_reaper_live = rs->ipt_reaper_pid > 0;
         for (int n = 0; n < nn; n++) /* no proxy: every name is the node's own port */
             rs->map.names[n] = rs->map.real[n] = rs->cluster->nodes[n].port;
@@ -894,16 +895,16 @@ void replset_stop(struct replset *rs)
         return;
     stop_sentinels(rs);
     if (rs->proxied)
-        rs->host->proxy_stop(rs->host->ctx);
+        rs->host.ops->proxy_stop(rs->host.ctx);
     rs->proxied = 0;
     if (rs->ipt_reaper_live) {
         /* no rule outlives the run: delete them now; the rules reaper
          * checks once more as it exits */
         struct ls_err e = {0};
         rs->cut_node = rs->cut_id = -1;
-        if (rs->host->ipt_remove_tagged(rs->ipt_comment, &e) < 0)
+        if (rs->host.ops->ipt_remove_tagged(rs->ipt_comment, &e) < 0)
             fprintf(stderr, "lockstorm: warning: %s (the rules reaper tries again)\n", e.msg);
-        rs->host->rules_reaper_stop(rs->host->ctx);
+        rs->host.ops->rules_reaper_stop(rs->host.ctx);
         rs->ipt_reaper_live = 0;
     }
 }
@@ -918,8 +919,8 @@ void replset_free(struct replset *rs)
     free(rs->sentinels);
     ls_wipe(rs->password, sizeof(rs->password));
     ls_wipe(rs->map.sentinels, sizeof(rs->map.sentinels));
-    if (rs->host->release)
-        rs->host->release(rs->host->ctx);
+    if (rs->host.ops->release)
+        rs->host.ops->release(rs->host.ctx);
     free(rs);
 }
 

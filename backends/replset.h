@@ -41,12 +41,9 @@ struct replset;
 
 /* What the harness lends the set: its stop predicate and the services
  * that live above backends/ (the replication proxy, iptables rules and
- * their reaper). Every callback with a ctx gets host->ctx. The table and
- * ctx are the harness's; the set calls release(ctx) (when not NULL)
- * exactly once: from replset_free, or from replset_start when it returns
- * with no set. */
-struct replset_host {
-    void *ctx;
+ * their reaper). A const table, as faults/env.h's; every callback with a
+ * ctx gets struct replset_host's ctx. */
+struct replset_host_ops {
     /* Non-zero once the run is interrupted (every wait polls it). */
     int (*interrupted)(void *ctx);
     /* Sleep up to ns, waking early on an interrupt. */
@@ -84,6 +81,14 @@ struct replset_host {
     void (*release)(void *ctx);
 };
 
+/* A host: its table and the ctx its callbacks get, both the harness's.
+ * The set calls ops->release(ctx) (when not NULL) exactly once: from
+ * replset_free, or from replset_start when it returns with no set. */
+struct replset_host {
+    const struct replset_host_ops *ops;
+    void *ctx;
+};
+
 /* What a set is started from (borrowed for the call; cluster for the
  * set's life: it reads the nodes' pids as processes restart). */
 struct replset_config {
@@ -103,7 +108,7 @@ struct replset_config {
  * replicas and the other sentinels. Sets *out (also on failure, when the
  * set was allocated: free it with replset_free). Returns 0 or a negative
  * code with err set; whatever started is stopped by replset_stop. */
-int replset_start(const struct replset_config *cfg, const struct replset_host *host,
+int replset_start(const struct replset_config *cfg, struct replset_host host,
                   struct replset **out, struct ls_err *err);
 /* Stop the sentinels and the replication proxy (by pid); before the nodes
  * stop. Idempotent; accepts NULL. */

@@ -2,7 +2,8 @@
  * replset_host.c: the struct replset_host of a run (see replset_host.h):
  * the run's interrupt and sleep, the replication proxy (row 0 of a
  * faults/proxy.h proxy, one listener per node), the iptables calls and the
- * rules reaper. One heap block per set, released by the set.
+ * rules reaper: a const table over one heap block per set (the ctx),
+ * released by the set.
  */
 #include "harness/replset_host.h"
 
@@ -15,8 +16,10 @@
 #include "harness/reaper.h"
 #include "harness/run.h"
 
+_Static_assert(REPLSET_IPT_COMMENT_MAX >= IPT_COMMENT_MAX,
+               "the set's copy of the rules' comment holds ipt_comment's");
+
 struct host {
-    struct replset_host ops; /* ops.ctx is this block */
     struct run *r;           /* borrowed */
     struct proxy *proxy;     /* the replication proxy, or NULL */
     struct reaper reaper;    /* the rules reaper (cut: iptables) */
@@ -108,29 +111,29 @@ static void h_release(void *ctx)
     free(h);
 }
 
+static const struct replset_host_ops run_host_ops = {
+    .interrupted = h_interrupted,
+    .sleep = h_sleep,
+    .proxy_start = h_proxy_start,
+    .proxy_cut = h_proxy_cut,
+    .proxy_uncut = h_proxy_uncut,
+    .proxy_stop = h_proxy_stop,
+    .ipt_usable = ipt_usable,
+    .ipt_comment = ipt_comment,
+    .ipt_remove_stale = ipt_remove_stale,
+    .ipt_cut_pair = ipt_cut_pair,
+    .ipt_remove_tagged = ipt_remove_tagged,
+    .rules_reaper_start = h_rules_reaper_start,
+    .rules_reaper_stop = h_rules_reaper_stop,
+    .release = h_release,
+};
+
 int run_replset_start(struct run *r, struct ls_err *err)
 {
     struct host *h = calloc(1, sizeof(*h));
     if (!h)
         return ls_err_set(err, LS_ENOMEM, "replicated set: out of memory");
     h->r = r;
-    h->ops = (struct replset_host){
-        .ctx = h,
-        .interrupted = h_interrupted,
-        .sleep = h_sleep,
-        .proxy_start = h_proxy_start,
-        .proxy_cut = h_proxy_cut,
-        .proxy_uncut = h_proxy_uncut,
-        .proxy_stop = h_proxy_stop,
-        .ipt_usable = ipt_usable,
-        .ipt_comment = ipt_comment,
-        .ipt_remove_stale = ipt_remove_stale,
-        .ipt_cut_pair = ipt_cut_pair,
-        .ipt_remove_tagged = ipt_remove_tagged,
-        .rules_reaper_start = h_rules_reaper_start,
-        .rules_reaper_stop = h_rules_reaper_stop,
-        .release = h_release,
-    };
     const struct workload *w = r->w;
     struct replset_config cfg = {
         .cluster = &r->cluster,
@@ -141,5 +144,5 @@ int run_replset_start(struct run *r, struct ls_err *err)
         .seed = w->seed,
         .iptables = failover_uses_iptables(w),
     };
-    return replset_start(&cfg, &h->ops, &r->repl, err);
+    return replset_start(&cfg, (struct replset_host){&run_host_ops, h}, &r->repl, err);
 }

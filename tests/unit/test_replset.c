@@ -375,19 +375,19 @@ static void ch_release(void *ctx)
 static void test_host_contract(void)
 {
     struct counting_host ch = {0};
-    const struct replset_host host = {
-        .ctx = &ch,
+    static const struct replset_host_ops ops = {
         .interrupted = ch_interrupted,
         .sleep = ch_sleep,
         .release = ch_release,
     };
+    const struct replset_host host = {&ops, &ch};
     struct node_proc nodes[3];
     memset(nodes, 0, sizeof(nodes));
     struct cluster cl = {.nnodes = 1, .nodes = nodes, .nalloc = 3};
     struct replset_config cfg = {.cluster = &cl, .dir = "/nonexistent", .iptables = 0};
     struct replset *rs = (struct replset *)&ch; /* must be overwritten */
     struct ls_err err = {0, ""};
-    CHECK_INT(replset_start(&cfg, &host, &rs, &err), LS_EUSAGE);
+    CHECK_INT(replset_start(&cfg, host, &rs, &err), LS_EUSAGE);
     CHECK(rs == NULL);
     CHECK_STR(err.msg, "replicated set: 1 nodes, 0 sentinels not supported");
     CHECK_INT(ch.releases, 1);
@@ -397,7 +397,7 @@ static void test_host_contract(void)
     ls_err_clear(&err);
     cl.nnodes = 3;
     cfg.iptables = -1;
-    CHECK_INT(replset_start(&cfg, &host, &rs, &err), LS_EUSAGE);
+    CHECK_INT(replset_start(&cfg, host, &rs, &err), LS_EUSAGE);
     CHECK(rs != NULL);
     CHECK(strstr(err.msg, "cut: iptables and cut: proxy cannot be mixed") != NULL);
     CHECK_INT(ch.releases, 0);
