@@ -6,10 +6,10 @@
  * (caps), starts and stops the lock nodes and the storage into a struct
  * cluster (backends/cluster.h), writes the final storage state, names the
  * worker-side store of the protected resource, and adds its own load-time
- * rules. Not here: the replication set's run-time side (sentinels,
- * replication proxy, cuts: harness/replicated.h, started by the harness
- * for a backend with BACKEND_CAP_REPLICAS) and every rule about fault
- * kinds (the loader's, keyed on caps).
+ * rules. The replicated set's run-time side (sentinels, replication
+ * proxy, cuts) is backends/replset.h, started by the harness for a backend
+ * with BACKEND_CAP_REPLICAS. Not here: every rule about fault kinds (the
+ * loader's, keyed on caps).
  */
 #ifndef LS_BACKENDS_BACKEND_H
 #define LS_BACKENDS_BACKEND_H

@@ -2,7 +2,7 @@
  * fault_env.c: the fault env of a run (faults/env.h, harness/fault_env.h):
  * the ops a fault kind acts through, implemented on struct run: workers
  * (signals, reaping, crash records, restarts), lock nodes (harness/
- * cluster.h), the replicated set (harness/replicated.h) and the proxy
+ * cluster.h), the replicated set (backends/replset.h) and the proxy
  * (faults/proxy.h). Processes are local here; another implementation of the
  * same ops could act on a remote host.
  */
@@ -18,7 +18,7 @@
 
 #include "faults/fault.h"
 #include "backends/cluster.h"
-#include "harness/replicated.h"
+#include "backends/replset.h"
 #include "harness/run.h"
 #include "model/evlog.h"
 #include "util/proc.h"
@@ -484,17 +484,17 @@ static int e_replicated(void *ctx)
 
 static int e_primary(void *ctx)
 {
-    return replset_primary(run_of(ctx));
+    return replset_primary(run_of(ctx)->repl);
 }
 
 static void e_set_primary(void *ctx, int k)
 {
-    replset_set_primary(run_of(ctx), k);
+    replset_set_primary(run_of(ctx)->repl, k);
 }
 
 static int e_sentinel_primary(void *ctx, int *agree)
 {
-    return replset_sentinel_primary(run_of(ctx), agree);
+    return replset_sentinel_primary(run_of(ctx)->repl, agree);
 }
 
 static void e_node_role(void *ctx, int k, char *role, size_t n)
@@ -510,37 +510,37 @@ static void e_node_role(void *ctx, int k, char *role, size_t n)
 
 static int e_failover_busy(void *ctx)
 {
-    return replset_busy(run_of(ctx));
+    return replset_busy(run_of(ctx)->repl);
 }
 
 static void e_set_failover_busy(void *ctx, int busy)
 {
-    replset_set_busy(run_of(ctx), busy);
+    replset_set_busy(run_of(ctx)->repl, busy);
 }
 
 static int e_cut_replication(void *ctx, int id, int k, struct json *detail, struct ls_err *err)
 {
-    return replset_cut(run_of(ctx), id, k, detail, err);
+    return replset_cut(run_of(ctx)->repl, id, k, detail, err);
 }
 
 static int e_heal_replication(void *ctx, int id, struct ls_err *err)
 {
-    return replset_uncut(run_of(ctx), id, err);
+    return replset_uncut(run_of(ctx)->repl, id, err);
 }
 
 static int e_promote(void *ctx, int k, struct ls_err *err)
 {
-    return replset_promote(run_of(ctx), k, err);
+    return replset_promote(run_of(ctx)->repl, k, err);
 }
 
 static int e_follow(void *ctx, int k, int primary, struct ls_err *err)
 {
-    return replset_follow(run_of(ctx), k, primary, err);
+    return replset_follow(run_of(ctx)->repl, k, primary, err);
 }
 
 static int e_configure_node(void *ctx, int k, struct ls_err *err)
 {
-    return replset_configure(run_of(ctx), k, err);
+    return replset_configure(run_of(ctx)->repl, k, err);
 }
 
 /* ---- links ---- */

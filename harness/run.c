@@ -34,9 +34,10 @@
 #include "harness/limits.h"
 #include "harness/jobs.h"
 #include "backends/backend.h"
+#include "backends/replset.h"
 #include "harness/workload_cluster.h"
 #include "util/proc.h"
-#include "harness/replicated.h"
+#include "harness/replset_host.h"
 #include "harness/progress.h"
 #include "harness/worker.h"
 #include "util/secret.h"
@@ -363,7 +364,7 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
         json_obj_set(j, "storage", json_new_null());
     }
     json_obj_set(j, "leftover_keys", leftover ? json_clone(leftover) : json_new_arr());
-    json_obj_set(j, "replication", replset_json(r));
+    json_obj_set(j, "replication", replset_json(r->repl));
     struct strbuf sb = STRBUF_INIT;
     json_write(&sb, j, 2);
     sb_putc(&sb, '\n');
@@ -444,7 +445,7 @@ int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err)
         .shm = r->shm,
         .nodes = r->nodes + (size_t)i * (size_t)r->cluster.nnodes,
         .nnodes = r->cluster.nnodes,
-        .replset = replset_map_of(r),
+        .replset = replset_map_of(r->repl),
         .storage_host = r->cluster.storage.host,
         .storage_port = r->cluster.storage.port,
         .storage_password = r->cluster.storage.password,
@@ -802,7 +803,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     }
     rc = start_proxy(r, err);
     if (rc == 0 && (w->cluster.backend->caps & BACKEND_CAP_REPLICAS))
-        rc = replset_start(r, err); /* replicas in sync, sentinels ready */
+        rc = run_replset_start(r, err); /* replicas in sync, sentinels ready */
     if (rc == 0) /* after the proxies (they must not hold its pipe), before the workers */
         rc = reaper_start(&r->reaper, r->shm, run_hex, err);
     r->reaper_pid = r->reaper.pid;
@@ -890,7 +891,7 @@ teardown:
         rc = incident_worker_error(r, err); /* a worker the environment failed (disk full) */
     proxy_stop(r->proxy); /* after the workers, before the nodes */
     r->proxy = NULL;
-    replset_stop(r); /* sentinels and the replication proxy, before the nodes */
+    replset_stop(r->repl); /* sentinels and the replication proxy, before the nodes */
     if (started) {
         int64_t end_ns = run_now(r);
         incident_scan_nodes(r);
@@ -947,7 +948,8 @@ teardown:
         rc = ls_err_set(err, LS_EINTR, "interrupted by %s", strsignal(r->signal));
 done:
     nemesis_specs_free(drawn, ndrawn);
-    replset_free(r);
+    replset_free(r->repl);
+    r->repl = NULL;
     shm_destroy(r->shm);
     free(r->nodes);
     for (int i = 0; r->workers && i < r->nworkers; i++)

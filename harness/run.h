@@ -73,7 +73,7 @@ struct run {
     struct lock_node *nodes;        /* addresses workers use for the lock nodes: worker i's
                                        nnodes entries at nodes + i * nnodes (its proxy links) */
     struct proxy *proxy;            /* between workers and lock nodes (faults/proxy.h), or NULL */
-    struct replset *repl;           /* cluster.topology replicated (harness/replicated.h), or NULL */
+    struct replset *repl;           /* cluster.topology replicated (backends/replset.h), or NULL */
     pid_t proxy_pid;                /* kept after the proxy stopped, for run.json */
     struct shm *shm;
     struct reaper reaper;           /* kills the workers' groups at the end (harness/reaper.h) */

@@ -5,7 +5,7 @@
  * from Sentinel (get-master-addr-by-name) or, with no sentinels, from the
  * harness's shared page, confirmed by ROLE and resolved again after every
  * reconnect and every READONLY / NOREPLICAS / MASTERDOWN reply. Not here:
- * the lock algorithm (redis_conn.h), starting the set (harness/replicated.h).
+ * the lock algorithm (redis_conn.h), starting the set (backends/replset.h).
  */
 #ifndef LS_REPLSET_H
 #define LS_REPLSET_H

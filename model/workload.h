@@ -25,7 +25,7 @@ enum topology { TOPO_INDEPENDENT, TOPO_REPLICATED, TOPO_EXTERNAL, TOPO_POSTGRES 
 #define BACKEND_CAP_NODE_CONTROL 0x1 /* the harness runs the lock nodes' processes: node
                                         faults (pause, kill, stop, stall, clock) can act */
 #define BACKEND_CAP_REPLICAS 0x2     /* one primary and its replicas (cluster.replicas,
-                                        min_replicas_*; harness/replicated.h after the proxy) */
+                                        min_replicas_*; backends/replset.h after the proxy) */
 #define BACKEND_CAP_REDIS 0x4        /* the lock nodes are redis servers: Redis locks, jobs
                                         mode, the leftover `lockstorm:*` key scan */
 #define BACKEND_CAP_ADDRESSES 0x8    /* the nodes are someone else's, named by

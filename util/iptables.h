@@ -1,6 +1,6 @@
 /*
  * iptables.h: the iptables rules of the failover fault's `cut: iptables`
- * (faults/failover.c, harness/replicated.c): DROP rules in the OUTPUT
+ * (backends/replset.c through harness/replset_host.c): DROP rules in the OUTPUT
  * chain, each tagged with the comment "lockstorm:<harness pid>", so that a
  * run removes exactly its own rules and the next run can find the rules of
  * a harness that died (its pid no longer alive). iptables is always run

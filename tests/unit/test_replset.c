@@ -7,7 +7,8 @@
  * a primary is refused by the ROLE check; WAIT refuses and deletes a grant
  * too few replicas acknowledged; the replication cut really stops
  * replication and its undo resumes it; the loader's rules for replicated
- * workloads and the failover fault.
+ * workloads and the failover fault; the host contract of backends/replset.h
+ * (who releases the harness's host, NULL accepted) without any process.
  */
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -17,7 +18,8 @@
 
 #include "backends/cluster.h"
 #include "util/proc.h"
-#include "harness/replicated.h"
+#include "backends/replset.h"
+#include "harness/replset_host.h"
 #include "harness/run.h"
 #include "harness/workload.h"
 #include "locks/lock.h"
@@ -58,10 +60,11 @@ static int setup(struct fixture *f, const char *yaml)
     int rc = cluster_start(&f->r.cluster, f->dir, (int)f->w->cluster.nodes, PERSIST_NONE, 0, NULL,
                            NULL, NULL, &err);
     if (rc == 0)
-        rc = replset_start(&f->r, &err);
+        rc = run_replset_start(&f->r, &err);
     if (rc != 0) {
         fprintf(stderr, "start: %s\n", err.msg);
-        replset_free(&f->r);
+        replset_free(f->r.repl);
+        f->r.repl = NULL;
         cluster_stop(&f->r.cluster);
         return -1;
     }
@@ -74,7 +77,8 @@ static int setup(struct fixture *f, const char *yaml)
 
 static void teardown(struct fixture *f)
 {
-    replset_free(&f->r);
+    replset_free(f->r.repl);
+    f->r.repl = NULL;
     cluster_stop(&f->r.cluster);
     workload_free(f->w);
     if (f->dir) {
@@ -91,7 +95,7 @@ static int open_lock(struct fixture *f, struct lock *lk, struct lock_config *cfg
     cfg->nnodes = f->r.cluster.nnodes;
     cfg->ttl_ns = 5 * LS_NS_PER_S;
     cfg->fencing = 1;
-    cfg->replset = replset_map_of(&f->r);
+    cfg->replset = replset_map_of(f->r.repl);
     cfg->wait_replicas = wait;
     struct ls_err err = {0, ""};
     int rc = lock_open(lk, lock_find("redis-single"), cfg, &err);
@@ -132,11 +136,11 @@ static void test_sentinel_promotion(void)
 {
     struct fixture f;
     REQUIRE(setup(&f, YAML_SENTINELS) == 0);
-    const struct replset_map *map = replset_map_of(&f.r);
+    const struct replset_map *map = replset_map_of(f.r.repl);
     CHECK_INT(map->nsentinels, 3);
-    CHECK_INT(replset_primary(&f.r), 0);
+    CHECK_INT(replset_primary(f.r.repl), 0);
     int agree = 0;
-    CHECK_INT(replset_sentinel_primary(&f.r, &agree), 0);
+    CHECK_INT(replset_sentinel_primary(f.r.repl, &agree), 0);
     CHECK_INT(agree, 3);
 
     struct replset_resolver rs;
@@ -165,7 +169,7 @@ static void test_sentinel_promotion(void)
     int p = -1;
     int64_t deadline = ls_now_ns() + 15 * LS_NS_PER_S;
     while (ls_now_ns() < deadline) {
-        p = replset_sentinel_primary(&f.r, &agree);
+        p = replset_sentinel_primary(f.r.repl, &agree);
         char role[16];
         if (p > 0) {
             replset_role(&f.r.cluster.nodes[p], role, sizeof(role));
@@ -183,7 +187,7 @@ static void test_sentinel_promotion(void)
         /* demote the old primary as Sentinel eventually would: the client
          * still connected to it gets READONLY, drops the connection, and
          * its next call resolves the new primary through Sentinel */
-        CHECK(replset_follow(&f.r, 0, p, &(struct ls_err){0, ""}) == 0);
+        CHECK(replset_follow(f.r.repl, 0, p, &(struct ls_err){0, ""}) == 0);
         int o = acquire(&lk, 1, "tok-b", &kind);
         CHECK_INT(o, LOCK_FAIL);
         CHECK_INT(kind, EVE_REPLY);
@@ -215,7 +219,7 @@ static void test_harness_promotion(void)
     /* a node that is not a primary is refused by the ROLE check */
     struct lock lk2;
     struct lock_config cfg2;
-    replset_set_primary(&f.r, 2);
+    replset_set_primary(f.r.repl, 2);
     REQUIRE(open_lock(&f, &lk2, &cfg2, 0) == 0);
     CHECK_INT(acquire(&lk2, 3, "tok-x", &kind), LOCK_FAIL);
     CHECK_INT(kind, EVE_NO_PRIMARY);
@@ -223,10 +227,10 @@ static void test_harness_promotion(void)
 
     /* the harness promotes node 1 and re-points the others */
     struct ls_err err = {0, ""};
-    CHECKF(replset_promote(&f.r, 1, &err) == 0, "%s", err.msg);
-    CHECK(replset_follow(&f.r, 2, 1, &err) == 0);
-    CHECK(replset_follow(&f.r, 0, 1, &err) == 0);
-    replset_set_primary(&f.r, 1);
+    CHECKF(replset_promote(f.r.repl, 1, &err) == 0, "%s", err.msg);
+    CHECK(replset_follow(f.r.repl, 2, 1, &err) == 0);
+    CHECK(replset_follow(f.r.repl, 0, 1, &err) == 0);
+    replset_set_primary(f.r.repl, 1);
     int o = acquire(&lk, 1, "tok-b", &kind); /* on the demoted node 0: READONLY */
     CHECK_INT(o, LOCK_FAIL);
     CHECK_INT(acquire(&lk, 1, "tok-b", &kind), LOCK_OK);
@@ -266,7 +270,7 @@ static void test_cut(void)
     REQUIRE(setup(&f, YAML_MANUAL) == 0);
     struct json *d = json_new_obj();
     struct ls_err err = {0, ""};
-    CHECKF(replset_cut(&f.r, 7, 0, d, &err) == 0, "%s", err.msg);
+    CHECKF(replset_cut(f.r.repl, 7, 0, d, &err) == 0, "%s", err.msg);
     const struct json *ver = json_obj_get(d, "cut_verified");
     CHECK(ver != NULL);
     /* a lock written now stays on the primary */
@@ -280,7 +284,7 @@ static void test_cut(void)
     get_key(&f.r.cluster.nodes[1], "lockstorm:r0", v, sizeof(v));
     CHECK_STR(v, "");
     /* undone: the replicas reconnect and catch up */
-    CHECK(replset_uncut(&f.r, 7, &err) == 0);
+    CHECK(replset_uncut(f.r.repl, 7, &err) == 0);
     int64_t deadline = ls_now_ns() + 10 * LS_NS_PER_S;
     do {
         get_key(&f.r.cluster.nodes[1], "lockstorm:r0", v, sizeof(v));
@@ -340,8 +344,82 @@ static void test_loader_rules(void)
                 sizeof(m)) == 0, "%s", m);
 }
 
+/* A host that counts what the set asks of it (none of it may run here). */
+struct counting_host {
+    int calls;    /* any callback but release */
+    int releases; /* release */
+};
+
+static int ch_interrupted(void *ctx)
+{
+    ((struct counting_host *)ctx)->calls++;
+    return 1;
+}
+
+static void ch_sleep(void *ctx, int64_t ns)
+{
+    (void)ns;
+    ((struct counting_host *)ctx)->calls++;
+}
+
+static void ch_release(void *ctx)
+{
+    ((struct counting_host *)ctx)->releases++;
+}
+
+/* The host contract of backends/replset.h without any process: a start
+ * refused before the set exists releases the host itself (*out NULL); one
+ * refused after leaves the set to replset_free, which releases it once;
+ * the mixed-cut refusal keeps its message; NULL is accepted where the
+ * header says so. */
+static void test_host_contract(void)
+{
+    struct counting_host ch = {0};
+    static const struct replset_host_ops ops = {
+        .interrupted = ch_interrupted,
+        .sleep = ch_sleep,
+        .release = ch_release,
+    };
+    const struct replset_host host = {&ops, &ch};
+    struct node_proc nodes[3];
+    memset(nodes, 0, sizeof(nodes));
+    struct cluster cl = {.nnodes = 1, .nodes = nodes, .nalloc = 3};
+    struct replset_config cfg = {.cluster = &cl, .dir = "/nonexistent", .iptables = 0};
+    struct replset *rs = (struct replset *)&ch; /* must be overwritten */
+    struct ls_err err = {0, ""};
+    CHECK_INT(replset_start(&cfg, host, &rs, &err), LS_EUSAGE);
+    CHECK(rs == NULL);
+    CHECK_STR(err.msg, "replicated set: 1 nodes, 0 sentinels not supported");
+    CHECK_INT(ch.releases, 1);
+    CHECK_INT(ch.calls, 0);
+
+    ch = (struct counting_host){0};
+    ls_err_clear(&err);
+    cl.nnodes = 3;
+    cfg.iptables = -1;
+    CHECK_INT(replset_start(&cfg, host, &rs, &err), LS_EUSAGE);
+    CHECK(rs != NULL);
+    CHECK(strstr(err.msg, "cut: iptables and cut: proxy cannot be mixed") != NULL);
+    CHECK_INT(ch.releases, 0);
+    CHECK_INT(replset_primary(rs), 0);
+    replset_stop(rs);
+    replset_free(rs);
+    CHECK_INT(ch.releases, 1);
+    CHECK_INT(ch.calls, 0);
+
+    replset_stop(NULL);
+    replset_free(NULL);
+    CHECK(replset_map_of(NULL) == NULL);
+    CHECK_INT(replset_primary(NULL), -1);
+    CHECK_INT(replset_uncut(NULL, 1, NULL), 0);
+    struct json *j = replset_json(NULL);
+    CHECK(j && j->type == JSON_NULL);
+    json_free(j);
+}
+
 int main(void)
 {
+    RUN(test_host_contract);
     RUN(test_loader_rules);
     RUN(test_harness_promotion);
     RUN(test_wait_replicas);

@@ -1,14 +1,17 @@
 /*
- * replicated.c: the replicated topology (see replicated.h): replication
- * proxy, replicas, Sentinel processes, and the primitives the failover
- * fault is built from (cut, promote, re-point, ask the sentinels). Every
+ * replset.c: `cluster.topology: replicated` (see replset.h): its ops table
+ * and load-time rules (cluster.nodes = 1 + replicas, min_replicas_*, which
+ * lock implementations and wait_replicas values fit; the nodes start like
+ * the independent ones), then its run-time side: replication proxy,
+ * replicas, Sentinel processes, and the primitives the failover fault is
+ * built from (cut, promote, re-point, ask the sentinels). Every
  * step is confirmed before it counts (in sync, ROLE, what the sentinels
  * report); every wait is bounded. Sentinels are redis-server --sentinel
  * processes with a generated config (each knows the replicas and the other
  * sentinels from the start, so no discovery delay), loopback only, one
  * directory and log each under nodes/, stopped by pid.
  */
-#include "harness/replicated.h"
+#include "backends/replset.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,13 +27,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "faults/failover.h"
-#include "faults/proxy.h"
+#include "backends/backend.h"
 #include "backends/cluster.h"
-#include "util/iptables.h"
+#include "backends/storage.h"
+#include "locks/lock.h"
+#include "model/node.h"
+#include "model/workload.h"
+#include "model/yamltree.h"
 #include "util/proc.h"
-#include "harness/reaper.h"
-#include "harness/run.h"
+#include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -59,18 +64,108 @@ struct replset {
     int failovers;          /* promotions so far */
     int quorum;
     int cut_id, cut_node;   /* the fault whose cut is in place and its node; -1: none */
-    struct proxy *proxy;    /* replication proxy: row 0, one listener per node; NULL with iptables */
+    struct replset_host host; /* the harness's services (released at free) */
+    struct cluster *cluster; /* the nodes (borrowed) */
+    int64_t min_replicas_to_write, min_replicas_max_lag; /* cluster.min_replicas_* (lag in ns) */
+    int proxied;            /* the replication proxy (row 0, one listener per node) runs; not with iptables */
     pid_t proxy_pid;
     int iptables;           /* cut: iptables: no proxy, node n replicates from 127.0.0.(10+n) */
-    char ipt_comment[IPT_COMMENT_MAX]; /* the run's rules' comment: lockstorm:<harness pid> */
+    char ipt_comment[REPLSET_IPT_COMMENT_MAX]; /* the run's rules' comment: lockstorm:<harness pid> */
     int ipt_stale;          /* stale rules of dead runs removed at start */
-    struct reaper ipt_reaper; /* deletes the run's rules if the harness dies */
+    int ipt_reaper_live;    /* the rules reaper (deletes the run's rules if the harness dies) runs */
     pid_t ipt_reaper_pid;   /* kept for run.json once stopped */
     int nsentinels;
     struct sentinel *sentinels;
     _Atomic int32_t *shared; /* MAP_SHARED: the primary, for workers (no sentinels) */
     struct replset_map map;
     char password[LS_PASSWORD_MAX]; /* the nodes' and the sentinels' (cluster.password), or "" */
+};
+
+/* ---- load-time rules and the ops table ---- */
+
+/* The user's node for cluster.KEY, or NULL when absent. */
+static const struct ynode *cluster_key(const struct ynode *root, const char *key)
+{
+    const struct ynode *c = root ? ymap_get(root, "cluster") : NULL;
+    return c && c->kind == YN_MAP ? ymap_get(c, key) : NULL;
+}
+
+/* Contract: the rules of the cluster section, once all its keys are
+ * loaded (called at its last entry); sets cluster.nodes to 1 + replicas. */
+static void check_cluster(struct workload *w, const struct ynode *at, const struct ynode *root,
+                          struct ydiag *dg)
+{
+    const struct ynode *rn = cluster_key(root, "replicas");
+    const struct ynode *mn = cluster_key(root, "min_replicas_to_write");
+    const struct ynode *ln = cluster_key(root, "min_replicas_max_lag");
+    if (w->cluster.replicas < 1) {
+        ydiag_at(dg, rn ? rn : at,
+                 "cluster.replicas: a replicated topology needs at least 1 replica");
+        return;
+    }
+    const struct ynode *nn = cluster_key(root, "nodes");
+    if (nn && w->cluster.nodes != 1 + w->cluster.replicas)
+        ydiag_at(dg, nn,
+                 "cluster.nodes: %lld, but a replicated set of 1 primary and %lld replicas has "
+                 "%lld nodes; leave cluster.nodes out",
+                 (long long)w->cluster.nodes, (long long)w->cluster.replicas,
+                 (long long)(1 + w->cluster.replicas));
+    w->cluster.nodes = 1 + w->cluster.replicas;
+    if (w->cluster.min_replicas_to_write > w->cluster.replicas)
+        ydiag_at(dg, mn ? mn : at,
+                 "cluster.min_replicas_to_write: %lld is more than cluster.replicas %lld: no "
+                 "primary could ever write",
+                 (long long)w->cluster.min_replicas_to_write, (long long)w->cluster.replicas);
+    if (w->cluster.min_replicas_max_lag % LS_NS_PER_S != 0)
+        ydiag_at(dg, ln ? ln : at,
+                 "cluster.min_replicas_max_lag: Redis counts it in whole seconds; write e.g. 1s");
+}
+
+/* Contract: the cluster rules at the cluster section's last key; then
+ * lock.impl must follow a primary (LOCK_CAP_REPLICATED) and
+ * lock.wait_replicas must not exceed the replicas. */
+static void check_key(struct workload *w, const char *path, const struct ynode *at,
+                      const struct ynode *root, struct ydiag *dg)
+{
+    if (strcmp(path, "cluster.min_replicas_max_lag") == 0) {
+        check_cluster(w, at, root, dg);
+    } else if (strcmp(path, "lock.impl") == 0 && w->lock.ops &&
+               !(w->lock.ops->caps & LOCK_CAP_REPLICATED)) {
+        char names[256] = "";
+        size_t len = 0;
+        const struct lock_ops *const *all = lock_all();
+        for (int i = 0; all && all[i]; i++) {
+            if (!(all[i]->caps & LOCK_CAP_REPLICATED))
+                continue;
+            int k = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+                             all[i]->name);
+            if (k < 0 || (size_t)k >= sizeof(names) - len)
+                break;
+            len += (size_t)k;
+        }
+        ydiag_at(dg, at,
+                 "lock.impl: '%s' cannot run on cluster.topology replicated (it does not follow "
+                 "a primary through failovers); implementations that can: %s",
+                 w->lock.ops->name, names[0] ? names : "none");
+    } else if (strcmp(path, "lock.wait_replicas") == 0 &&
+               w->lock.wait_replicas > w->cluster.replicas) {
+        ydiag_at(dg, at,
+                 "lock.wait_replicas: %lld is more than cluster.replicas %lld: no grant could "
+                 "ever be acknowledged",
+                 (long long)w->lock.wait_replicas, (long long)w->cluster.replicas);
+    }
+}
+
+const struct backend_ops backend_replicated = {
+    .version = BACKEND_OPS_VERSION,
+    .name = "replicated",
+    .help = "one primary and cluster.replicas replicas (optional sentinels), started by lockstorm",
+    .caps = BACKEND_CAP_NODE_CONTROL | BACKEND_CAP_REPLICAS | BACKEND_CAP_REDIS,
+    .start = backend_redis_start,
+    .stop = cluster_stop,
+    .dump_storage = backend_redis_dump,
+    .store = &store_redis,
+    .check_key = check_key,
 };
 
 /* ---- small redis helpers ---- */
@@ -168,37 +263,50 @@ void replset_role(const struct node_proc *n, char *role, size_t len)
         freeReplyObject(r);
 }
 
+/* ---- the host ---- */
+
+/* Non-zero once the run is interrupted. */
+static int interrupted(struct replset *rs)
+{
+    return rs->host.ops->interrupted(rs->host.ctx);
+}
+
+/* Sleep up to ns, waking early on an interrupt. */
+static void nap(struct replset *rs, int64_t ns)
+{
+    rs->host.ops->sleep(rs->host.ctx, ns);
+}
+
 /* ---- accessors ---- */
 
-const struct replset_map *replset_map_of(const struct run *r)
+const struct replset_map *replset_map_of(const struct replset *rs)
 {
-    return r->repl ? &r->repl->map : NULL;
+    return rs ? &rs->map : NULL;
 }
 
-int replset_primary(const struct run *r)
+int replset_primary(const struct replset *rs)
 {
-    return r->repl ? r->repl->primary : -1;
+    return rs ? rs->primary : -1;
 }
 
-int replset_nsentinels(const struct run *r)
+int replset_nsentinels(const struct replset *rs)
 {
-    return r->repl ? r->repl->nsentinels : 0;
+    return rs ? rs->nsentinels : 0;
 }
 
-int replset_busy(const struct run *r)
+int replset_busy(const struct replset *rs)
 {
-    return r->repl && r->repl->busy;
+    return rs && rs->busy;
 }
 
-void replset_set_busy(struct run *r, int busy)
+void replset_set_busy(struct replset *rs, int busy)
 {
-    if (r->repl)
-        r->repl->busy = busy;
+    if (rs)
+        rs->busy = busy;
 }
 
-void replset_set_primary(struct run *r, int node)
+void replset_set_primary(struct replset *rs, int node)
 {
-    struct replset *rs = r->repl;
     if (!rs)
         return;
     if (node != rs->primary)
@@ -209,11 +317,9 @@ void replset_set_primary(struct run *r, int node)
 
 /* ---- nodes ---- */
 
-int replset_configure(struct run *r, int node, struct ls_err *err)
+int replset_configure(struct replset *rs, int node, struct ls_err *err)
 {
-    const struct replset *rs = r->repl;
-    const struct node_proc *n = &r->cluster.nodes[node];
-    const struct workload *w = r->w;
+    const struct node_proc *n = &rs->cluster->nodes[node];
     int rc = ok_reply(node_cmd(n, CMD_TIMEOUT_US,
                                "CONFIG SET replica-announce-port %d repl-diskless-sync-delay 0",
                                rs->map.names[node]),
@@ -229,26 +335,25 @@ int replset_configure(struct run *r, int node, struct ls_err *err)
                                "CONFIG SET bind-source-addr %s replica-announce-ip 127.0.0.1 "
                                "protected-mode no", src),
                       "config set bind-source-addr", node, err);
-    if (rc == 0 && w->cluster.min_replicas_to_write > 0)
+    if (rc == 0 && rs->min_replicas_to_write > 0)
         rc = ok_reply(node_cmd(n, CMD_TIMEOUT_US,
                                "CONFIG SET min-replicas-to-write %lld min-replicas-max-lag %lld",
-                               (long long)w->cluster.min_replicas_to_write,
-                               (long long)(w->cluster.min_replicas_max_lag / LS_NS_PER_S)),
+                               (long long)rs->min_replicas_to_write,
+                               (long long)(rs->min_replicas_max_lag / LS_NS_PER_S)),
                       "config set min-replicas-to-write", node, err);
     return rc;
 }
 
-int replset_follow(struct run *r, int node, int primary, struct ls_err *err)
+int replset_follow(struct replset *rs, int node, int primary, struct ls_err *err)
 {
-    const struct replset *rs = r->repl;
-    return ok_reply(node_cmd(&r->cluster.nodes[node], CMD_TIMEOUT_US, "REPLICAOF 127.0.0.1 %d",
+    return ok_reply(node_cmd(&rs->cluster->nodes[node], CMD_TIMEOUT_US, "REPLICAOF 127.0.0.1 %d",
                              rs->map.names[primary]),
                     "replicaof", node, err);
 }
 
-int replset_promote(struct run *r, int node, struct ls_err *err)
+int replset_promote(struct replset *rs, int node, struct ls_err *err)
 {
-    const struct node_proc *n = &r->cluster.nodes[node];
+    const struct node_proc *n = &rs->cluster->nodes[node];
     int rc = ok_reply(node_cmd(n, CMD_TIMEOUT_US, "REPLICAOF NO ONE"), "replicaof no one", node,
                       err);
     if (rc < 0)
@@ -270,15 +375,14 @@ int replset_promote(struct run *r, int node, struct ls_err *err)
  * every replica online, and a probe written on the primary has reached
  * every replica (the stream really flows: a replica can report its link up
  * before the primary streams to it); why says what is missing otherwise. */
-static int in_sync(struct run *r, char *why, size_t n)
+static int in_sync(struct replset *rs, char *why, size_t n)
 {
-    const struct replset *rs = r->repl;
-    const struct node_proc *p = &r->cluster.nodes[rs->primary];
+    const struct node_proc *p = &rs->cluster->nodes[rs->primary];
     char v[256], key[16];
     for (int k = 0; k < rs->nnodes; k++) {
         if (k == rs->primary)
             continue;
-        redisReply *rep = node_cmd(&r->cluster.nodes[k], CMD_TIMEOUT_US, "INFO replication");
+        redisReply *rep = node_cmd(&rs->cluster->nodes[k], CMD_TIMEOUT_US, "INFO replication");
         info_field(rep, "master_link_status", v, sizeof(v));
         if (rep)
             freeReplyObject(rep);
@@ -307,7 +411,7 @@ static int in_sync(struct run *r, char *why, size_t n)
     int64_t deadline = ls_now_ns() + 200 * LS_NS_PER_MS;
     for (int k = 0; want > 0 && k < rs->nnodes; k++) {
         while (k != rs->primary) {
-            redisReply *g = node_cmd(&r->cluster.nodes[k], CMD_TIMEOUT_US, "GET %s", PROBE_KEY);
+            redisReply *g = node_cmd(&rs->cluster->nodes[k], CMD_TIMEOUT_US, "GET %s", PROBE_KEY);
             long long got = g && g->type == REDIS_REPLY_STRING ? strtoll(g->str, NULL, 10) : 0;
             if (g)
                 freeReplyObject(g);
@@ -333,18 +437,18 @@ static int in_sync(struct run *r, char *why, size_t n)
 /* Contract: cut: iptables: DROP rules between node's port and every
  * other node's source address; all or none (rules added before a failure
  * are deleted). 0 or negative with err. */
-static int ipt_cut(struct run *r, int node, struct json *detail, struct ls_err *err)
+static int ipt_cut(struct replset *rs, int node, struct json *detail, struct ls_err *err)
 {
-    struct replset *rs = r->repl;
     int rc = 0, nrules = 0;
     for (int k = 0; k < rs->nnodes && rc == 0; k++) {
         char src[32];
         snprintf(src, sizeof(src), "127.0.0.%d", 10 + k);
-        if (k != node && (rc = ipt_cut_pair(1, rs->ipt_comment, src, rs->map.real[node], err)) == 0)
+        if (k != node && (rc = rs->host.ops->ipt_cut_pair(1, rs->ipt_comment, src,
+                                                          rs->map.real[node], err)) == 0)
             nrules += 2;
     }
     if (rc < 0) {
-        ipt_remove_tagged(rs->ipt_comment, NULL);
+        rs->host.ops->ipt_remove_tagged(rs->ipt_comment, NULL);
         return rc;
     }
     json_obj_set_str(detail, "cut", "iptables");
@@ -353,43 +457,40 @@ static int ipt_cut(struct run *r, int node, struct json *detail, struct ls_err *
     return 0;
 }
 
-int replset_cut(struct run *r, int id, int node, struct json *detail, struct ls_err *err)
+int replset_cut(struct replset *rs, int id, int node, struct json *detail, struct ls_err *err)
 {
-    struct replset *rs = r->repl;
     if (rs->iptables) {
-        int rc = ipt_cut(r, node, detail, err);
+        int rc = ipt_cut(rs, node, detail, err);
         if (rc < 0)
             return rc;
     } else {
-        uint8_t dirs[REPLSET_MAX_NODES] = {0};
-        dirs[node] = PROXY_BOTH;
-        struct proxy_rule rule = {.partition = PROXY_PART_BLACKHOLE};
-        struct proxy_ack ack = {0};
-        int rc = proxy_fault_set(rs->proxy, id, PROXY_SET_PARTITION, &rule, dirs, &ack, err);
+        uint64_t generation = 0;
+        int64_t waited_ns = 0;
+        int rc = rs->host.ops->proxy_cut(rs->host.ctx, id, node, &generation, &waited_ns, err);
         if (rc < 0)
             return rc;
         json_obj_set_str(detail, "cut", "proxy");
-        json_obj_set_int(detail, "cut_proxy_generation", (int64_t)ack.generation);
-        json_obj_set_num(detail, "cut_proxy_ack_ms", (double)ack.waited_ns / 1e6);
+        json_obj_set_int(detail, "cut_proxy_generation", (int64_t)generation);
+        json_obj_set_num(detail, "cut_proxy_ack_ms", (double)waited_ns / 1e6);
     }
     rs->cut_id = id;
     rs->cut_node = node;
     /* verify: a write on the node must not reach its replicas */
-    const struct node_proc *p = &r->cluster.nodes[node];
+    const struct node_proc *p = &rs->cluster->nodes[node];
     redisReply *inc = node_cmd(p, CMD_TIMEOUT_US, "INCR %s", PROBE_KEY);
     long long v = inc && inc->type == REDIS_REPLY_INTEGER ? inc->integer : -1;
     if (inc)
         freeReplyObject(inc);
     if (v < 0) {
-        replset_uncut(r, id, NULL);
+        replset_uncut(rs, id, NULL);
         return ls_err_set(err, LS_EENV, "node %d: probe write for the cut got no answer", node);
     }
     ls_sleep_ns(100 * LS_NS_PER_MS);
     int checked = 0;
     for (int k = 0; k < rs->nnodes; k++) {
-        if (k == node || r->cluster.nodes[k].pid <= 0)
+        if (k == node || rs->cluster->nodes[k].pid <= 0)
             continue;
-        redisReply *g = node_cmd(&r->cluster.nodes[k], CMD_TIMEOUT_US, "GET %s", PROBE_KEY);
+        redisReply *g = node_cmd(&rs->cluster->nodes[k], CMD_TIMEOUT_US, "GET %s", PROBE_KEY);
         long long got = g && g->type == REDIS_REPLY_STRING ? strtoll(g->str, NULL, 10) : 0;
         int answered = g && (g->type == REDIS_REPLY_STRING || g->type == REDIS_REPLY_NIL);
         if (g)
@@ -398,7 +499,7 @@ int replset_cut(struct run *r, int id, int node, struct json *detail, struct ls_
             continue;
         checked++;
         if (got >= v) {
-            replset_uncut(r, id, NULL);
+            replset_uncut(rs, id, NULL);
             return ls_err_set(err, LS_EENV,
                               "node %d: the cut did not stop replication (node %d got probe %lld)",
                               node, k, v);
@@ -410,37 +511,30 @@ int replset_cut(struct run *r, int id, int node, struct json *detail, struct ls_
     return 0;
 }
 
-int replset_uncut(struct run *r, int id, struct ls_err *err)
+int replset_uncut(struct replset *rs, int id, struct ls_err *err)
 {
-    struct replset *rs = r->repl;
     if (rs && rs->iptables && rs->cut_node >= 0 && rs->cut_id == id) {
         /* DROP loses no byte of a TCP stream (it is sent again once the
          * rules go), so no stream resumes with a hole: nothing to reset */
         rs->cut_node = rs->cut_id = -1;
-        int rc = ipt_remove_tagged(rs->ipt_comment, err);
+        int rc = rs->host.ops->ipt_remove_tagged(rs->ipt_comment, err);
         return rc < 0 ? rc : 0;
     }
-    if (!rs || !rs->proxy || rs->cut_node < 0 || rs->cut_id != id)
+    if (!rs || !rs->proxied || rs->cut_node < 0 || rs->cut_id != id)
         return 0;
     /* reset what the cut left open first: a replication stream with a hole
      * must not resume; the replica reconnects and resynchronises */
-    uint8_t dirs[REPLSET_MAX_NODES] = {0};
-    dirs[rs->cut_node] = PROXY_BOTH;
-    struct proxy_rule rule = {.partition = PROXY_PART_RESET};
-    struct ls_err e = {0};
-    int rc = proxy_fault_set(rs->proxy, id, PROXY_SET_PARTITION, &rule, dirs, NULL, err ? err : &e);
-    int rc2 = proxy_fault_clear(rs->proxy, id, err ? err : &e);
+    int rc = rs->host.ops->proxy_uncut(rs->host.ctx, id, rs->cut_node, err);
     rs->cut_node = rs->cut_id = -1;
-    return rc < 0 ? rc : rc2;
+    return rc;
 }
 
 /* ---- sentinels ---- */
 
 /* Contract: write sentinel k's config file (every replica and every other
  * sentinel known from the start). */
-static int write_sentinel_conf(struct run *r, int k, struct ls_err *err)
+static int write_sentinel_conf(struct replset *rs, int k, struct ls_err *err)
 {
-    const struct replset *rs = r->repl;
     const struct sentinel *s = &rs->sentinels[k];
     struct strbuf sb = STRBUF_INIT;
     sb_printf(&sb,
@@ -499,8 +593,8 @@ static void stop_sentinels(struct replset *rs)
 
 /* Contract: sentinel k answers PING (bounded); 0 or negative with err
  * (LS_EINTR once the run is interrupted). */
-static int sentinel_wait_up(struct run *r, const struct sentinel *s, int k, const char *password,
-                            struct ls_err *err)
+static int sentinel_wait_up(struct replset *rs, const struct sentinel *s, int k,
+                            const char *password, struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + 5 * LS_NS_PER_S;
     for (;;) {
@@ -520,18 +614,17 @@ static int sentinel_wait_up(struct run *r, const struct sentinel *s, int k, cons
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "sentinel %d (127.0.0.1:%d) did not answer PING "
                               "within 5s (see %s)", k, s->port, s->log);
-        if (run_interrupted(r))
+        if (interrupted(rs))
             return ls_err_set(err, LS_EINTR, "interrupted while the sentinels started");
-        run_sleep(r, 5 * LS_NS_PER_MS);
+        nap(rs, 5 * LS_NS_PER_MS);
     }
 }
 
 /* Contract: start every sentinel (ports chosen first, since each config
  * names the others); on a start-up failure all are stopped and tried again
  * with fresh ports. */
-static int start_sentinels(struct run *r, struct ls_err *err)
+static int start_sentinels(struct replset *rs, struct ls_err *err)
 {
-    struct replset *rs = r->repl;
     struct ls_err last = {0};
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
         ls_err_clear(&last);
@@ -543,7 +636,7 @@ static int start_sentinels(struct run *r, struct ls_err *err)
         }
         int rc = 0;
         for (int k = 0; k < rs->nsentinels && rc == 0; k++)
-            rc = write_sentinel_conf(r, k, err);
+            rc = write_sentinel_conf(rs, k, err);
         if (rc < 0)
             return rc;
         for (int k = 0; k < rs->nsentinels && rc == 0; k++) {
@@ -560,7 +653,7 @@ static int start_sentinels(struct run *r, struct ls_err *err)
             s->pid = s->first_pid = pid;
         }
         for (int k = 0; k < rs->nsentinels && rc == 0; k++)
-            rc = sentinel_wait_up(r, &rs->sentinels[k], k, rs->password, &last);
+            rc = sentinel_wait_up(rs, &rs->sentinels[k], k, rs->password, &last);
         for (int k = 0; k < rs->nsentinels && rc == 0; k++) {
             redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, rs->password,
                                    CMD_TIMEOUT_US);
@@ -635,9 +728,8 @@ static int sentinel_ready(const struct replset *rs, int k, char *why, size_t n)
     return ok;
 }
 
-int replset_sentinel_primary(struct run *r, int *agree)
+int replset_sentinel_primary(const struct replset *rs, int *agree)
 {
-    const struct replset *rs = r->repl;
     int votes[REPLSET_MAX_NODES] = {0};
     for (int k = 0; k < rs->nsentinels; k++) {
         redisContext *c = dial("127.0.0.1", rs->sentinels[k].port, rs->password,
@@ -666,54 +758,53 @@ int replset_sentinel_primary(struct run *r, int *agree)
 
 /* ---- start / stop ---- */
 
-static int start_proxy(struct run *r, struct ls_err *err)
+static int start_proxy(struct replset *rs, const struct replset_config *cfg, struct ls_err *err)
 {
-    struct replset *rs = r->repl;
     struct lock_node real[REPLSET_MAX_NODES];
     memset(real, 0, sizeof(real)); /* no password: replicas and sentinels AUTH themselves */
     for (int n = 0; n < rs->nnodes; n++) {
-        snprintf(real[n].host, sizeof(real[n].host), "%s", r->cluster.nodes[n].host);
-        real[n].port = r->cluster.nodes[n].port;
+        snprintf(real[n].host, sizeof(real[n].host), "%s", rs->cluster->nodes[n].host);
+        real[n].port = rs->cluster->nodes[n].port;
         rs->map.real[n] = real[n].port;
     }
     char log[2100];
-    snprintf(log, sizeof(log), "%s/nodes/replication-proxy.log", r->dir);
-    struct proxy_config cfg = {
-        .nworkers = 1,
-        .nnodes = rs->nnodes,
-        .nodes = real,
-        .log_path = log,
-        .seed = r->w->seed ^ 0x7265706cULL,
-    };
-    int rc = proxy_start(&cfg, &rs->proxy, err);
+    snprintf(log, sizeof(log), "%s/nodes/replication-proxy.log", cfg->dir);
+    int rc = rs->host.ops->proxy_start(rs->host.ctx, real, rs->nnodes, log,
+                                   cfg->seed ^ 0x7265706cULL, rs->map.names, &rs->proxy_pid, err);
     if (rc < 0)
         return rc;
-    rs->proxy_pid = proxy_pid(rs->proxy);
-    const struct lock_node *l = proxy_worker_nodes(rs->proxy, 0);
-    for (int n = 0; n < rs->nnodes; n++)
-        rs->map.names[n] = l[n].port;
+    rs->proxied = 1;
     return 0;
 }
 
-int replset_start(struct run *r, struct ls_err *err)
+int replset_start(const struct replset_config *cfg, struct replset_host host,
+                  struct replset **out, struct ls_err *err)
 {
-    const struct workload *w = r->w;
-    int nn = r->cluster.nnodes;
-    int ns = (int)w->cluster.sentinels;
-    if (nn < 2 || nn > REPLSET_MAX_NODES || ns > REPLSET_MAX_SENTINELS)
-        return ls_err_set(err, LS_EUSAGE, "replicated set: %d nodes, %d sentinels not supported",
-                          nn, ns);
-    struct replset *rs = calloc(1, sizeof(*rs));
-    if (!rs)
+    *out = NULL;
+    int nn = cfg->cluster->nnodes;
+    int ns = cfg->sentinels;
+    int bad = nn < 2 || nn > REPLSET_MAX_NODES || ns > REPLSET_MAX_SENTINELS;
+    struct replset *rs = bad ? NULL : calloc(1, sizeof(*rs));
+    if (!rs) {
+        if (host.ops->release)
+            host.ops->release(host.ctx);
+        if (bad)
+            return ls_err_set(err, LS_EUSAGE, "replicated set: %d nodes, %d sentinels not "
+                              "supported", nn, ns);
         return ls_err_set(err, LS_ENOMEM, "replicated set: out of memory");
-    r->repl = rs;
+    }
+    *out = rs;
+    rs->host = host;
+    rs->cluster = cfg->cluster;
+    rs->min_replicas_to_write = cfg->min_replicas_to_write;
+    rs->min_replicas_max_lag = cfg->min_replicas_max_lag;
     rs->nnodes = nn;
     rs->nsentinels = ns;
     rs->cut_id = rs->cut_node = -1;
     rs->quorum = ns / 2 + 1;
     rs->map.nnodes = nn;
     rs->map.nsentinels = ns;
-    snprintf(rs->password, sizeof(rs->password), "%s", nn > 0 ? r->cluster.nodes[0].password : "");
+    snprintf(rs->password, sizeof(rs->password), "%s", nn > 0 ? rs->cluster->nodes[0].password : "");
     snprintf(rs->map.master_name, sizeof(rs->map.master_name), "%s", REPLSET_MASTER_NAME);
     void *m = mmap(NULL, sizeof(*rs->shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                    -1, 0);
@@ -727,41 +818,41 @@ int replset_start(struct run *r, struct ls_err *err)
         return ls_err_set(err, LS_ENOMEM, "replicated set: out of memory");
 
     int rc = 0;
-    rs->iptables = failover_uses_iptables(w);
+    rs->iptables = cfg->iptables;
     if (rs->iptables < 0)
         return ls_err_set(err, LS_EUSAGE, "failover faults: cut: iptables and cut: proxy cannot "
                           "be mixed in one workload (the set replicates either directly or "
                           "through the replication proxy); use one cut for all");
     if (rs->iptables) {
         char why[256];
-        if (ipt_usable(why, sizeof(why)) < 0)
+        if (host.ops->ipt_usable(why, sizeof(why)) < 0)
             return ls_err_set(err, LS_EENV, "%s", why);
-        ipt_comment(getpid(), rs->ipt_comment, sizeof(rs->ipt_comment));
-        rc = ipt_remove_stale(stderr, err); /* of a harness that died with its reaper */
+        host.ops->ipt_comment(getpid(), rs->ipt_comment, sizeof(rs->ipt_comment));
+        rc = host.ops->ipt_remove_stale(stderr, err); /* of a harness that died with its reaper */
         if (rc < 0)
             return rc;
         rs->ipt_stale = rc;
-        rc = reaper_rules_start(&rs->ipt_reaper, rs->ipt_comment, err);
-        rs->ipt_reaper_pid = rs->ipt_reaper.pid;
+        rc = host.ops->rules_reaper_start(host.ctx, rs->ipt_comment, &rs->ipt_reaper_pid, err);
+        rs->ipt_reaper_live = rs->ipt_reaper_pid > 0;
         for (int n = 0; n < nn; n++) /* no proxy: every name is the node's own port */
-            rs->map.names[n] = rs->map.real[n] = r->cluster.nodes[n].port;
+            rs->map.names[n] = rs->map.real[n] = rs->cluster->nodes[n].port;
     } else {
-        rc = start_proxy(r, err);
+        rc = start_proxy(rs, cfg, err);
     }
     for (int n = 0; n < nn && rc == 0; n++)
-        rc = replset_configure(r, n, err);
+        rc = replset_configure(rs, n, err);
     for (int n = 1; n < nn && rc == 0; n++)
-        rc = replset_follow(r, n, 0, err);
+        rc = replset_follow(rs, n, 0, err);
     if (rc < 0)
         return rc;
     char why[256] = "";
     int64_t deadline = ls_now_ns() + SYNC_TIMEOUT;
-    while (!in_sync(r, why, sizeof(why))) {
-        if (run_interrupted(r))
+    while (!in_sync(rs, why, sizeof(why))) {
+        if (interrupted(rs))
             return ls_err_set(err, LS_EINTR, "interrupted while the replicas synchronised");
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "replicas not in sync within 10s: %s", why);
-        run_sleep(r, 10 * LS_NS_PER_MS);
+        nap(rs, 10 * LS_NS_PER_MS);
     }
     if (ns == 0)
         return 0;
@@ -769,13 +860,13 @@ int replset_start(struct run *r, struct ls_err *err)
         struct sentinel *s = &rs->sentinels[k];
         snprintf(s->id, sizeof(s->id), "%08x%016llx%016llx", (unsigned)(k + 1),
                  (unsigned long long)getpid(), (unsigned long long)ls_now_ns());
-        snprintf(s->dir, sizeof(s->dir), "%s/nodes/sentinel-%d", r->dir, k);
-        snprintf(s->log, sizeof(s->log), "%s/nodes/sentinel-%d.log", r->dir, k);
+        snprintf(s->dir, sizeof(s->dir), "%s/nodes/sentinel-%d", cfg->dir, k);
+        snprintf(s->log, sizeof(s->log), "%s/nodes/sentinel-%d.log", cfg->dir, k);
         snprintf(s->conf, sizeof(s->conf), "%s/sentinel.conf", s->dir);
         if (mkdir(s->dir, 0700) < 0 && errno != EEXIST)
             return ls_err_errno(err, LS_EIO, errno, "create %s", s->dir);
     }
-    rc = start_sentinels(r, err);
+    rc = start_sentinels(rs, err);
     if (rc < 0)
         return rc;
     for (int k = 0; k < ns; k++) { /* workers ask them directly, not through a proxy */
@@ -789,52 +880,52 @@ int replset_start(struct run *r, struct ls_err *err)
             k++;
             continue;
         }
-        if (run_interrupted(r))
+        if (interrupted(rs))
             return ls_err_set(err, LS_EINTR, "interrupted while the sentinels started");
         if (ls_now_ns() >= deadline)
             return ls_err_set(err, LS_ETIMEOUT, "sentinels not ready within 15s: %s", why);
-        run_sleep(r, 20 * LS_NS_PER_MS);
+        nap(rs, 20 * LS_NS_PER_MS);
     }
     return 0;
 }
 
-void replset_stop(struct run *r)
+void replset_stop(struct replset *rs)
 {
-    struct replset *rs = r->repl;
     if (!rs)
         return;
     stop_sentinels(rs);
-    proxy_stop(rs->proxy);
-    rs->proxy = NULL;
-    if (rs->ipt_reaper.pid > 0) {
+    if (rs->proxied)
+        rs->host.ops->proxy_stop(rs->host.ctx);
+    rs->proxied = 0;
+    if (rs->ipt_reaper_live) {
         /* no rule outlives the run: delete them now; the rules reaper
          * checks once more as it exits */
         struct ls_err e = {0};
         rs->cut_node = rs->cut_id = -1;
-        if (ipt_remove_tagged(rs->ipt_comment, &e) < 0)
+        if (rs->host.ops->ipt_remove_tagged(rs->ipt_comment, &e) < 0)
             fprintf(stderr, "lockstorm: warning: %s (the rules reaper tries again)\n", e.msg);
-        reaper_stop(&rs->ipt_reaper);
+        rs->host.ops->rules_reaper_stop(rs->host.ctx);
+        rs->ipt_reaper_live = 0;
     }
 }
 
-void replset_free(struct run *r)
+void replset_free(struct replset *rs)
 {
-    struct replset *rs = r->repl;
     if (!rs)
         return;
-    replset_stop(r);
+    replset_stop(rs);
     if (rs->shared)
         munmap(rs->shared, sizeof(*rs->shared));
     free(rs->sentinels);
     ls_wipe(rs->password, sizeof(rs->password));
     ls_wipe(rs->map.sentinels, sizeof(rs->map.sentinels));
+    if (rs->host.ops->release)
+        rs->host.ops->release(rs->host.ctx);
     free(rs);
-    r->repl = NULL;
 }
 
-struct json *replset_json(const struct run *r)
+struct json *replset_json(const struct replset *rs)
 {
-    const struct replset *rs = r->repl;
     if (!rs)
         return json_new_null();
     struct json *j = json_new_obj();
