@@ -765,14 +765,17 @@ static int load_events(struct history *h, const char *dir, int *max_res, struct 
 
 /* ---- run directory ---- */
 
-/* Contract: history_load_rundir; verify_all: check every record now. */
-static int load_rundir(const char *dir, struct history *h, int verify_all, struct ls_err *err)
+/* Contract: history_load_rundir; verify_all: check every record now;
+ * refused: history_load_rundir_refused's why, or NULL. */
+static int load_rundir(const char *dir, struct history *h, int verify_all, const char *refused,
+                       struct ls_err *err)
 {
     memset(h, 0, sizeof(*h));
     h->source = xstrdup(dir);
     h->from_rundir = 1;
     h->memo = xcalloc(1, sizeof(*h->memo));
     h->memo->verify_all = verify_all;
+    h->memo->refused = refused ? xstrdup(refused) : NULL;
     char path[4096];
     struct stat st;
     snprintf(path, sizeof(path), "%s/events", dir);
@@ -821,7 +824,9 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
     snprintf(path, sizeof(path), "%s/workload.yaml", dir);
     if (stat(path, &st) == 0) { /* what the checkers read of it: model/rundir.h */
         struct ls_err werr = {0, ""};
-        if (rundir_meta_read(path, &h->meta, &werr) != 0) {
+        if (refused)
+            snprintf(werr.msg, sizeof(werr.msg), "%s", refused);
+        if (refused || rundir_meta_read(path, &h->meta, &werr) != 0) {
             h->meta = NULL;
             history_warn(h, "workload.yaml: %s (checking with defaults)", werr.msg);
             history_gap(h, "workload.yaml: unreadable: checked with default parameters "
@@ -864,7 +869,13 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, struc
 
 int history_load_rundir(const char *dir, struct history *h, struct ls_err *err)
 {
-    return load_rundir(dir, h, 0, err);
+    return load_rundir(dir, h, 0, NULL, err);
+}
+
+int history_load_rundir_refused(const char *dir, const char *why, struct history *h,
+                                struct ls_err *err)
+{
+    return load_rundir(dir, h, 0, why ? why : "refused", err);
 }
 
 int history_reload(struct history *h)
@@ -873,7 +884,7 @@ int history_reload(struct history *h)
         return 0;
     struct history fresh;
     struct ls_err err = {0, ""};
-    int rc = load_rundir(h->source, &fresh, 1, &err);
+    int rc = load_rundir(h->source, &fresh, 1, h->memo->refused, &err);
     if (rc) { /* the directory changed under us: go on with what was read */
         history_free(&fresh);
         h->memo->reload_failed = 1;
@@ -881,7 +892,7 @@ int history_reload(struct history *h)
                         "its first damaged record", err.msg);
         return rc;
     }
-    /* Keep the workload, its meta and run.json objects (read from the same files):
+    /* Keep the meta and run.json objects (read from the same files):
      * callers may hold pointers to them across a check. */
     struct rundir_meta *meta = fresh.meta;
     struct json *run = fresh.run;
@@ -889,9 +900,6 @@ int history_reload(struct history *h)
     fresh.run = h->run;
     h->meta = meta;
     h->run = run;
-    fresh.workload = h->workload; /* the harness's, not read again */
-    fresh.workload_free = h->workload_free;
-    h->workload = NULL;
     history_free(h);
     *h = fresh;
     return 0;
@@ -1197,8 +1205,6 @@ void history_free(struct history *h)
     if (!h)
         return;
     free(h->source);
-    if (h->workload && h->workload_free)
-        h->workload_free(h->workload);
     rundir_meta_free(h->meta);
     json_free(h->run);
     evidence_free(h->ev);
@@ -1219,8 +1225,10 @@ void history_free(struct history *h)
     for (int i = 0; i < h->nwarnings; i++)
         free(h->warnings[i]);
     free(h->warnings);
-    if (h->memo)
+    if (h->memo) {
         series_acc_free(h->memo->series);
+        free(h->memo->refused);
+    }
     free(h->memo);
     memset(h, 0, sizeof(*h));
 }

@@ -32,6 +32,8 @@ struct hist_memo {
     int verify_all;             /* load: check every record at once, defer nothing */
     int reload_failed;          /* history_reload could not read the logs again: a pass
                                  * cuts a log at its first bad record instead */
+    char *refused;              /* the caller's loader refused workload.yaml: why (owned;
+                                 * history_load_rundir_refused), kept for a reload */
 };
 
 /* One part of a restarted worker's stream: the mapped log of one epoch
@@ -118,10 +120,6 @@ struct leftover_key {           /* lock keys still on a node after the run */
 struct history {
     char *source;               /* run dir or JSONL path */
     int from_rundir;
-    struct workload *workload;  /* the loaded workload for the result model's echo, seed
-                                 * and expectations: set by the harness (harness/checkproc.h),
-                                 * never by the loaders here, never read by the checkers */
-    void (*workload_free)(struct workload *); /* its owner's free, called by history_free */
     struct rundir_meta *meta;   /* what the checkers read of workload.yaml (model/rundir.h;
                                  * owned), NULL for JSONL or when unreadable */
     struct json *run;           /* run.json (owned) or NULL */
@@ -156,6 +154,13 @@ struct history {
 };
 
 int history_load_rundir(const char *dir, struct history *h, struct ls_err *err);
+/* Contract: history_load_rundir when the caller's own reading of
+ * workload.yaml (the harness's full loader) refused it, why saying how:
+ * the run is checked with default parameters, with the warning
+ * "workload.yaml: WHY (checking with defaults)" and an evidence gap, as for
+ * a workload.yaml this loader cannot read. */
+int history_load_rundir_refused(const char *dir, const char *why, struct history *h,
+                                struct ls_err *err);
 int history_load_jsonl(const char *path, struct history *h, struct ls_err *err);
 void history_free(struct history *h);
 void history_warn(struct history *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

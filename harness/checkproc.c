@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,26 +28,20 @@
 
 #define POLL_MS 20
 
-static void free_workload(struct workload *w)
+int checkproc_load(const char *dir, struct history *h, struct workload **w, struct ls_err *err)
 {
-    workload_free(w);
-}
-
-int checkproc_load(const char *dir, struct history *h, struct ls_err *err)
-{
-    int rc = history_load_rundir(dir, h, err);
-    if (rc < 0 || !h->meta) /* workload.yaml missing or unreadable: history.c said so */
-        return rc;
+    *w = NULL;
     char path[4096];
+    struct stat st;
     snprintf(path, sizeof(path), "%s/workload.yaml", dir);
+    if (stat(path, &st) != 0) /* missing: history.c says so */
+        return history_load_rundir(dir, h, err);
     struct ls_err werr = {0, ""};
-    if (workload_load(path, NULL, 0, &h->workload, NULL, &werr) != 0) {
-        h->workload = NULL;
-        history_warn(h, "workload.yaml: %s (left out of the result)", werr.msg);
-        return rc;
+    if (workload_load(path, NULL, 0, w, NULL, &werr) != 0) {
+        *w = NULL; /* checked with defaults, an evidence gap */
+        return history_load_rundir_refused(dir, werr.msg, h, err);
     }
-    h->workload_free = free_workload;
-    return rc;
+    return history_load_rundir(dir, h, err);
 }
 
 /* Contract: the checker pass itself, in this process (what the child runs). */
@@ -55,15 +50,18 @@ static int check_here(const char *dir, unsigned formats, int quiet, struct json 
 {
     struct history h;
     memset(&h, 0, sizeof(h));
-    int rc = checkproc_load(dir, &h, err);
+    struct workload *w = NULL;
+    int rc = checkproc_load(dir, &h, &w, err);
     if (rc < 0) {
         history_free(&h);
+        workload_free(w);
         return rc;
     }
     struct check_params p;
     check_params_from(&h, &p);
-    struct json *res = result_build(&h, &p);
+    struct json *res = result_build(&h, w, &p);
     history_free(&h);
+    workload_free(w);
     rc = reports_write_all(dir, res, formats, quiet ? NULL : stderr, NULL, err);
     *result = res;
     return rc;

@@ -27,11 +27,13 @@ int checkproc_run(const char *dir, unsigned formats, int quiet, int (*stop)(void
 struct history;
 
 /* Contract: load run directory dir's history for the result model
- * (history_load_rundir), and its resolved workload.yaml through the loader
- * into h->workload for the result's echo, seed and expectations (the
- * checkers read h->meta; a workload the loader refuses is left out with a
- * warning). Returns what history_load_rundir returned; caller frees h with
- * history_free either way. */
-int checkproc_load(const char *dir, struct history *h, struct ls_err *err);
+ * (history_load_rundir) and its resolved workload.yaml through the loader
+ * into *w for the result's echo, seed and expectations (the checkers read
+ * h->meta). A workload.yaml the loader refuses is checked with default
+ * parameters, a warning and an evidence gap (history_load_rundir_refused),
+ * and *w is NULL. Returns what the history loader returned; the caller
+ * frees h with history_free and *w with workload_free either way. */
+struct workload;
+int checkproc_load(const char *dir, struct history *h, struct workload **w, struct ls_err *err);
 
 #endif

@@ -458,6 +458,7 @@ static int cmd_check(struct common_args *a)
     memset(&h, 0, sizeof(h));
     struct ls_err err = {0};
     int rc;
+    struct workload *w = NULL;
     unsigned formats;
     if ((rc = report_opts(a, &formats, NULL)) != 0)
         return rc;
@@ -475,10 +476,11 @@ static int cmd_check(struct common_args *a)
     } else {
         if (a->npos != 1)
             return usage_error("%s", "check needs a RUN_DIR (or --history FILE.jsonl)");
-        rc = checkproc_load(a->pos[0], &h, &err);
+        rc = checkproc_load(a->pos[0], &h, &w, &err);
     }
     if (rc < 0) {
         history_free(&h);
+        workload_free(w);
         return load_error(&err);
     }
     if (!a->history)
@@ -494,6 +496,7 @@ static int cmd_check(struct common_args *a)
         long v = strtol(a->capacity, &end, 10);
         if (*end || errno || v < 1 || v > 1000000) {
             history_free(&h);
+            workload_free(w);
             return usage_error("--capacity '%s': expected an integer from 1 to 1000000",
                                a->capacity);
         }
@@ -503,11 +506,13 @@ static int cmd_check(struct common_args *a)
         const char *why;
         if (ls_parse_duration(a->near_miss, &p.near_miss, &why) < 0) {
             history_free(&h);
+            workload_free(w);
             return usage_error("--near-miss: %s", why);
         }
     }
-    struct json *res = result_build(&h, &p);
+    struct json *res = result_build(&h, w, &p);
     history_free(&h);
+    workload_free(w);
     int code = emit_result(res, a->json);
     if (a->format && report_dir) {
         if (a->history && mkdir(report_dir, 0755) < 0 && errno != EEXIST) {
@@ -532,14 +537,17 @@ static int cmd_report(struct common_args *a)
     struct history h;
     memset(&h, 0, sizeof(h));
     struct ls_err err = {0};
-    if (checkproc_load(a->pos[0], &h, &err) < 0) {
+    struct workload *w = NULL;
+    if (checkproc_load(a->pos[0], &h, &w, &err) < 0) {
         history_free(&h);
+        workload_free(w);
         return load_error(&err);
     }
     struct check_params p;
     check_params_from(&h, &p);
-    struct json *res = result_build(&h, &p);
+    struct json *res = result_build(&h, w, &p);
     history_free(&h);
+    workload_free(w);
     int code = result_exit_code(res);
     if (write_reports(a->pos[0], res, formats, a, stdout) != 0)
         code = 3;

@@ -302,13 +302,14 @@ static struct json *seed_json(const struct workload *w)
  * fragment's members in their order, then expectations; finally the
  * expectations are evaluated and the verdict set. Never NULL: a checker
  * fragment that could not be built leaves verdict_checks "unknown". */
-struct json *result_build(struct history *h, const struct check_params *p)
+struct json *result_build(struct history *h, const struct workload *w,
+                          const struct check_params *p)
 {
     struct json *res = json_new_obj();
     json_obj_set_str(res, "format", RESULT_FORMAT);
     json_obj_set_int(res, "version", RESULT_VERSION);
     json_obj_set_str(res, "tool_version", LS_VERSION);
-    json_obj_set(res, "seed", seed_json(h->workload));
+    json_obj_set(res, "seed", seed_json(w));
     json_obj_set_str(res, "verdict", "unknown"); /* placeholder: keeps it near the top */
     json_obj_set(res, "verdict_reasons", json_new_arr());
     json_obj_set_str(res, "source", h->source ? h->source : "");
@@ -322,7 +323,7 @@ struct json *result_build(struct history *h, const struct check_params *p)
     }
     json_obj_set_num(res, "duration_s", (double)h->end / 1e9);
     json_obj_set_bool(res, "interrupted", h->interrupted);
-    json_obj_set(res, "workload", h->workload ? workload_to_json(h->workload) : json_new_null());
+    json_obj_set(res, "workload", w ? workload_to_json(w) : json_new_null());
 
     struct json *frag = check_run(h, p);
     if (frag && frag->type == JSON_OBJ) {
@@ -346,7 +347,7 @@ struct json *result_build(struct history *h, const struct check_params *p)
             json_obj_set(res, "adapter", ad);
     }
     json_obj_set(res, "expectations", json_new_arr());
-    result_eval_expectations(res, h->workload);
+    result_eval_expectations(res, w);
     /* Last, being the bulkiest: the charts' data (bounded in size). */
     json_obj_set(res, "series", series_build(h, res));
     return res;

@@ -17,7 +17,8 @@
 /* Build the whole result document from a loaded history: runs the checkers
  * (check_run), adds the header, evaluates the workload's expectations and
  * sets "verdict". Caller frees with json_free. */
-struct json *result_build(struct history *h, const struct check_params *p);
+struct json *result_build(struct history *h, const struct workload *w,
+                          const struct check_params *p);
 
 /* Evaluate the expectations of w against result (fills "expectations").
  * Returns the number that failed. */

@@ -152,6 +152,11 @@ mk; echo x >"$rd/events/notes.txt";     checked "foreign file in events/" "event
 check "rundir: a file in events/ that is no worker log is no gap" \
     [ "$("$LS" get "$T_TMP/out" evidence.complete)" = true ]
 mk; echo 'garbage: [' >"$rd/workload.yaml"; checked "workload.yaml broken" "workload.yaml: " "workload.yaml: unreadable"
+# well-formed YAML the loader refuses (an unknown lock): checked with defaults, a gap, as before
+# the checkers read workload.yaml through model/rundir (issue 15: no behaviour change)
+mk; sed -i 's/^  impl: .*/  impl: redis-nonexistent/' "$rd/workload.yaml"
+checked "workload.yaml refused by the loader" "workload.yaml: " "workload.yaml: unreadable"
+check "rundir: a refused workload.yaml is not echoed" [ "$("$LS" get "$T_TMP/out" workload)" = null ]
 mk; rm "$rd/workload.yaml";             checked "workload.yaml missing" "workload.yaml missing" "workload.yaml: missing"
 mk; echo garbage >"$rd/faults.jsonl";   checked "faults.jsonl garbage" "faults.jsonl:1: ignored" "faults.jsonl:1: damaged line"
 mk; rm "$rd/faults.jsonl";              checked "faults.jsonl missing" "faults.jsonl: No such file" "faults.jsonl: No such file"

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     struct check_params p;
     check_params_from(&h, &p);
-    struct json *res = result_build(&h, &p);
+    struct json *res = result_build(&h, NULL, &p);
     struct strbuf sb = STRBUF_INIT;
     render_text(res, &sb);
     render_json(res, &sb);

@@ -836,7 +836,7 @@ static void test_build(void)
     memset(&h, 0, sizeof(h));
     h.source = src;
     h.from_rundir = 1;
-    h.workload = wl;
+
     h.run = parse_or_die("{\"format\":\"lockstorm-run\",\"started_at\":\"2026-11-22T05:31:22Z\","
                          "\"ended_at\":\"2026-11-22T05:31:23Z\",\"interrupted\":false}");
     h.end = 1000 * 1000000LL;
@@ -849,7 +849,7 @@ static void test_build(void)
 
     struct check_params p;
     check_params_from(&h, &p);
-    struct json *r = result_build(&h, &p);
+    struct json *r = result_build(&h, wl, &p);
     REQUIRE(r != NULL);
 
     /* Header first, in order; the checker fragment after it; expectations,
