@@ -21,6 +21,7 @@
 #include "faults/failover.h"
 #include "faults/fault.h"
 #include "model/workload.h"
+#include "util/iptables.h"
 #include "util/timeutil.h"
 
 #define REAP_TIMEOUT (5 * LS_NS_PER_S)
@@ -350,13 +351,6 @@ static int fo_stop(const struct fault_env *env, struct fault_inst *fi, struct ls
     return rc;
 }
 
-int failover_cuts_iptables(const struct fault_spec *fs)
-{
-    if (!fs->ops || strcmp(fs->ops->name, "failover") != 0 || !fs->params)
-        return 0;
-    const struct failover_opts *o = fs->params;
-    return o->cut == CUT_IPTABLES;
-}
 
 int failover_uses_iptables(const struct workload *w)
 {
@@ -383,6 +377,8 @@ static int fo_validate(const struct workload *w, const struct fault_spec *fs, ch
                              "duration, or leave cut out");
             return -1;
         }
+        if (ipt_usable(why, n) < 0) /* what the host must offer */
+            return -1;
     }
     if (failover_uses_iptables(w) < 0) { /* this one against the failovers before it */
         snprintf(why, n, "cut: %s here but cut: %s in an earlier failover fault; a workload's "

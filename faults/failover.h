@@ -14,8 +14,4 @@ struct fault_spec;
  * does, -1 when some cut with iptables and others through the proxy. */
 int failover_uses_iptables(const struct workload *w);
 
-/* Contract: 1 when fs is a failover fault with cut: iptables (the loader
- * then checks that iptables can be used on this host), else 0. */
-int failover_cuts_iptables(const struct fault_spec *fs);
-
 #endif

@@ -11,9 +11,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "faults/failover.h"
 #include "faults/fault.h"
-#include "util/iptables.h"
 #include "harness/links.h"
 #include "harness/workload_int.h"
 #include "util/timeutil.h"
@@ -303,9 +301,8 @@ static int parse_fault(struct loader *L, const struct ynode *item, struct fault_
     if (rc == 0 && link_target_check(fs->target, item, path, dg) != 0)
         rc = -1;
     char why[256];
-    if (rc == 0 && ((ops->validate && ops->validate(L->w, fs, why, sizeof(why)) < 0) ||
-                    (failover_cuts_iptables(fs) && ipt_usable(why, sizeof(why)) < 0))) {
-        /* the kind's own cross-key rules; then what the host must offer */
+    if (rc == 0 && ops->validate && ops->validate(L->w, fs, why, sizeof(why)) < 0) {
+        /* the kind's own cross-key rules (and what the host must offer) */
         if (L->context)
             ydiag_at(dg, item, "%s: %s; in %s, map it: faults: {%s: {skip: REASON}} leaves it "
                                "out (n/a in the table), {key: value} overrides its keys",
