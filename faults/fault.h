@@ -16,12 +16,19 @@
 #include "util/err.h"
 #include "util/json.h"
 #include "model/options.h"
+#include "model/workload.h"
 
 #define FAULT_OPS_VERSION 1
 
 struct fault_env;
 struct fault_spec;
 struct workload;
+
+/* The most processes one occurrence can act on: every worker of a run
+ * (workers.count is at most LINK_MAX_WORKERS) and every node (at most 32).
+ * A fault must never stop more processes than it can record, since only
+ * the recorded ones are resumed at its end. */
+#define FAULT_MAX_PIDS (LINK_MAX_WORKERS + 32)
 
 /* One occurrence of a fault, live between start and end. */
 struct fault_inst {
@@ -31,7 +38,7 @@ struct fault_inst {
     int64_t end_ns;       /* planned end */
     int worker;           /* resolved target worker, or -1 */
     int node;             /* resolved target node, or -1 */
-    int pids[64];         /* processes acted on */
+    int pids[FAULT_MAX_PIDS]; /* processes acted on */
     int npids;
     int pgroup;           /* pids are process-group leaders: signal the group */
     struct json *detail;  /* extra fields for the start line of faults.jsonl (owned) */

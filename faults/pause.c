@@ -38,21 +38,25 @@ static struct pause_refs *refs_of(const struct fault_env *env)
     return env->ops->kind_state(env->ctx, &fault_pause, sizeof(struct pause_refs));
 }
 
-static void ref_take(const struct fault_env *env, int pid)
+/* Returns 0, or -1 when the reference cannot be kept (no memory for the
+ * table): then the pause must not stand, or an overlapping pause's end
+ * would resume it early. */
+static int ref_take(const struct fault_env *env, int pid)
 {
     struct pause_refs *r = refs_of(env);
     if (!r)
-        return;
+        return -1;
     for (int i = 0; i < r->n; i++)
         if (r->e[i].pid == pid) {
             r->e[i].refs++;
-            return;
+            return 0;
         }
-    if (r->n < MAX_PAUSED) {
-        r->e[r->n].pid = pid;
-        r->e[r->n].refs = 1;
-        r->n++;
-    }
+    if (r->n >= MAX_PAUSED)
+        return -1;
+    r->e[r->n].pid = pid;
+    r->e[r->n].refs = 1;
+    r->n++;
+    return 0;
 }
 
 /* Returns how many pauses still hold pid after dropping this one. */
@@ -71,12 +75,19 @@ static int ref_drop(const struct fault_env *env, int pid)
     return 0;
 }
 
-static void add_pid(struct fault_inst *fi, const struct fault_env *env, int pid)
+/* Contract: record paused pid in fi (its end resumes what is recorded)
+ * and take its reference. Returns 0, or negative with err set, having
+ * resumed pid, when it cannot be recorded (never with FAULT_MAX_PIDS
+ * covering every worker and node, and MAX_PAUSED above that). */
+static int add_pid(struct fault_inst *fi, const struct fault_env *env, int pid, struct ls_err *err)
 {
-    if (fi->npids < (int)(sizeof(fi->pids) / sizeof(fi->pids[0]))) {
-        fi->pids[fi->npids++] = pid;
-        ref_take(env, pid);
+    if (fi->npids >= FAULT_MAX_PIDS || ref_take(env, pid) < 0) {
+        env->ops->resume(env->ctx, pid, fi->pgroup, 0);
+        return ls_err_set(err, LS_ENOMEM, "pause: cannot record process %d (%d recorded)", pid,
+                          fi->npids);
     }
+    fi->pids[fi->npids++] = pid;
+    return 0;
 }
 
 /* Contract: stop worker i (node k when i < 0), confirmed in state T. 0 with
@@ -118,7 +129,8 @@ static int pause_busy_worker(const struct fault_env *env, struct fault_inst *fi,
         }
         fi->start_ns = sent;
         fi->worker = i;
-        add_pid(fi, env, pid);
+        if (add_pid(fi, env, pid, err) < 0)
+            return -1;
         char name[16];
         snprintf(name, sizeof(name), "r%d", what);
         json_obj_set_str(fi->detail, acquiring ? "acquiring_resource" : "held_resource", name);
@@ -157,8 +169,7 @@ static int pause_start(const struct fault_env *env, struct fault_inst *fi, struc
         if (rc < 0)
             return rc;
         fi->worker = i;
-        add_pid(fi, env, pid);
-        return 0;
+        return add_pid(fi, env, pid, err) < 0 ? -1 : 0;
     }
     case TARGET_ALL_WORKERS: {
         fi->start_ns = env->ops->now(env->ctx);
@@ -167,9 +178,8 @@ static int pause_start(const struct fault_env *env, struct fault_inst *fi, struc
                 continue;
             int pid = 0;
             int rc = stop_confirmed(env, i, -1, &pid, err);
-            if (rc < 0)
+            if (rc < 0 || (rc = add_pid(fi, env, pid, err)) < 0)
                 return rc; /* stop() resumes the ones already paused */
-            add_pid(fi, env, pid);
         }
         return fi->npids ? 0 : 1;
     }
@@ -184,8 +194,7 @@ static int pause_start(const struct fault_env *env, struct fault_inst *fi, struc
         if (rc < 0)
             return rc;
         fi->node = n;
-        add_pid(fi, env, pid);
-        return 0;
+        return add_pid(fi, env, pid, err) < 0 ? -1 : 0;
     }
     }
     return 1;

@@ -21,10 +21,11 @@
 #include "util/timeutil.h"
 
 #define NCHILD 2
+#define NMANY 100 /* more than a fault occurrence once recorded (64) */
 
 /* The env's context: children that stand in for workers. */
 struct kids {
-    pid_t pid[NCHILD];
+    pid_t pid[NMANY];
     int n;
     struct rng rng;
     int64_t t0;
@@ -245,8 +246,40 @@ static void test_pause_overlap(void)
     kids_free(&k);
 }
 
+/* A pause of all workers stops and records every one of them, however
+ * many, and its end resumes every one: with 64 recorded at most, workers
+ * 65 on stayed stopped to the end of the run. */
+static void test_pause_all_many(void)
+{
+    const struct fault_ops *pause = fault_find("pause");
+    REQUIRE(pause != NULL);
+    struct kids k = {.n = NMANY, .t0 = ls_now_ns()};
+    rng_seed(&k.rng, 1, 2);
+    for (int i = 0; i < NMANY; i++) {
+        k.pid[i] = spawn_child();
+        REQUIRE(k.pid[i] > 0);
+    }
+    struct fault_env env = {&kids_ops, &k};
+    struct fault_spec all = {.ops = pause, .target = TARGET_ALL_WORKERS, .target_index = -1,
+                             .resource = -1, .duration = LS_NS_PER_S};
+    struct fault_inst a;
+    inst(&a, &all, 0);
+    struct ls_err err = {0};
+    CHECKF(pause->start(&env, &a, &err) == 0, "%s", err.msg);
+    CHECK_INT(a.npids, NMANY);
+    CHECK(proc_state(k.pid[NMANY - 1], 1) == 'T');
+    CHECK_INT(pause->stop(&env, &a, &err), 0);
+    int running = 0;
+    for (int i = 0; i < NMANY; i++)
+        running += runs_again(k.pid[i]);
+    CHECK_INT(running, NMANY);
+    inst_free(&a);
+    kids_free(&k);
+}
+
 int main(void)
 {
     RUN(test_pause_overlap);
+    RUN(test_pause_all_many);
     return t_finish();
 }
