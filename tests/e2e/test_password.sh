@@ -44,7 +44,7 @@ run_wait() { set +e; wait "$runpid"; RC=$?; set -e; }
 # ---- a run with the default password: nodes refuse strangers ----
 cat >"$T_TMP/single.yaml" <<'YAML'
 name: pw-single
-duration: 4s
+duration: 10s
 cluster: {nodes: 1}
 lock: {impl: redis-single, ttl: 500ms}
 workers: {count: 3, resources: 2, hold: {dist: uniform, min: 5ms, max: 20ms}, think: 5ms}

@@ -62,8 +62,8 @@ for f in "$T_TMP"/seen/args.*; do
 done
 for f in "$T_TMP"/seen/env.*; do
     names=$(cut -d= -f1 "$f" | grep -v -x -E 'PWD|SHLVL|_' | sort | tr '\n' ' ')
-    check "redis-server $(basename "$f") got exactly PATH from the harness (got: $names)" \
-        [ "$names" = "PATH " ]
+    check "redis-server $(basename "$f") got exactly PATH and the run's tag from the harness (got: $names)" \
+        [ "$names" = "LOCKSTORM_RUN PATH " ]
 done
 
 # a default run directory (runs/NAME-TIME) is 0700 as well
