@@ -160,13 +160,20 @@ static int stop_confirmed(pid_t pid, int group, int64_t confirm, int *sys_errno)
 
 static int e_pause_worker(void *ctx, int i, int64_t confirm, int *pid, int *sys_errno)
 {
-    *pid = run_of(ctx)->workers[i].pid;
+    struct run *r = run_of(ctx);
+    *pid = i >= 0 && i < r->nworkers ? r->workers[i].pid : 0;
+    if (*pid <= 0) { /* never kill(0) or kill(-0): that is the harness's own group */
+        *sys_errno = ESRCH;
+        return FAULT_PAUSE_SIGNAL;
+    }
     return stop_confirmed(*pid, 1, confirm, sys_errno);
 }
 
 static void e_resume(void *ctx, int pid, int group, int64_t confirm)
 {
     (void)ctx;
+    if (pid <= 0)
+        return;
     kill(group ? -pid : pid, SIGCONT);
     if (confirm <= 0)
         return;
