@@ -556,6 +556,19 @@ static void reaper_watch(struct run *r)
         ls_err_clear(&e1);
 }
 
+/* Contract: the adopted orphans (an adapter's helpers, reparented to the
+ * harness as subreaper) reaped at most every 250 ms; never a child the
+ * harness started (util/proc.h proc_reap_adopted). */
+static void reap_adopted(void)
+{
+    static int64_t next;
+    int64_t now = ls_now_ns();
+    if (now < next)
+        return;
+    next = now + 250 * LS_NS_PER_MS;
+    proc_reap_adopted();
+}
+
 static int wait_ready(struct run *r, struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + READY_TIMEOUT;
@@ -563,6 +576,7 @@ static int wait_ready(struct run *r, struct ls_err *err)
         int ready = 0;
         reap_workers(r);
         reaper_watch(r);
+        reap_adopted();
         for (int i = 0; i < r->nworkers; i++) {
             int st = atomic_load(&r->shm->w[i].state);
             if (st == WS_FAILED)
@@ -869,6 +883,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
             schedule_tick(&sched, &fenv);
             reap_workers(r);
             reaper_watch(r);
+            reap_adopted();
             if (!workers_alive(r) && !workers_down(r))
                 break;
         }
