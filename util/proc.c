@@ -382,7 +382,9 @@ char *proc_status_text(int status, char *buf, size_t n)
 }
 
 /* Contract: 1 when /proc/PID/environ holds the exact entry (a NUL-separated
- * "KEY=value"), 0 otherwise (gone, unreadable, not there). */
+ * "KEY=value"), 0 otherwise (gone, unreadable, not there), -1 when it read
+ * empty (no environment, or a process in the middle of an exec: the file
+ * opened on the memory the exec is dropping reads nothing). */
 static int environ_has(pid_t pid, const char *entry)
 {
     char path[64];
@@ -393,13 +395,14 @@ static int environ_has(pid_t pid, const char *entry)
     size_t el = strlen(entry);
     char buf[8192];
     size_t have = 0; /* bytes of the current entry kept at buf's start */
-    int found = 0, skip = 0;
+    int found = 0, skip = 0, any = 0;
     for (;;) {
         ssize_t r = read(fd, buf + have, sizeof(buf) - have);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
+        any = 1;
         size_t end = have + (size_t)r, start = 0;
         for (size_t i = have; i < end && !found; i++) {
             if (buf[i] != '\0')
@@ -420,7 +423,7 @@ static int environ_has(pid_t pid, const char *entry)
         }
     }
     close(fd);
-    return found;
+    return found ? 1 : any ? 0 : -1;
 }
 
 /* Contract: the parent pid from /proc/PID/stat (0 when gone), *zombie set
@@ -590,7 +593,15 @@ static int kill_tagged(const char *tag_entry, int children, int64_t timeout_ns,
                     waitpid(pid, NULL, WNOHANG);
                 continue;
             }
-            if (!mine && !(tag_entry && environ_has(pid, tag_entry)))
+            int has = 0;
+            if (!mine && tag_entry) {
+                has = environ_has(pid, tag_entry);
+                if (has < 0 && pp != 2) { /* not a kernel thread: once more after an exec */
+                    ls_sleep_ns(LS_NS_PER_MS);
+                    has = environ_has(pid, tag_entry);
+                }
+            }
+            if (!mine && has != 1)
                 continue;
             if (kill(pid, SIGKILL) == 0) {
                 round++;
