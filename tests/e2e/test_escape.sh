@@ -14,7 +14,7 @@
 # Then: a child the harness had before the run (a wrapper's `sleep 300 &
 # exec lockstorm`) survives a run and an adapter-test; an adapter's
 # short-lived detached helpers leave no zombie child of the harness for
-# more than 1 s.
+# more than 1 s; a reaper killed 11 times is restarted 10 times, no more.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -213,6 +213,23 @@ check "zombies: none stayed a zombie child of the harness over 1 s ($1 sightings
     [ "$2" -le 1000 ]
 set +e; wait "$pid"; rc=$?; set -e
 check "zombies: exit 0 ($rc; $(tail -c 300 "$T_TMP/zombie.stderr"))" [ "$rc" -eq 0 ]
+
+# ---- a reaper that keeps dying is restarted 10 times, no more ----
+start setsid cap 120s
+for i in $(seq 11); do
+    rp=$(rj "$d" 'j["reaper"]["pid"]' || echo "")
+    [ -n "$rp" ] && [ "$rp" -gt 1 ] 2>/dev/null && alive "$rp" || break
+    kill -KILL "$rp"
+    [ "$i" -le 10 ] && wait_for 5 sh -c "[ \"\$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))[\"reaper\"][\"restarts\"]))' '$d/run.json' 2>/dev/null)\" = $i ]"
+done
+check "cap: 11 reapers were killed ($i)" [ "$i" -eq 11 ]
+sleep 1
+kill -INT "$pid" # the end of the run: the harness's own sweep ends the escaper
+check "cap: no 11th restart (restarts $(rj "$d" 'len(j["reaper"]["restarts"])'))" \
+    [ "$(rj "$d" 'len(j["reaper"]["restarts"])')" = 10 ]
+set +e; wait "$pid"; rc=$?; set -e
+check "cap: run.json has restarts 10 and one incident saying so" \
+    [ "$(rj "$d" 'str(len(j["reaper"]["restarts"])) + " " + str(sum("not restarted again" in str(x) for x in j["incidents"]))')" = "10 1" ]
 
 # what the test's runs left (the code before the fix): stopped by pid
 for f in "$T_TMP"/*.pids; do
