@@ -524,11 +524,15 @@ static int workers_down(const struct run *r)
     return n;
 }
 
+/* A reaper that keeps dying is restarted this many times, no more. */
+#define REAPER_MAX_RESTARTS 10
+
 /* Contract: when the reaper has died under the run, start a new one over
  * the same workers and tag, record the death ({at_ms, exit, pid}) in
  * r->reaper_restarts and rewrite run.json, so a harness killed next still
- * has a reaper. A failed restart is an incident. Polled with the workers
- * (start-up and the run). */
+ * has a reaper. A failed restart is an incident; so is a death after
+ * REAPER_MAX_RESTARTS restarts, recorded once, with no restart. Polled with
+ * the workers (start-up and the run). */
 static void reaper_watch(struct run *r)
 {
     int st;
@@ -539,11 +543,22 @@ static void reaper_watch(struct run *r)
     proc_status_text(st, text, sizeof(text));
     if (!r->reaper_restarts)
         r->reaper_restarts = json_new_arr();
+    size_t restarts = 0;
+    while (json_arr_get(r->reaper_restarts, restarts))
+        restarts++;
+    struct ls_err e1 = {0};
+    if (restarts >= REAPER_MAX_RESTARTS) {
+        /* reaper_died answers once per reaper: with no new one, this is once */
+        incident_add(r, "the reaper (pid %d) %s after %d restarts: not restarted again", (int)old,
+                     text, REAPER_MAX_RESTARTS);
+        if (write_run_json(r, 0, 0, NULL, NULL, &e1) < 0)
+            ls_err_clear(&e1);
+        return;
+    }
     struct json *e = json_arr_push(r->reaper_restarts, json_new_obj());
     json_obj_set_num(e, "at_ms", (double)run_now(r) / 1e6);
     json_obj_set_int(e, "pid", old);
     json_obj_set_str(e, "exit", text);
-    struct ls_err e1 = {0};
     char id[2 * sizeof(r->run_id) + 1];
     evlog_run_id_hex(r->run_id, id);
     if (reaper_start(&r->reaper, r->shm, id, &e1) < 0) {
@@ -556,6 +571,19 @@ static void reaper_watch(struct run *r)
         ls_err_clear(&e1);
 }
 
+/* Contract: the adopted orphans (an adapter's helpers, reparented to the
+ * harness as subreaper) reaped at most every 250 ms; never a child the
+ * harness started (util/proc.h proc_reap_adopted). */
+static void reap_adopted(void)
+{
+    static int64_t next;
+    int64_t now = ls_now_ns();
+    if (now < next)
+        return;
+    next = now + 250 * LS_NS_PER_MS;
+    proc_reap_adopted();
+}
+
 static int wait_ready(struct run *r, struct ls_err *err)
 {
     int64_t deadline = ls_now_ns() + READY_TIMEOUT;
@@ -563,6 +591,7 @@ static int wait_ready(struct run *r, struct ls_err *err)
         int ready = 0;
         reap_workers(r);
         reaper_watch(r);
+        reap_adopted();
         for (int i = 0; i < r->nworkers; i++) {
             int st = atomic_load(&r->shm->w[i].state);
             if (st == WS_FAILED)
@@ -869,6 +898,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
             schedule_tick(&sched, &fenv);
             reap_workers(r);
             reaper_watch(r);
+            reap_adopted();
             if (!workers_alive(r) && !workers_down(r))
                 break;
         }

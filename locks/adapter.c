@@ -588,7 +588,8 @@ void adapter_close(struct adapter *a)
     if (a->group > 0) {
         /* the leader is reaped; its group lives on (and its id cannot be
          * reused) while anything it started is in it */
-        if (kill(-a->group, SIGKILL) == 0)
+        int live = proc_group_live(a->group); /* zombies (dead) keep a group too */
+        if (kill(-a->group, SIGKILL) == 0 && live)
             logf_(a, "killed what the adapter left in its process group %d", (int)a->group);
         a->group = 0;
     }

@@ -1,7 +1,8 @@
 /*
  * proc.c: child process start/stop by pid. See proc.h. This file signals
  * only the pids it is handed by the code that started them, and processes
- * carrying the run's tag or adopted by the caller (proc_kill_tagged).
+ * carrying the run's tag or adopted by the caller (proc_kill_tagged); it
+ * reaps the dead children the caller adopted (proc_reap_adopted).
  */
 #include "util/proc.h"
 
@@ -21,6 +22,7 @@
 
 static pid_t spawn(char *const argv[], char *const envp[], char *const env_add[],
                    const char *log_path, struct ls_err *err);
+static void track(pid_t pid);
 
 void proc_child_setup(pid_t parent)
 {
@@ -48,6 +50,7 @@ pid_t proc_fork(unsigned flags)
             proc_child_setup(parent);
     } else if (pid > 0) {
         setpgid(pid, pid);
+        track(pid);
     }
     return pid;
 }
@@ -247,6 +250,7 @@ pid_t proc_spawn_opts(char *const argv[], const struct spawn_opts *o, struct ls_
     }
     free(merged);
     close(pfd[1]);
+    track(pid);
     int child_errno = 0;
     ssize_t r;
     do
@@ -378,7 +382,9 @@ char *proc_status_text(int status, char *buf, size_t n)
 }
 
 /* Contract: 1 when /proc/PID/environ holds the exact entry (a NUL-separated
- * "KEY=value"), 0 otherwise (gone, unreadable, not there). */
+ * "KEY=value"), 0 otherwise (gone, unreadable, not there), -1 when it read
+ * empty (no environment, or a process in the middle of an exec: the file
+ * opened on the memory the exec is dropping reads nothing). */
 static int environ_has(pid_t pid, const char *entry)
 {
     char path[64];
@@ -389,13 +395,14 @@ static int environ_has(pid_t pid, const char *entry)
     size_t el = strlen(entry);
     char buf[8192];
     size_t have = 0; /* bytes of the current entry kept at buf's start */
-    int found = 0, skip = 0;
+    int found = 0, skip = 0, any = 0;
     for (;;) {
         ssize_t r = read(fd, buf + have, sizeof(buf) - have);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
+        any = 1;
         size_t end = have + (size_t)r, start = 0;
         for (size_t i = have; i < end && !found; i++) {
             if (buf[i] != '\0')
@@ -416,15 +423,19 @@ static int environ_has(pid_t pid, const char *entry)
         }
     }
     close(fd);
-    return found;
+    return found ? 1 : any ? 0 : -1;
 }
 
-/* Contract: the parent pid from /proc/PID/stat (0 when gone), and *zombie
- * set when the process is a zombie (dead, waiting for its parent). */
-static pid_t stat_ppid(pid_t pid, int *zombie)
+/* Contract: the parent pid from /proc/PID/stat (0 when gone), *zombie set
+ * when the process is a zombie (dead, waiting for its parent) and, when
+ * start is non-NULL, *start its start time (field 22, clock ticks since
+ * boot; with the pid, one process exactly). */
+static pid_t stat_read(pid_t pid, int *zombie, unsigned long long *start)
 {
-    char path[64], buf[512];
+    char path[64], buf[1024];
     *zombie = 0;
+    if (start)
+        *start = 0;
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -440,7 +451,95 @@ static pid_t stat_ppid(pid_t pid, int *zombie)
     *zombie = p[2] == 'Z' || p[2] == 'X';
     char *end;
     long pp = strtol(p + 3, &end, 10);
-    return end == p + 3 ? 0 : (pid_t)pp;
+    if (end == p + 3)
+        return 0;
+    if (start) { /* fields 5..21 after the ppid (field 4), then starttime */
+        char *q = end;
+        for (int f = 5; f <= 21 && q; f++)
+            q = strchr(q + 1, ' ');
+        if (q)
+            *start = strtoull(q + 1, NULL, 10);
+    }
+    return (pid_t)pp;
+}
+
+/* One process exactly: its pid and its start time. */
+struct proc_id {
+    pid_t pid;
+    unsigned long long start;
+};
+
+/* Contract: 1 when (pid, start) is one of set's n entries. */
+static int ids_have(const struct proc_id *set, size_t n, pid_t pid, unsigned long long start)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i].pid == pid && set[i].start == start)
+            return 1;
+    return 0;
+}
+
+/* Contract: (pid, start) added to *set (n entries, cap allocated; grown
+ * as needed). Returns 0, or -1 when out of memory (the set unchanged). */
+static int ids_add(struct proc_id **set, size_t *n, size_t *cap, pid_t pid,
+                   unsigned long long start)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        struct proc_id *g = realloc(*set, nc * sizeof(*g));
+        if (!g)
+            return -1;
+        *set = g;
+        *cap = nc;
+    }
+    (*set)[(*n)++] = (struct proc_id){pid, start};
+    return 0;
+}
+
+/* The children this process started (proc_fork, proc_spawn_opts): their
+ * owners reap them for their status, so proc_reap_adopted never does.
+ * Pruned of the children gone at each proc_reap_adopted. Owned here. */
+static struct proc_id *tracked;
+static size_t ntracked, captracked;
+
+/* Contract: pid (the caller's new child) is tracked; out of memory, it is
+ * not, and proc_reap_adopted may then reap it (its owner's waitpid then
+ * fails with ECHILD, which proc_wait reads as gone). */
+static void track(pid_t pid)
+{
+    int z;
+    unsigned long long start;
+    if (stat_read(pid, &z, &start) == getpid())
+        ids_add(&tracked, &ntracked, &captracked, pid, start);
+}
+
+int proc_group_live(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 1; /* cannot tell: say live */
+    int live = 0;
+    struct dirent *de;
+    while (!live && (de = readdir(d))) {
+        char path[300], buf[1024];
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        char *p = strrchr(buf, ')'), *end; /* ") S PPID PGRP ..." */
+        if (!p || p[1] != ' ' || !p[2] || p[2] == 'Z' || p[2] == 'X')
+            continue;
+        strtol(p + 3, &end, 10);
+        live = strtol(end, NULL, 10) == (long)pgid;
+    }
+    closedir(d);
+    return live;
 }
 
 int proc_group_gone(pid_t pgid)
@@ -452,26 +551,41 @@ int proc_group_gone(pid_t pgid)
     return kill(-pgid, 0) < 0 && errno == ESRCH;
 }
 
-int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns)
+/* Contract: the pid of a /proc entry's name, or 0 when it is not a
+ * process of pid > 1 other than self. */
+static pid_t proc_entry(const char *name, pid_t self)
+{
+    char *end;
+    long v = strtol(name, &end, 10);
+    if (*end || end == name || v <= 1 || (pid_t)v == self)
+        return 0;
+    return (pid_t)v;
+}
+
+/* Contract: proc_kill_tagged, never touching a process of skip (nskip
+ * entries): the caller's children from before the containment. */
+static int kill_tagged(const char *tag_entry, int children, int64_t timeout_ns,
+                       const struct proc_id *skip, size_t nskip)
 {
     pid_t self = getpid();
     int64_t deadline = ls_now_ns() + timeout_ns;
+    struct proc_id *killed = NULL; /* each process counted once, by pid and start */
+    size_t nkilled = 0, capkilled = 0;
     int total = 0;
     for (;;) {
         int round = 0;
         DIR *d = opendir("/proc");
         if (!d)
-            return total;
+            break;
         struct dirent *de;
         while ((de = readdir(d))) {
-            char *end;
-            long v = strtol(de->d_name, &end, 10);
-            if (*end || end == de->d_name || v <= 1 || (pid_t)v == self)
+            pid_t pid = proc_entry(de->d_name, self);
+            if (!pid)
                 continue;
-            pid_t pid = (pid_t)v;
             int zombie;
-            pid_t pp = stat_ppid(pid, &zombie);
-            if (!pp)
+            unsigned long long start;
+            pid_t pp = stat_read(pid, &zombie, &start);
+            if (!pp || ids_have(skip, nskip, pid, start))
                 continue;
             int mine = children && pp == self;
             if (zombie) {
@@ -479,19 +593,68 @@ int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns)
                     waitpid(pid, NULL, WNOHANG);
                 continue;
             }
-            if (!mine && !(tag_entry && environ_has(pid, tag_entry)))
+            int has = 0;
+            if (!mine && tag_entry) {
+                has = environ_has(pid, tag_entry);
+                if (has < 0 && pp != 2) { /* not a kernel thread: once more after an exec */
+                    ls_sleep_ns(LS_NS_PER_MS);
+                    has = environ_has(pid, tag_entry);
+                }
+            }
+            if (!mine && has != 1)
                 continue;
-            if (kill(pid, SIGKILL) == 0)
+            if (kill(pid, SIGKILL) == 0) {
                 round++;
+                if (!ids_have(killed, nkilled, pid, start)) {
+                    total++;
+                    ids_add(&killed, &nkilled, &capkilled, pid, start);
+                }
+            }
             if (pp == self)
                 proc_wait(pid, 100 * LS_NS_PER_MS, NULL);
         }
         closedir(d);
-        total += round;
         if (!round || ls_now_ns() >= deadline)
-            return total;
+            break;
         ls_sleep_ns(LS_NS_PER_MS);
     }
+    free(killed);
+    return total;
+}
+
+int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns)
+{
+    return kill_tagged(tag_entry, children, timeout_ns, NULL, 0);
+}
+
+int proc_reap_adopted(void)
+{
+    pid_t self = getpid();
+    /* the tracked children gone (reaped by their owners) are forgotten:
+     * a pid used again is another process, with another start time */
+    size_t keep = 0;
+    for (size_t i = 0; i < ntracked; i++) {
+        int z;
+        unsigned long long st;
+        if (stat_read(tracked[i].pid, &z, &st) == self && st == tracked[i].start)
+            tracked[keep++] = tracked[i];
+    }
+    ntracked = keep;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    int reaped = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        pid_t pid = proc_entry(de->d_name, self);
+        int zombie;
+        unsigned long long start;
+        if (pid && stat_read(pid, &zombie, &start) == self && zombie &&
+            !ids_have(tracked, ntracked, pid, start) && waitpid(pid, NULL, WNOHANG) == pid)
+            reaped++;
+    }
+    closedir(d);
+    return reaped;
 }
 
 const char *proc_contain_begin(struct proc_contain *c, const char *id)
@@ -500,6 +663,22 @@ const char *proc_contain_begin(struct proc_contain *c, const char *id)
     const char *prev = getenv(PROC_RUN_TAG);
     c->prev = prev ? strdup(prev) : NULL;
     prctl(PR_GET_CHILD_SUBREAPER, &c->prev_subreaper);
+    /* the caller's children from before (a wrapper's `cmd & exec lockstorm`)
+     * are not the run's: the sweep leaves them alone */
+    pid_t self = getpid();
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    size_t cap = 0;
+    while (d && (de = readdir(d))) {
+        pid_t pid = proc_entry(de->d_name, self);
+        int zombie;
+        unsigned long long start;
+        if (pid && stat_read(pid, &zombie, &start) == self &&
+            !ids_have(tracked, ntracked, pid, start))
+            ids_add(&c->before, &c->nbefore, &cap, pid, start);
+    }
+    if (d)
+        closedir(d);
     snprintf(c->tag, sizeof(c->tag), "%s=%s", PROC_RUN_TAG, id);
     c->tagged = setenv(PROC_RUN_TAG, id, 1) == 0;
     int sub = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
@@ -509,7 +688,7 @@ const char *proc_contain_begin(struct proc_contain *c, const char *id)
 
 int proc_contain_sweep(struct proc_contain *c, int64_t timeout_ns)
 {
-    return c->tagged ? proc_kill_tagged(c->tag, 1, timeout_ns) : 0;
+    return c->tagged ? kill_tagged(c->tag, 1, timeout_ns, c->before, c->nbefore) : 0;
 }
 
 void proc_contain_end(struct proc_contain *c)
@@ -524,4 +703,7 @@ void proc_contain_end(struct proc_contain *c)
     c->begun = c->tagged = 0;
     free(c->prev);
     c->prev = NULL;
+    free(c->before);
+    c->before = NULL;
+    c->nbefore = 0;
 }

@@ -90,29 +90,44 @@ char *proc_status_text(int status, char *buf, size_t n);
  * that are the caller's children. Scans again until a scan finds nothing
  * (at most timeout_ns): a process forking as it is killed is caught on a
  * later round. Processes of another user (unreadable environ) are never
- * touched. Returns the number of processes killed. */
+ * touched. Returns the number of distinct processes killed (one killed
+ * on a round and still dying on the next counts once). */
 int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns);
+
+/* Reap, by pid (waitpid WNOHANG), every zombie child of the caller that it
+ * did not start through proc_fork or proc_spawn_opts: the orphans a child
+ * subreaper adopts (an adapter's short-lived helpers), which would hold
+ * their pids until the end of the run. A child started here is never
+ * reaped (its owner waits for its status). Scans /proc: call it at most
+ * every ~250 ms. Returns how many were reaped. */
+int proc_reap_adopted(void);
 
 /* A run's containment (docs/reliability.md "Nothing escapes the run"):
  * the caller puts LOCKSTORM_RUN=<id> into its environment, which every
  * process it starts inherits, and becomes their child subreaper; at the
  * end it kills by pid what still carries the tag or was reparented to it,
  * and puts both back as they were. */
+struct proc_id;
 struct proc_contain {
     char tag[128];        /* "LOCKSTORM_RUN=<id>"; "" while not contained */
     char *prev;           /* the variable's previous value (owned), or NULL */
     int prev_subreaper;   /* PR_GET_CHILD_SUBREAPER before */
     int tagged;           /* the tag is in the environment */
     int begun;            /* between begin and end */
+    struct proc_id *before; /* the caller's children at begin, by pid and start time:
+                               not the run's, never swept; owned */
+    size_t nbefore;
 };
 /* Contract: contain what the caller starts from now on under id (hex).
  * Returns what holds: "subreaper+environ", "environ" (the kernel refused
  * the subreaper) or "groups" (the environment could not be set: only the
  * process groups hold). Always pair with proc_contain_end. */
 const char *proc_contain_begin(struct proc_contain *c, const char *id);
-/* Contract: SIGKILL by pid what carries c's tag or was reparented to the
- * caller (proc_kill_tagged, bounded by timeout_ns); returns how many. 0
- * when c is not tagged. Call once everything the caller stops on purpose
+/* Contract: SIGKILL by pid what carries c's tag or is the caller's child
+ * (proc_kill_tagged, bounded by timeout_ns), but not the caller's children
+ * from before begin (a wrapper's `sleep 300 & exec lockstorm ...`: same
+ * pid and start time); returns how many distinct processes. 0 when c is
+ * not tagged. Call once everything the caller stops on purpose
  * has been stopped. */
 int proc_contain_sweep(struct proc_contain *c, int64_t timeout_ns);
 /* Contract: the environment and the subreaper setting as before begin.
@@ -126,6 +141,9 @@ void proc_contain_end(struct proc_contain *c);
  * leader, if the caller's child, has been reaped (its status is not
  * wanted here). */
 int proc_group_gone(pid_t pgid);
+/* 1 when process group pgid has a live member (not a zombie), 0 when it
+ * has none (a group of zombies, or gone). Scans /proc. */
+int proc_group_live(pid_t pgid);
 
 /* Called first in any forked child that runs harness code (workers): new
  * process group, die with the parent, default signal dispositions and an

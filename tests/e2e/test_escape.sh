@@ -11,6 +11,10 @@
 # escaper is seen alive and tagged first, and nothing carrying the run's tag
 # is alive within 2 s of the end. The last case also checks that run.json
 # records the reaper's death and restart and says which containment is in use.
+# Then: a child the harness had before the run (a wrapper's `sleep 300 &
+# exec lockstorm`) survives a run and an adapter-test; an adapter's
+# short-lived detached helpers leave no zombie child of the harness for
+# more than 1 s; a reaper killed 11 times is restarted 10 times, no more.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -124,6 +128,108 @@ check "adapter-test: the escaper is gone at its end ($(cat "$pf" | tr '\n' ' '))
 check "adapter-test: it fails 'nothing left behind' and exits 1 (exit $rc)" \
     sh -c '[ "$1" -eq 1 ] && grep -q "^FAIL nothing left behind *1 process the adapter started outlived it" "$2"' \
     _ "$rc" "$T_TMP/at.out"
+
+# ---- a wrapper's child from before exec lockstorm is not the run's ----
+# bash starts `sleep 300` and execs lockstorm: the sleep is the harness's
+# child from its first instant; the run's sweep and adapter-test's leave it
+# alone (and adapter-test counts only the escaper)
+wpf=$T_TMP/wrapper.pids
+: >"$wpf"
+pf=$T_TMP/wrapped.pids
+: >"$pf"
+wl setsid "$pf" 2s >"$T_TMP/wrapped.yaml"
+set +e
+timeout 120 bash -c 'sleep 300 & echo $! >>"$1"; exec "$2" run "$3" --out "$4" --quiet' \
+    _ "$wpf" "$LS" "$T_TMP/wrapped.yaml" "$T_TMP/wrapped" >/dev/null 2>"$T_TMP/wrapped.stderr"
+rc=$?
+set -e
+check "wrapped run: exit 0 ($rc; $(tail -c 300 "$T_TMP/wrapped.stderr"))" [ "$rc" -eq 0 ]
+check "wrapped run: the wrapper's sleep survives the run ($(cat "$wpf"))" \
+    alive "$(head -n1 "$wpf")"
+check "wrapped run: the escaper is gone" wait_for 2 all_gone "$pf"
+pf=$T_TMP/wrapped_at.pids
+: >"$pf"
+set +e
+timeout 120 bash -c 'sleep 300 & echo $! >>"$1"; exec "$2" adapter-test -- python3 "$3" setsid "$4"' \
+    _ "$wpf" "$LS" "$FIX" "$pf" >"$T_TMP/wrapped_at.out" 2>&1
+rc=$?
+set -e
+check "wrapped adapter-test: the wrapper's sleep survives ($(tail -n1 "$wpf"))" \
+    alive "$(tail -n1 "$wpf")"
+check "wrapped adapter-test: only the escaper is left behind (exit $rc)" \
+    grep -q "^FAIL nothing left behind *1 process the adapter started outlived it" \
+    "$T_TMP/wrapped_at.out"
+for p in $(cat "$wpf"); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+
+# ---- adopted orphans are reaped during the run ----
+# the adapter's shell keeps starting `sh -c 'sleep 0.1 & exit 0'`: each
+# sleep is orphaned, adopted by the harness (subreaper) and dies; no such
+# zombie child of the harness may stay more than about 1 s
+# zombie_ages PID SECONDS: polls every 20 ms; prints "SIGHTINGS WORST_MS",
+# the longest any zombie child of PID was seen a zombie
+zombie_ages() {
+    python3 - "$1" "$2" <<'PY'
+import os, sys, time
+harness, until = sys.argv[1], time.monotonic() + float(sys.argv[2])
+first, worst, seen = {}, 0.0, 0
+while time.monotonic() < until:
+    now = time.monotonic()
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            st = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if st[0] == "Z" and st[1] == harness:
+            seen += 1
+            first.setdefault(p, now)
+            worst = max(worst, now - first[p])
+    time.sleep(0.02)
+print(seen, int(worst * 1000))
+PY
+}
+pf=$T_TMP/zombie.pids
+: >"$pf"
+cat >"$T_TMP/zombie.yaml" <<YAML
+name: zombies
+duration: 5s
+cluster: {nodes: 1}
+lock:
+  impl: external
+  ttl: 1s
+  options:
+    command: [sh, -c, "(while :; do sh -c 'sleep 0.1 & echo \$! >>\"\$0\"' \"\$2\"; sleep 0.05; done) & exec python3 \"\$0\" setsid \"\$1\"", "$FIX", "$pf", "$T_TMP/helpers"]
+workers: {count: 1, resources: 1, hold: {dist: uniform, min: 5ms, max: 20ms}, think: 5ms}
+YAML
+"$LS" run "$T_TMP/zombie.yaml" --out "$T_TMP/zombie" --quiet >/dev/null 2>"$T_TMP/zombie.stderr" &
+pid=$!
+check "zombies: the run has begun" wait_for 20 grep -qs '"run_id"' "$T_TMP/zombie/run.json"
+check "zombies: the adapter is running" wait_for 20 any_alive "$pf"
+set -- $(zombie_ages "$pid" 3)
+check "zombies: the helpers ran ($(wc -l <"$T_TMP/helpers") started)" \
+    [ "$(wc -l <"$T_TMP/helpers")" -gt 5 ]
+check "zombies: none stayed a zombie child of the harness over 1 s ($1 sightings, worst $2 ms)" \
+    [ "$2" -le 1000 ]
+set +e; wait "$pid"; rc=$?; set -e
+check "zombies: exit 0 ($rc; $(tail -c 300 "$T_TMP/zombie.stderr"))" [ "$rc" -eq 0 ]
+
+# ---- a reaper that keeps dying is restarted 10 times, no more ----
+start setsid cap 120s
+for i in $(seq 11); do
+    rp=$(rj "$d" 'j["reaper"]["pid"]' || echo "")
+    [ -n "$rp" ] && [ "$rp" -gt 1 ] 2>/dev/null && alive "$rp" || break
+    kill -KILL "$rp"
+    [ "$i" -le 10 ] && wait_for 5 sh -c "[ \"\$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))[\"reaper\"][\"restarts\"]))' '$d/run.json' 2>/dev/null)\" = $i ]"
+done
+check "cap: 11 reapers were killed ($i)" [ "$i" -eq 11 ]
+sleep 1
+kill -INT "$pid" # the end of the run: the harness's own sweep ends the escaper
+check "cap: no 11th restart (restarts $(rj "$d" 'len(j["reaper"]["restarts"])'))" \
+    [ "$(rj "$d" 'len(j["reaper"]["restarts"])')" = 10 ]
+set +e; wait "$pid"; rc=$?; set -e
+check "cap: run.json has restarts 10 and one incident saying so" \
+    [ "$(rj "$d" 'str(len(j["reaper"]["restarts"])) + " " + str(sum("not restarted again" in str(x) for x in j["incidents"]))')" = "10 1" ]
 
 # what the test's runs left (the code before the fix): stopped by pid
 for f in "$T_TMP"/*.pids; do

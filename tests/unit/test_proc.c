@@ -3,8 +3,10 @@
  * the one wait-status formatter's words, the one spawn helper's options
  * (group, stdio, cwd, environment and the run's tag, exec failures either
  * way), proc_fork's group, proc_group_gone reaping what a subreaper
- * adopted, and proc_kill_tagged finding a tagged process that left its
- * session. Nothing here signals a process it did not start.
+ * adopted, proc_kill_tagged finding a tagged process that left its
+ * session, proc_reap_adopted reaping only what it did not start, and the
+ * containment's sweep sparing the children from before it. Nothing here
+ * signals a process it did not start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -203,11 +205,67 @@ static void test_adopted_and_tagged(void)
     free(dir);
 }
 
+/* Contract: wait (up to 5 s) until pid is a zombie; 1 when it is. */
+static int until_zombie(pid_t pid)
+{
+    int64_t until = ls_now_ns() + 5 * LS_NS_PER_S;
+    while (proc_state(pid, 0) != 'Z' && ls_now_ns() < until)
+        ls_sleep_ns(LS_NS_PER_MS);
+    return proc_state(pid, 0) == 'Z';
+}
+
+/* proc_reap_adopted reaps a dead child it did not start (an adopted
+ * orphan stands in: a raw fork), never one proc_fork started */
+static void test_reap_adopted(void)
+{
+    pid_t mine = proc_fork(0);
+    REQUIRE(mine >= 0);
+    if (mine == 0)
+        _exit(3);
+    pid_t other = fork();
+    REQUIRE(other >= 0);
+    if (other == 0)
+        _exit(0);
+    REQUIRE(until_zombie(mine) && until_zombie(other));
+    CHECK(proc_reap_adopted() == 1);
+    CHECK(proc_state(other, 0) == 0); /* reaped */
+    CHECK(proc_state(mine, 0) == 'Z'); /* left for its owner */
+    int st = 0;
+    CHECK(waitpid(mine, &st, 0) == mine && WIFEXITED(st) && WEXITSTATUS(st) == 3);
+}
+
+/* the containment's sweep kills a child started after begin and leaves a
+ * child from before it (a wrapper's `sleep 300 & exec lockstorm`) alone */
+static void test_contain_before(void)
+{
+    char *argv[] = {"sleep", "30", NULL};
+    pid_t before = fork(); /* not through proc.c: the wrapper's child */
+    REQUIRE(before >= 0);
+    if (before == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    struct proc_contain box;
+    proc_contain_begin(&box, "0123abcd");
+    struct ls_err err = {0};
+    pid_t after = proc_spawn(argv, NULL, &err);
+    REQUIRE(after > 0);
+    CHECK(proc_contain_sweep(&box, 2 * LS_NS_PER_S) == 1);
+    CHECK(proc_state(after, 0) == 0); /* killed and reaped */
+    char s = proc_state(before, 0);
+    CHECKF(s != 0 && s != 'Z', "the child from before begin: state %c", s ? s : '-');
+    proc_contain_end(&box);
+    kill(before, SIGKILL);
+    waitpid(before, NULL, 0);
+}
+
 int main(void)
 {
     RUN(test_status_text);
     RUN(test_spawn_opts);
     RUN(test_fork);
     RUN(test_adopted_and_tagged);
+    RUN(test_reap_adopted);
+    RUN(test_contain_before);
     return t_finish();
 }
