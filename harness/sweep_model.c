@@ -12,10 +12,10 @@
 #include "harness/sweep_model.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkers/checkutil.h"
 #include "checkers/history.h"
 #include "checkers/ttl.h"
 #include "model/rundir.h"
@@ -59,19 +59,6 @@ static double num_at(const struct json *root, const char *path)
     return NAN;
 }
 
-static void warn(struct json *model, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct json *model, const char *fmt, ...)
-{
-    struct json *w = json_obj_get(model, "warnings");
-    if (!w)
-        w = json_obj_set(model, "warnings", json_new_arr());
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    json_arr_push(w, json_new_str(buf));
-}
 
 static void dur_text(int64_t ns, struct strbuf *sb)
 {
@@ -136,7 +123,7 @@ static struct json *measure_cell(const char *cdir, struct cell_info *ci, struct 
     snprintf(path, sizeof(path), "%s/result.json", cdir);
     struct json *res = read_json(path);
     if (!res) {
-        warn(model, "cell %s: no readable result.json", name);
+        check_warn(model, "cell %s: no readable result.json", name);
         return NULL;
     }
     struct json *m = json_new_obj();
@@ -204,7 +191,7 @@ static struct json *measure_cell(const char *cdir, struct cell_info *ci, struct 
                                  : json_new_null());
         json_obj_set_bool(m, "renewal", w->lock.renew_every > 0);
     } else {
-        warn(model, "cell %s: event logs not loaded (%s): no pause measurements", name,
+        check_warn(model, "cell %s: event logs not loaded (%s): no pause measurements", name,
              err.msg[0] ? err.msg : "no workload");
         const struct json *t = json_path(res, "workload.lock.ttl");
         int64_t ns;
@@ -217,7 +204,7 @@ static struct json *measure_cell(const char *cdir, struct cell_info *ci, struct 
     ci->ttl_ms = ttl;
     ci->ok = ttl == ttl;
     if (!ci->ok)
-        warn(model, "cell %s: its TTL is unknown; left out of the series", name);
+        check_warn(model, "cell %s: its TTL is unknown; left out of the series", name);
     return m;
 }
 
@@ -647,13 +634,14 @@ void sweep_model_build(const char *dir, struct json *plan)
     price(plan, series);
     double load = num_at(plan, "load_max"), cores = num_at(plan, "cores");
     if (load == load && cores == cores && load > cores)
-        warn(plan, "the machine was busy: load average up to %.1f on %.0f cores while the cells "
-                   "ran; pauses and holds may have stretched beyond the workload's (compare the "
-                   "measured hold and pause maxima with the distributions)", load, cores);
+        check_warn(plan, "the machine was busy: load average up to %.1f on %.0f cores while the "
+                         "cells ran; pauses and holds may have stretched beyond the workload's "
+                         "(compare the measured hold and pause maxima with the distributions)",
+                   load, cores);
     for (int i = 0; i < nc; i++)
         if (ci[i].ok && num_at(ci[i].m, "renewal") == 1) {
-            warn(plan, "lease renewal is on: the prediction assumes a lease that is not "
-                       "extended, so it overstates the risk");
+            check_warn(plan, "lease renewal is on: the prediction assumes a lease that is not "
+                             "extended, so it overstates the risk");
             break;
         }
     for (int s = 0; s < nkeys; s++)

@@ -306,22 +306,31 @@ int proc_stop(pid_t pid, int sig, int64_t grace_ns)
     return proc_wait(pid, 5 * LS_NS_PER_S, NULL) == 1 ? 0 : LS_ETIMEOUT;
 }
 
+/* Contract: read a /proc stat file ("pid (comm) S ppid ...") at path into
+ * buf (n bytes); returns a pointer to its state letter (the fields after
+ * the command, which may hold spaces and parens: found by the last ')'),
+ * or NULL when the process is gone or the line is not one. */
+static char *stat_fields(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    ssize_t got = read(fd, buf, n - 1);
+    close(fd);
+    if (got <= 0)
+        return NULL;
+    buf[got] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2])
+        return NULL;
+    return p + 2;
+}
+
 static char stat_state(const char *path)
 {
     char buf[512];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* "pid (comm) S ...": comm may contain spaces and parens; use the last ')' */
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ')
-        return 0;
-    return p[2];
+    const char *st = stat_fields(path, buf, sizeof(buf));
+    return st ? *st : 0;
 }
 
 char proc_state(pid_t pid, int all_threads)
@@ -437,21 +446,13 @@ static pid_t stat_read(pid_t pid, int *zombie, unsigned long long *start)
     if (start)
         *start = 0;
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char *st = stat_fields(path, buf, sizeof(buf));
+    if (!st)
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ' || !p[2])
-        return 0;
-    *zombie = p[2] == 'Z' || p[2] == 'X';
+    *zombie = *st == 'Z' || *st == 'X';
     char *end;
-    long pp = strtol(p + 3, &end, 10);
-    if (end == p + 3)
+    long pp = strtol(st + 1, &end, 10);
+    if (end == st + 1)
         return 0;
     if (start) { /* fields 5..21 after the ppid (field 4), then starttime */
         char *q = end;
