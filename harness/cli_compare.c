@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness/matrix.h"
+#include "harness/compare_model.h"
 #include "reports/compare.h"
 #include "harness/verdict.h"
 #include "util/err.h"

@@ -19,6 +19,7 @@
 
 #include "model/options.h"
 #include "model/yamltree.h"
+#include "harness/compare_model.h"
 #include "reports/compare.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"

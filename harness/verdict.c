@@ -16,7 +16,7 @@
 #include "checkers/series.h"
 #include "harness/workload.h"
 #include "model/resultpath.h"
-#include "reports/adapter_stats.h"
+#include "harness/adapter_stats.h"
 
 #ifndef LS_VERSION
 #define LS_VERSION "0.0.0"

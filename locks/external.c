@@ -266,7 +266,7 @@ static void res_name(int res, char *buf, size_t n)
 }
 
 /* Contract: write adapters/worker-NNN[.eE].json: the hello and every
- * counter (reports/adapter_stats.c sums them into result.json). */
+ * counter (harness/adapter_stats.c sums them into result.json). */
 static void write_stats(struct ext_shared *s)
 {
     if (!s->stats_path[0])

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "harness/compare_model.h"
 #include "reports/compare.h"
 #include "tests/unit/testing.h"
 #include "util/err.h"

@@ -6,7 +6,7 @@
  *  expired_grants, per_worker: [...]}. Reads only the run directory, so
  * `lockstorm check` on a copied directory gives the same section.
  */
-#include "reports/adapter_stats.h"
+#include "harness/adapter_stats.h"
 
 #include <dirent.h>
 #include <stdio.h>
