@@ -12,8 +12,9 @@
 #   - that nothing of the run is left 2 s after it ended.
 # It fails (exit 1) when the harness's descriptors grew by more than
 # LS_SOAK_FD_SLACK (default 16) from the start to the end of the run, when
-# something is left behind, when the run itself errored (exit 3), or when
-# the checker's peak RSS is over LS_SOAK_CHECK_MAX_KB (default 102400: 100 MB).
+# something is left behind, when the run itself errored (exit 3), when
+# the checker's peak RSS is over LS_SOAK_CHECK_MAX_KB (default 102400: 100 MB),
+# or when the run did too little to count (its activity floor not reached).
 #
 #   LS_SOAK_DURATION   override the duration (e.g. 30s for a quick look)
 #   LS_SOAK_WORKERS    override workers.count
@@ -110,6 +111,15 @@ fi
 check_max_kb=${LS_SOAK_CHECK_MAX_KB:-102400}
 if [ -n "${check_kb:-}" ] && [ "$check_kb" -gt "$check_max_kb" ]; then
     echo "soak: FAILED: the checker's peak RSS $check_kb KiB is over $check_max_kb KiB"
+    status=1
+fi
+# a soak that granted (almost) nothing exercised nothing: its figures are
+# not evidence of anything (the result's activity floor, docs/checkers.md)
+active=$("$ls_bin" get "$out" coverage.enough_activity 2>/dev/null || echo "?")
+grants=$("$ls_bin" get "$out" counts.grants 2>/dev/null || echo "?")
+if [ "$active" != true ]; then
+    echo "soak: FAILED: the run did too little to stand for a soak (grants $grants," \
+        "coverage.enough_activity $active)"
     status=1
 fi
 [ "$status" = 0 ] && echo "soak: ok"
