@@ -98,6 +98,8 @@ void rconn_close(struct rconn *rc)
         redisFree(rc->c);
         rc->c = NULL;
     }
+    if (rc)
+        rc->nlate = 0;
 }
 
 int rconn_stale(const struct rconn *rc)

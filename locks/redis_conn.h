@@ -33,6 +33,10 @@
  * its last reply within microseconds, and a node that closes in that gap
  * could as well close between the poll and the write. */
 #define RCONN_FRESH_NS (1000000LL)
+/* Replies a connection may still owe for calls that already ended (timed
+ * out with their bytes on the wire, locks/redis_multi.c); past this many
+ * the connection is dropped instead of kept. */
+#define RCONN_LATE_MAX 32
 
 /* Key prefixes: the lock of resource N is "lockstorm:r<N>", its fence
  * counter "lockstorm:fence:r<N>". */
@@ -59,6 +63,9 @@ struct rconn {
     char errstr[128];               /* the last failure, for messages */
     uint64_t connects;              /* successful connects so far */
     int64_t last_reply_ns;          /* CLOCK_MONOTONIC of the last reply (rconn_connect) */
+    signed char late[RCONN_LATE_MAX]; /* redis_multi.c: what each reply still owed
+                                     * answers, oldest first (its Q_* codes) */
+    int nlate;                      /* how many; 0 after every close */
     struct replset_resolver *follow; /* replicated set: resolve the primary on each
                                      * connect (borrowed), or NULL: the fixed host:port */
 };

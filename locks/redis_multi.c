@@ -5,7 +5,13 @@
  * connects, flush output, read and parse replies, until every node has its
  * reply or the deadline passes. A node's pipeline is [AUTH] [CLIENT
  * SETNAME] [SCRIPT LOAD...] call [EVAL after NOSCRIPT]; replies are matched
- * to it in order. Not here: what the replies mean to a lock.
+ * to it in order. A call that times out with its bytes on the wire keeps
+ * its connection: the replies it still owes are remembered (rc->late) and
+ * skipped when they come, as an asynchronous client does, instead of a
+ * reconnect per timeout -- under load, reconnects (each a new handshake
+ * through the proxy) cost more than the commands and a slow node never
+ * recovered. Its outcome stays unknown. Not here: what the replies mean to
+ * a lock.
  */
 #include "locks/redis_multi.h"
 
@@ -23,9 +29,11 @@
 enum node_state { N_IDLE, N_CONNECTING, N_WRITING, N_READING, N_DONE };
 
 /* What the next reply on a node's pipeline answers. */
-enum { Q_AUTH = -3, Q_SETNAME = -2, Q_CALL = -1 };   /* >= 0: SCRIPT LOAD of that script */
+enum { Q_LATE = -4, Q_AUTH = -3, Q_SETNAME = -2, Q_CALL = -1 }; /* >= 0: SCRIPT LOAD of it */
 
-#define QMAX (RCONN_MAX_SCRIPTS + 3)
+/* The longest pipeline (AUTH, SETNAME, every LOAD, call, retry) after the
+ * replies an earlier call still owes. */
+#define QMAX (RCONN_LATE_MAX + RCONN_MAX_SCRIPTS + 4)
 
 struct node_io {
     int state;                  /* enum node_state */
@@ -101,20 +109,80 @@ static int append_call(struct rconn *rc, const struct rmulti_call *call, struct 
     return 0;
 }
 
+/* A reply an ended call still owed: a SCRIPT LOAD's sha is kept, the rest
+ * is dropped. Returns -1 when the connection is no use (a refused AUTH:
+ * everything after it was refused too). Frees reply. */
+static int late_reply(struct rconn *rc, int what, redisReply *reply)
+{
+    int bad = what == Q_AUTH && reply->type != REDIS_REPLY_STATUS;
+    if (what >= 0 && what < rc->nscripts && reply->type == REDIS_REPLY_STRING && reply->len == 40)
+        memcpy(rc->sha[what], reply->str, 41);
+    freeReplyObject(reply);
+    return bad ? -1 : 0;
+}
+
+/* Take the late replies that have arrived on a connection that owes some,
+ * without waiting. Returns 0, or -1 when the connection is no use: the node
+ * closed or reset it, or sent more than it owed. */
+static int settle_late(struct rconn *rc)
+{
+    struct pollfd pf = {.fd = rc->c->fd, .events = POLLIN};
+    if (poll(&pf, 1, 0) <= 0 || !pf.revents)
+        return 0;
+    if (redisBufferRead(rc->c) != REDIS_OK)
+        return -1;
+    for (;;) {
+        void *r = NULL;
+        if (redisGetReplyFromReader(rc->c, &r) != REDIS_OK)
+            return -1;
+        if (!r)
+            return 0;
+        if (rc->nlate == 0) {
+            freeReplyObject(r);
+            return -1;
+        }
+        int what = rc->late[0];
+        memmove(rc->late, rc->late + 1, (size_t)--rc->nlate);
+        if (late_reply(rc, what, r) < 0)
+            return -1;
+    }
+}
+
 /* Drop idle connections the node closed or reset since the last batch
  * (rconn_stale), so a restarted node costs a reconnect, not an unknown
- * outcome. */
+ * outcome; one that owes late replies takes what arrived of them. */
 static void drop_stale(struct rconn *conns, const struct rmulti_call *calls, int n)
 {
-    for (int i = 0; i < n; i++)
-        if (!calls[i].skip && rconn_stale(&conns[i]))
+    for (int i = 0; i < n; i++) {
+        if (calls[i].skip || !conns[i].c)
+            continue;
+        if (conns[i].nlate > 0 ? settle_late(&conns[i]) < 0 : rconn_stale(&conns[i]))
             rconn_close(&conns[i]);
+    }
+}
+
+/* The deadline passed with the node's pipeline (partly) on the wire: keep
+ * the connection and remember what its replies answer (the call's own reply
+ * is skipped when it comes). Returns 0, or -1 when it owes too many. */
+static int keep_late(struct rconn *rc, const struct node_io *io)
+{
+    if (!rc->c || rc->c->err || io->qlen > RCONN_LATE_MAX)
+        return -1;
+    for (int j = 0; j < io->qlen; j++) {
+        int what = io->q[(io->qhead + j) % QMAX];
+        rc->late[j] = (signed char)(what == Q_CALL ? Q_LATE : what);
+    }
+    rc->nlate = io->qlen;
+    return 0;
 }
 
 /* Prepare node i: connect if needed and append its pipeline. */
 static void start_node(struct rconn *rc, struct rmulti_call *call, struct node_io *io)
 {
     io->state = N_WRITING;
+    for (int j = 0; rc->c && j < rc->nlate; j++)
+        push(io, rc->late[j]);     /* owed by earlier calls: they come first */
+    rc->nlate = 0;
     if (!rc->c) {
         rc->c = redisConnectNonBlock(rc->host, rc->port);
         if (!rc->c || rc->c->err) {
@@ -178,7 +246,9 @@ static void take_replies(struct rconn *rc, struct rmulti_call *call, struct node
         int what = io->q[io->qhead];
         io->qhead = (io->qhead + 1) % QMAX;
         io->qlen--;
-        if (what == Q_AUTH && reply->type != REDIS_REPLY_STATUS) {
+        if (what == Q_LATE) {
+            freeReplyObject(reply);     /* an earlier call's, which ended unknown */
+        } else if (what == Q_AUTH && reply->type != REDIS_REPLY_STATUS) {
             /* refused: what follows gets NOAUTH, so nothing ran */
             snprintf(rc->errstr, sizeof(rc->errstr), "%s:%d: AUTH: %.80s", rc->host, rc->port,
                      reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
@@ -319,6 +389,11 @@ void rmulti_eval(struct rconn *conns, struct rmulti_call *calls, int n, int64_t 
         if (io[i].state == N_CONNECTING) {
             put_err(conns[i].errstr, sizeof(conns[i].errstr), "connect timed out");
             finish_err(&conns[i], &calls[i], &io[i], LOCK_FAIL, EVE_CONN, 0);
+        } else if (io[i].sent && keep_late(&conns[i], &io[i]) == 0) {
+            put_err(conns[i].errstr, sizeof(conns[i].errstr), "no reply in time");
+            calls[i].outcome = LOCK_UNKNOWN;
+            calls[i].err_kind = EVE_TIMEOUT;
+            io[i].state = N_DONE;
         } else {
             put_err(conns[i].errstr, sizeof(conns[i].errstr), "no reply in time");
             finish_err(&conns[i], &calls[i], &io[i], io[i].sent ? LOCK_UNKNOWN : LOCK_FAIL,

@@ -732,6 +732,69 @@ static void test_noscript_and_stale(void)
     lock_close(&t.lk);
 }
 
+/* total_connections_received of node i (INFO stats), -1 on error. */
+static long long connections_received(int i)
+{
+    redisReply *r = admin(i, "INFO stats");
+    long long v = -1;
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "total_connections_received:") : NULL;
+    if (p)
+        v = strtoll(p + strlen("total_connections_received:"), NULL, 10);
+    freeReplyObject(r);
+    return v;
+}
+
+/* A node too slow for node_timeout: each timed-out call keeps its
+ * connection and its late replies are skipped when they come (no reconnect
+ * per timeout, which under load never let a handshake finish in time), the
+ * replies of the next calls are matched right, and the late SETs were
+ * undone by the releases queued behind them on the same connection. */
+static void test_late_replies(void)
+{
+    flush_all();
+    struct redlock_options o;
+    defaults(&o);
+    o.node_timeout = 300 * LS_NS_PER_MS;
+    struct tl t;
+    tl_open(&t, first3, 3, 5 * LS_NS_PER_S, 0, &o);
+    REQUIRE_OPEN(t);
+    struct grant g;
+    int ek;
+    grant_init(&g, 13, "tok-late-warm-01");
+    REQUIRE(acq(&t, &g, &ek) == LOCK_OK);   /* connections up, scripts loaded */
+    CHECK(rel(&t, &g, &ek) == LOCK_OK);
+    long long conns0 = connections_received(2);
+    REQUIRE(pause_node(2) == 0);
+    const int rounds = 3;
+    for (int k = 0; k < rounds; k++) {
+        char tok[32];
+        snprintf(tok, sizeof(tok), "tok-late-%07d", k);
+        grant_init(&g, 14 + k, tok);
+        int out = acq(&t, &g, &ek);
+        CHECKF(out == LOCK_OK, "round %d with node 2 paused: %d/%d", k, out, ek);
+        out = rel(&t, &g, &ek);
+        CHECKF(out == LOCK_OK, "release %d: %d/%d", k, out, ek);
+    }
+    resume_node(2);
+    REQUIRE(wait_awake(2));
+    grant_init(&g, 20, "tok-late-after01");
+    int out = acq(&t, &g, &ek);
+    CHECKF(out == LOCK_OK, "after the node woke: %d/%d", out, ek);
+    for (int i = 0; i < 3; i++)
+        CHECK(holds(i, "lockstorm:r20", g.token));
+    CHECK(rel(&t, &g, &ek) == LOCK_OK);
+    /* the paused rounds' SETs ran on wake, each undone by its release */
+    for (int k = 0; k < rounds; k++) {
+        char key[32];
+        snprintf(key, sizeof(key), "lockstorm:r%d", 14 + k);
+        CHECK_INT(admin_int(2, "EXISTS %s", key), 0);
+    }
+    long long conns1 = connections_received(2);
+    CHECKF(conns0 >= 0 && conns1 == conns0, "node 2 accepted %lld new connections (0 expected)",
+           conns1 - conns0);
+    lock_close(&t.lk);
+}
+
 /* clock: realtime works the same when the clock does not jump; a figure
  * for the round trip of a 5-node round. */
 static void test_realtime_and_speed(void)
@@ -805,6 +868,7 @@ int main(void)
     RUN(test_no_validity);
     RUN(test_fences);
     RUN(test_unsafe_quorum);
+    RUN(test_late_replies);
     RUN(test_noscript_and_stale);
     RUN(test_realtime_and_speed);
     rc = t_finish();
