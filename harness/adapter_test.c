@@ -1,6 +1,6 @@
 /*
  * adapter_test.c: `lockstorm adapter-test -- COMMAND [ARGS...]`, the
- * conformance check of an adapter against shared/PROTOCOL.md on a scratch
+ * conformance check of an adapter against docs/protocol.md on a scratch
  * cluster: redis-server nodes in a temporary directory, reached through the
  * fault proxy (so a slow or cut link can be made), the adapter started
  * exactly as the external lock starts it (locks/adapter.c). One PASS/FAIL
@@ -465,7 +465,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: lockstorm adapter-test [--nodes N] [--options JSON] [--keep] -- COMMAND "
                     "[ARGS...]\n"
-                    "  checks an adapter against shared/PROTOCOL.md on a scratch cluster\n");
+                    "  checks an adapter against docs/protocol.md on a scratch cluster\n");
     return 2;
 }
 

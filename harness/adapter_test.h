@@ -1,6 +1,6 @@
 /*
  * adapter_test.h: `lockstorm adapter-test -- COMMAND [ARGS...]`: checks an
- * external lock adapter against shared/PROTOCOL.md on a scratch cluster
+ * external lock adapter against docs/protocol.md on a scratch cluster
  * (harness/adapter_test.c). Kept apart from main.c so the CLI stays a
  * dispatcher.
  */

@@ -217,7 +217,7 @@ static const struct cli_cmd commands[] = {
      {"adapter-test [--nodes N] [--options JSON] [--keep] -- COMMAND [ARGS...]"},
      "check a lock adapter against the adapter protocol",
      "Starts COMMAND (no shell) on a scratch cluster of its own and checks it against the "
-     "adapter protocol (shared/PROTOCOL.md, docs/adapters.md): handshake, grant, busy, release, "
+     "adapter protocol (docs/protocol.md): handshake, grant, busy, release, "
      "release with a stale token, renew, unknown op, garbage input. One pass/fail line per "
      "check; the exit status is 1 when any check fails.",
      adapter_test_opts, "@file"},

@@ -194,7 +194,7 @@ static const struct scenario scenarios[] = {
      "  checks.mutex.by_class.lock_broken: 0         # a correct lock never grants twice\n"
      "  checks.fencing.fenced_lost_updates: 0        # fencing keeps the data right\n"},
     {"adapter", "your lock library (any language) through an adapter process, under pauses",
-     "the external lock implementation (adapters, shared/PROTOCOL.md)",
+     "the external lock implementation (adapters, docs/protocol.md)",
      HEAD("adapter")
      "# Test a lock library written in another language: lockstorm starts one\n"
      "# adapter process per worker (lock.options.command, run without a shell)\n"

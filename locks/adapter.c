@@ -1,6 +1,6 @@
 /*
  * adapter.c: an external adapter process and its protocol session (see
- * adapter.h and shared/PROTOCOL.md). Everything the adapter writes goes
+ * adapter.h and docs/protocol.md). Everything the adapter writes goes
  * through one line splitter and one dispatcher (take_line), whether it
  * arrives while a request waits or while the worker sleeps in a hold, so a
  * late reply, a `lost` event or garbage is handled the same way anywhere.

@@ -1,6 +1,6 @@
 /*
  * adapter.h: one external adapter process and the protocol session with it
- * (shared/PROTOCOL.md): spawn (argv, never a shell; stdin/stdout pipes;
+ * (docs/protocol.md): spawn (argv, never a shell; stdin/stdout pipes;
  * stderr to a file; in the caller's process group; dies with it), the hello
  * handshake, one request at a time with ids and a timeout, late replies
  * read and dropped, unsolicited events, protocol errors counted and quoted,

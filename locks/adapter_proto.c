@@ -1,6 +1,6 @@
 /*
  * adapter_proto.c: the adapter protocol's wire format (see adapter_proto.h
- * and shared/PROTOCOL.md). Parsing goes through util/json's strict parser;
+ * and docs/protocol.md). Parsing goes through util/json's strict parser;
  * this file only judges the shape of what it returns. Not here: processes,
  * pipes, timeouts (adapter.c) or what a grant means to the worker
  * (external.c).

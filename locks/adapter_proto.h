@@ -1,6 +1,6 @@
 /*
  * adapter_proto.h: the wire format of the external adapter protocol
- * (shared/PROTOCOL.md, version 1): splitting the adapter's stdout into
+ * (docs/protocol.md, version 1): splitting the adapter's stdout into
  * lines, parsing one line into a message, checking that a reply carries
  * what its request needs, and writing requests. Pure functions on memory:
  * no processes, no I/O (that is adapter.c), so every rule here is unit

@@ -1,6 +1,6 @@
 /*
  * external.c: the `external` lock implementation: each worker's lock calls
- * go to an adapter process speaking shared/PROTOCOL.md (a lock library in
+ * go to an adapter process speaking docs/protocol.md (a lock library in
  * any language; adapters/ has Node.js and Python ones). The worker still
  * times the hold, writes the event log and touches the protected resource,
  * so results compare with the built-in implementations. Tokens in the event
@@ -778,7 +778,7 @@ static int ext_wait_news(struct lock *lk, int64_t until_ns, struct lock_news *ne
 const struct lock_ops lock_external = {
     .version = LOCK_OPS_VERSION,
     .name = "external",
-    .model = "an adapter process per worker speaking shared/PROTOCOL.md: a lock library in "
+    .model = "an adapter process per worker speaking docs/protocol.md: a lock library in "
              "any language (adapters/: Node.js ioredis, redlock, redis-semaphore; redis-py)",
     .caps = LOCK_CAP_TTL | LOCK_CAP_RENEW | LOCK_CAP_FENCING,
     .options = ext_tab,

@@ -1,6 +1,6 @@
 /*
  * external.h: the `external` lock implementation's options (external.c):
- * an adapter process per worker speaking shared/PROTOCOL.md. The command
+ * an adapter process per worker speaking docs/protocol.md. The command
  * and the adapter mapping are stored inline (fixed, documented sizes), so
  * the options struct needs no destructor beyond the options machinery's.
  */

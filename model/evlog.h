@@ -64,6 +64,8 @@ enum ev_type {
 #define EVF_FENCED 0x04    /* store op on the fenced counter (else plain) */
 #define EVF_NO_LEASE 0x08  /* grant/renew without expiry: valid_until is "never" */
 #define EVF_FAILED 0x10    /* store op failed (error/timeout): outcome unknown */
+#define EVF_AUTO 0x20      /* renew_ok the library reported having made by itself (an adapter's
+                            * `renewed` event, docs/protocol.md): no renew_invoke before it */
 
 /* Error kinds for acquire_fail/unknown, release_fail, renew_fail (field aux). */
 #define EV_ERRS(X)              \

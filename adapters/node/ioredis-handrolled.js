@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict';
-// ioredis-handrolled: the lock the reference articles build by hand with
-// ioredis (shared/reference/01, 02, 05), written fresh from their
+// ioredis-handrolled: the lock Node.js articles on Redis locks build by
+// hand with ioredis (e.g. "Beyond SETNX: Implementing a Production-Grade
+// Distributed Lock with Node.js and Redis Lua Scripts", dev.to), written fresh from their
 // description: acquire = SET NX PX in a Lua script, release = Lua
 // compare-and-delete, renew = Lua compare-and-pexpire, optionally on a
 // timer (auto_renew_ms) that reports `lost` when an extension fails. One

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""redis-py's Lock as a lockstorm adapter (shared/PROTOCOL.md, version 1).
+"""redis-py's Lock as a lockstorm adapter (docs/protocol.md, version 1).
 
 One Redis node (the first of hello.nodes). One redis.lock.Lock per grant,
 acquire(blocking=False) with an explicit timeout (the request's ttl_ms), so

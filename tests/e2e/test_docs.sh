@@ -72,6 +72,16 @@ for f in "${pages[@]}"; do
     check "$f: the lockstorm commands it shows exist${unknown:+ (unknown:$unknown)}" [ -z "$unknown" ]
 done
 
+# A user who clones the project has only the repository: no page, help
+# text, source or adapter points at a file outside it (the protocol is
+# docs/protocol.md; the reference articles are cited by title).
+outside=$(grep -rnE '(\.\./)?shared/(PROTOCOL|reference|DESIGN|STYLE)|/work/(shared|main)' \
+    README.md docs util model locks backends faults checkers reports harness scripts \
+    workloads tests/fixtures adapters/node/*.js adapters/node/lib adapters/python \
+    adapters/node/README.md 2>/dev/null | grep -v '^tests/e2e/test_docs.sh' | head -n 3 || true)
+check "nothing points outside the repository${outside:+ (first: $outside)}" [ -z "$outside" ]
+check "the help text names the project's protocol page" grep -q "docs/protocol.md" <("$LS" help adapter-test 2>&1; "$LS" list locks 2>&1)
+
 check "docs/workload-reference.md is what 'lockstorm validate --reference' prints" \
     diff -q docs/workload-reference.md <("$LS" validate --reference)
 

@@ -1,5 +1,5 @@
 /*
- * test_adapter_proto.c: the external adapter protocol (shared/PROTOCOL.md):
+ * test_adapter_proto.c: the external adapter protocol (docs/protocol.md):
  * the line splitter (partial, CRLF, huge lines), message parsing (valid,
  * invalid, unknown fields, wrong types), reply checks and outcomes, request
  * writing; the `external` options through the workload loader (argv list,

@@ -1,5 +1,5 @@
 'use strict';
-// lib/protocol.js: the lockstorm adapter protocol (shared/PROTOCOL.md,
+// lib/protocol.js: the lockstorm adapter protocol (docs/protocol.md,
 // version 1) for Node.js adapters. run(setup) reads the harness's hello,
 // calls setup(hello) to build the adapter, answers the hello, then serves
 // requests (concurrently: a request the harness gave up on must not delay
