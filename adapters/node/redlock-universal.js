@@ -16,7 +16,8 @@
 // Extensions: `renewed` (docs/protocol.md) after each successful extension,
 // when the harness's hello lists it: the adapter wraps the library's
 // adapter.atomicExtend (the one call executeWithAutoExtension makes) to see
-// them; validity_ms = the TTL it set (PEXPIRE ttl), counted from the reply.
+// them; validity_ms = the TTL it set (PEXPIRE ttl) less the extension's
+// round trip (the PEXPIRE ran after the request left: never overstated).
 // Release: using() drops the result of its release, so the adapter wraps
 // the lock's release() to answer released:true/false.
 // hello.options: command_timeout_ms (500), timeout_ms (the library's own
@@ -43,10 +44,13 @@ run(async ({ nodes, options = {}, emit, extensions = [] }) => {
   // Every extension of using() goes through atomicExtend: see the successes.
   const atomicExtend = adapter.atomicExtend.bind(adapter);
   adapter.atomicExtend = async (key, value, minTTL, newTTL) => {
+    const t0 = Date.now();
     const r = await atomicExtend(key, value, minTTL, newTTL);
     const h = held.get(value);
+    // the PEXPIRE ran after t0: the lease lasts at least newTTL from t0
     if (h && !h.releasing && r && r.resultCode === 1 && renewedEvents)
-      send({ event: 'renewed', res: h.res, token: value, validity_ms: newTTL });
+      send({ event: 'renewed', res: h.res, token: value,
+             validity_ms: Math.max(0, newTTL - (Date.now() - t0)) });
     if (h && !h.releasing && r && r.resultCode !== 1)
       emit.log(`extension refused: ${r.message}`);
     return r;
