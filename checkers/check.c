@@ -61,6 +61,7 @@ void check_params_from(const struct history *h, struct check_params *p)
     p->fencing_requested = 1;
     p->max_violations = 50;
     p->max_stories = 3;
+    p->max_commands_per_grant = 0;
     const struct workload *w = h && h->meta ? &h->meta->w : NULL;
     if (!w)
         return;
@@ -76,6 +77,8 @@ void check_params_from(const struct history *h, struct check_params *p)
     p->fencing_requested = w->lock.fencing != 0;
     if (w->check.stories >= 0)
         p->max_stories = (int)w->check.stories;
+    if (w->check.max_commands_per_grant > 0)
+        p->max_commands_per_grant = w->check.max_commands_per_grant;
 }
 
 /* Contract: the "faults" array of the result model from h's windows. */

@@ -27,6 +27,7 @@ struct check_params {
     int fencing_requested;   /* the workload asked for fences */
     int max_violations;      /* how many violations to list in full */
     int max_stories;         /* how many of those get a story (checkers/story.h) */
+    double max_commands_per_grant; /* check.max_commands_per_grant; 0: no limit */
 };
 
 /* Defaults, then overridden from h->meta (the run directory's workload.yaml) when
@@ -75,5 +76,24 @@ int64_t check_grant_floor(const struct workload *w, int capacity, double grant_n
 /* Jobs mode only (model/jobs.h): "checks.jobs" from jobs.jsonl, duplicates
  * and missed jobs; adds nothing and is valid for any other run. */
 int check_jobs(struct history *h, const struct check_params *p, struct json *res);
+
+/* Command load ("checks.commands"; checkers/commands.c) from the run
+ * directory's commands.json: calls per node and command type between the
+ * load phase's two samples, lock commands per grant and per second;
+ * invalid when check.max_commands_per_grant is set and exceeded, unknown
+ * when it is set and the figure was not measured. No section when there is
+ * neither a commands.json nor a limit. */
+int check_commands(struct history *h, const struct check_params *p, struct json *res);
+/* Contract: is a commandstats type ("evalsha", "client|setname") lock
+ * work (1) or connection and server administration (0: info, ping, auth,
+ * client, config, ...: counted apart)? */
+int commands_type_is_lock(const char *type);
+/* Contract: the calls of one node between two samples (cmdstats_sample
+ * entries) into calls (type -> count > 0). *reset = 1 when the node's
+ * counters started again in between (another run_id, or a count went
+ * down): calls are then the end sample's, counted since the reset, a lower
+ * bound. Returns 0, or -1 when a sample is missing or failed. */
+int commands_delta(const struct json *start, const struct json *end, struct json *calls,
+                   int *reset);
 
 #endif

@@ -21,6 +21,8 @@ static const struct checker_ops stats_ops =
           &stats_checker, NULL);
 static const struct checker_ops jobs_ops =
     ENTRY("jobs", "checks.jobs", CHECKER_JUDGE, 0, NULL, check_jobs);
+static const struct checker_ops commands_ops =
+    ENTRY("commands", "checks.commands", CHECKER_JUDGE, 0, NULL, check_commands);
 static const struct checker_ops windows_ops =
     ENTRY("windows", "fault_windows, phases", CHECKER_AFTER_STORIES, 0, &windows_checker, NULL);
 static const struct checker_ops coverage_ops =
@@ -28,7 +30,7 @@ static const struct checker_ops coverage_ops =
           NULL);
 
 static const struct checker_ops *const registry[] = {
-    &mutex_ops, &fencing_ops, &liveness_ops, &stats_ops, &jobs_ops, &windows_ops, &coverage_ops,
+    &mutex_ops, &fencing_ops, &liveness_ops, &stats_ops, &jobs_ops, &commands_ops, &windows_ops, &coverage_ops,
 };
 #define NREG ((int)(sizeof(registry) / sizeof(registry[0])))
 

@@ -34,6 +34,7 @@
 #include "harness/limits.h"
 #include "harness/jobs.h"
 #include "backends/backend.h"
+#include "backends/cmdstats.h"
 #include "backends/replset.h"
 #include "harness/workload_cluster.h"
 #include "util/proc.h"
@@ -695,6 +696,46 @@ static struct json *leftover_keys(const struct run *r)
     return arr;
 }
 
+/* ---- command load (backends/cmdstats.h) ---- */
+
+#define CMDSTATS_TIMEOUT (500 * LS_NS_PER_MS)
+
+/* Contract: the load phase's first sample of the lock nodes' command
+ * counters (NULL when they are not Redis servers); *t_ms its run time. */
+static struct json *cmdload_start(struct run *r, double *t_ms)
+{
+    *t_ms = (double)run_now(r) / 1e6;
+    if (!r->cluster.nnodes || !(r->w->cluster.backend->caps & BACKEND_CAP_REDIS))
+        return NULL;
+    return cmdstats_sample(&r->cluster, CMDSTATS_TIMEOUT);
+}
+
+/* Contract: the last sample, then commands.json (start: taken). Returns 0
+ * or LS_EIO with err set when the file could not be written. */
+static int cmdload_write(struct run *r, struct json *start, double t_start_ms, struct ls_err *err)
+{
+    const struct workload *w = r->w;
+    char why[160];
+    const char *not = NULL;
+    if (!(w->cluster.backend->caps & BACKEND_CAP_REDIS)) {
+        snprintf(why, sizeof(why), "the lock nodes are not Redis servers (cluster.topology %s)",
+                 w->cluster.backend->name);
+        not = why;
+    } else if (!r->cluster.nnodes) {
+        not = "no lock node";
+    }
+    struct json *end = not ? NULL : cmdstats_sample(&r->cluster, CMDSTATS_TIMEOUT);
+    double t_end_ms = (double)run_now(r) / 1e6;
+    struct json *doc = cmdstats_document(&r->cluster, start, end, t_start_ms, t_end_ms, not);
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, doc, 2);
+    sb_putc(&sb, '\n');
+    json_free(doc);
+    int rc = write_text(r, "commands.json", &sb, err);
+    sb_free(&sb);
+    return rc;
+}
+
 static void progress(struct run *r, struct progress *pg, const struct schedule *s, int final)
 {
     progress_tick(pg, r->shm, run_now(r), s ? schedule_active(s) : 0, final);
@@ -771,6 +812,8 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     struct progress pg;
     progress_init(&pg, PROGRESS_OFF, 1, 0, NULL);
     struct json *leftover = NULL;
+    struct json *cmd_start = NULL; /* the lock nodes' command counters at go */
+    double cmd_start_ms = 0;
     int started = 0;
     /* the nemesis's schedule (drawn from the seed, or replayed) is fixed first */
     struct fault_spec *drawn = NULL;
@@ -863,6 +906,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     atomic_store(&r->shm->start_real, r->start_real);
     atomic_store(&r->shm->deadline, r->deadline_mono);
     atomic_store(&r->shm->go, 1);
+    cmd_start = cmdload_start(r, &cmd_start_ms);
     rc = write_run_json(r, 0, 0, NULL, NULL, err);
     if (rc < 0)
         goto teardown;
@@ -925,10 +969,15 @@ teardown:
     if (started) {
         int64_t end_ns = run_now(r);
         incident_scan_nodes(r);
+        struct ls_err e2 = {0};
+        /* before leftover_keys: its PTTLs are the harness's, not the load's */
+        if (cmdload_write(r, cmd_start, cmd_start_ms, &e2) < 0 && rc == 0)
+            rc = ls_err_set(err, e2.code, "%s", e2.msg);
+        ls_err_clear(&e2);
+        cmd_start = NULL;
         if (r->cluster.nnodes && (w->cluster.backend->caps & BACKEND_CAP_REDIS))
             leftover = leftover_keys(r);
         char path[2100];
-        struct ls_err e2 = {0};
         snprintf(path, sizeof(path), "%s/storage.jsonl", r->dir);
         if (w->cluster.backend->dump_storage(&r->cluster, w, path, &e2) < 0) {
             if (e2.code != LS_EIO) /* the storage failed us: lost updates unknown */
@@ -977,6 +1026,7 @@ teardown:
     if (r->signal && !*result && rc == 0)
         rc = ls_err_set(err, LS_EINTR, "interrupted by %s", strsignal(r->signal));
 done:
+    json_free(cmd_start);
     nemesis_specs_free(drawn, ndrawn);
     replset_free(r->repl);
     r->repl = NULL;

@@ -161,6 +161,10 @@ static const struct opt_def check_tab[] = {
      "taken as its 99.9th percentile (docs/checkers.md \"liveness\")"},
     {"stories", OPT_INT, SUB(check, stories), "3", 0, 50, NULL, NULL,
      "at most this many violations get a narrated story, one per class first (0: none)"},
+    {"max_commands_per_grant", OPT_DOUBLE, SUB(check, max_commands_per_grant), "0", 0, 1e9, NULL,
+     NULL,
+     "the commands checker is invalid when the lock nodes ran more lock commands per grant "
+     "than this (INFO commandstats over the run; docs/checkers.md \"commands\"); 0: no limit"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 

@@ -95,6 +95,29 @@ static const struct checkfield jobs_text[] = {
     END,
 };
 
+/* commands: the lock nodes' command load (INFO commandstats over the run). */
+static const struct checkfield commands_text[] = {
+    {" per_grant=", "per_grant", CF_VAL, NULL, 0, NULL},
+    {" (at least ", "per_grant_at_least", CF_VAL, ")", CF_IF_PRESENT, NULL},
+    {" max=", "max_per_grant", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" lock_commands=", "lock_commands", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" other=", "other_commands", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" grants=", "grants", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" per_s=", "per_s", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" busiest_node_per_s=", "busiest_node_per_s", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    END,
+};
+
+static const struct checkfield commands_junit[] = {
+    {": per_grant=", "per_grant", CF_VAL, NULL, 0, NULL},
+    {" per_grant_at_least=", "per_grant_at_least", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" max_per_grant=", "max_per_grant", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" lock_commands=", "lock_commands", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" grants=", "grants", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" per_s=", "per_s", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    END,
+};
+
 const struct checkschema checkschemas[] = {
     {"mutex", "mutual exclusion", CS_OVERLAPS, NULL, NULL, NULL, mutex_text, mutex_junit},
     {"fencing", "fencing tokens", 0, "offered", "available", "plain_lost_updates", fencing_text,
@@ -103,6 +126,7 @@ const struct checkschema checkschemas[] = {
      liveness_junit},
     {"stats", "statistics", 0, NULL, NULL, NULL, NULL, NULL},
     {"jobs", "jobs done exactly once", 0, NULL, NULL, NULL, jobs_text, NULL},
+    {"commands", "command load per grant", 0, NULL, NULL, NULL, commands_text, commands_junit},
 };
 
 const int ncheckschemas = (int)(sizeof(checkschemas) / sizeof(checkschemas[0]));

@@ -47,6 +47,11 @@ static const struct path_row path_table[] = {
     {"checks.jobs",
      "valid|available|announced|jobs|done|duplicates|extra_effects|missed|claimed_not_done|"
      "effects|refused"},
+    {"checks.commands",
+     "valid|measured|per_grant|per_grant_at_least|max_per_grant|grants|lock_commands|"
+     "other_commands|nodes|window_s|per_s|busiest_node_per_s"},
+    {"checks.commands.per_node.#",
+     "node|measured|reset|lock_commands|other_commands|per_grant|per_grant_at_least|per_s"},
     {"checks.jobs.steps", "gave_up|skip_done|claimed|effect|refused|aborted|error"},
     {"violations.#", "overlap_start_ms|overlap_ms"},
     {"violations.#.holders.#", "worker|fence|acquired_ms|valid_until_ms|enter_ms|exit_ms"},

@@ -57,6 +57,8 @@ static const struct key keys[] = {
     {"check", {"stuck_after", OPT_DURATION, WOFF(check.stuck_after), "auto", 0, NS_H,
                stuck_after_words, NULL, NULL}},
     {"check", {"stories", OPT_INT, WOFF(check.stories), "3", 0, 50, NULL, NULL, NULL}},
+    {"check", {"max_commands_per_grant", OPT_DOUBLE, WOFF(check.max_commands_per_grant), "0", 0,
+               1e9, NULL, NULL, NULL}},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

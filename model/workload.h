@@ -230,6 +230,7 @@ struct workload {
         int64_t near_miss;           /* ns */
         int64_t stuck_after;         /* ns: an open stall this long at the end = stuck */
         int64_t stories;             /* violations narrated as stories (checkers/story.h) */
+        double max_commands_per_grant; /* checks.commands: a limit; 0 = none */
     } check;
 
     struct expect_spec *expects;

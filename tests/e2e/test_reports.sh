@@ -51,7 +51,7 @@ for g in "$SRC"/tests/unit/golden/junit_*.xml; do
     check "golden $(basename "$g") validates" xmllint --noout --schema "$XSD" "$g"
 done
 tests=$(grep -o '<testsuite [^>]*tests="[0-9]*"' "$d/junit.xml" | grep -o 'tests="[0-9]*"' | tr -dc 0-9)
-check "one testcase per expectation (5) and checker (4): $tests" [ "$tests" = 9 ]
+check "one testcase per expectation (5) and checker (5: mutex, fencing, liveness, stats, commands): $tests" [ "$tests" = 10 ]
 check "junit.xml carries a violation's story" grep -q 'story of violation [0-9]* (r[0-9]* stale-holder' "$d/junit.xml"
 check "junit.xml's suite output says how the verdict follows" grep -q '<system-out>\(PASS\|FAIL\): ' "$d/junit.xml"
 
