@@ -160,6 +160,60 @@ static void test_parse_valid(void)
     amsg_free(&m);
 }
 
+static void bad(const char *line, const char *want);
+
+/* The revision-2 extensions stall and renewed (docs/protocol.md): the
+ * caps, the stall reply's stalled_ms, the renewed event and their errors. */
+static void test_extensions(void)
+{
+    struct amsg m;
+    char why[256];
+    int ek;
+    REQUIRE(parse("{\"op\":\"hello\",\"protocol\":1,\"name\":\"n\",\"version\":\"1\","
+                  "\"caps\":[\"ttl\",\"auto_renew\",\"stall\",\"renewed\"]}", &m, why) == 0);
+    CHECK(m.caps == (APROTO_CAP_TTL | APROTO_CAP_AUTO_RENEW | APROTO_CAP_STALL | APROTO_CAP_RENEWED));
+    CHECK_STR(m.unknown_caps, "");
+    char caps[64];
+    aproto_caps_text(m.caps, caps, sizeof(caps));
+    CHECK_STR(caps, "ttl,auto_renew,stall,renewed");
+    amsg_free(&m);
+
+    /* the stall reply */
+    REQUIRE(parse("{\"id\":8,\"ok\":true,\"stalled_ms\":401.2}", &m, why) == 0);
+    CHECK(m.kind == AMSG_REPLY && m.has_stalled && m.stalled_ns == 401200000);
+    CHECK(aproto_check_reply(AOP_STALL, &m, why, sizeof(why)) == 0);
+    CHECK(aproto_outcome(AOP_STALL, &m, &ek) == LOCK_OK);
+    amsg_free(&m);
+    REQUIRE(parse("{\"id\":8,\"ok\":true}", &m, why) == 0);
+    CHECK(aproto_check_reply(AOP_STALL, &m, why, sizeof(why)) < 0 && strstr(why, "'stalled_ms'"));
+    amsg_free(&m);
+    REQUIRE(parse("{\"id\":8,\"ok\":false,\"error\":\"unknown op 'stall'\"}", &m, why) == 0);
+    CHECK(aproto_check_reply(AOP_STALL, &m, why, sizeof(why)) == 0);
+    CHECK(aproto_outcome(AOP_STALL, &m, &ek) == LOCK_FAIL);
+    amsg_free(&m);
+    bad("{\"id\":8,\"ok\":true,\"stalled_ms\":\"400\"}", "'stalled_ms' must be");
+    bad("{\"id\":8,\"ok\":true,\"stalled_ms\":-3}", "'stalled_ms' must not be negative");
+
+    /* the renewed event: all three fields, validity as a number of ms */
+    REQUIRE(parse("{\"event\":\"renewed\",\"res\":\"lockstorm:r0\",\"token\":\"a1b2\","
+                  "\"validity_ms\":300,\"extra\":1}", &m, why) == 0);
+    CHECK(m.kind == AMSG_RENEWED);
+    CHECK_STR(m.res, "lockstorm:r0");
+    CHECK_STR(m.token, "a1b2");
+    CHECK(m.has_validity && m.validity_ns == 300 * LS_NS_PER_MS);
+    CHECK(m.read_ns == 0);
+    amsg_free(&m);
+    REQUIRE(parse("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":-0.5}",
+                  &m, why) == 0);
+    CHECK(m.validity_ns == -500000);
+    amsg_free(&m);
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\"}", "needs 'res' and 'token' strings and 'validity_ms'");
+    bad("{\"event\":\"renewed\",\"token\":\"t\",\"validity_ms\":3}", "needs 'res'");
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":5,\"validity_ms\":3}", "'token' must be a string");
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":\"3\"}",
+        "'validity_ms' must be");
+}
+
 static void bad(const char *line, const char *want)
 {
     struct amsg m;
@@ -233,13 +287,17 @@ static void test_write(void)
                                  {.host = "127.0.0.1", .port = 41002}};
     aproto_write_hello(&sb, 3, nodes, 2, "{\"x\":[1]}");
     CHECK_STR(sb_cstr(&sb), "{\"op\":\"hello\",\"protocol\":1,\"worker\":3,\"nodes\":[\"127.0.0.1:41001\","
-                            "\"127.0.0.1:41002\"],\"options\":{\"x\":[1]}}\n");
+                            "\"127.0.0.1:41002\"],\"options\":{\"x\":[1]},"
+                            "\"extensions\":[\"stall\",\"renewed\"]}\n");
     sb_reset(&sb);
     aproto_write_request(&sb, 9, AOP_ACQUIRE, "lockstorm:r0", NULL, 300 * LS_NS_PER_MS + 1);
     CHECK_STR(sb_cstr(&sb), "{\"id\":9,\"op\":\"acquire\",\"res\":\"lockstorm:r0\",\"ttl_ms\":301}\n");
     sb_reset(&sb);
     aproto_write_request(&sb, 10, AOP_RELEASE, "lockstorm:r0", "a\"b", -1);
     CHECK_STR(sb_cstr(&sb), "{\"id\":10,\"op\":\"release\",\"res\":\"lockstorm:r0\",\"token\":\"a\\\"b\"}\n");
+    sb_reset(&sb);
+    aproto_write_stall(&sb, 11, 400);
+    CHECK_STR(sb_cstr(&sb), "{\"id\":11,\"op\":\"stall\",\"ms\":400}\n");
     sb_reset(&sb);
     aproto_write_bye(&sb);
     CHECK_STR(sb_cstr(&sb), "{\"op\":\"bye\"}\n");
@@ -425,6 +483,7 @@ int main(void)
     RUN(test_lines);
     RUN(test_parse_valid);
     RUN(test_parse_invalid);
+    RUN(test_extensions);
     RUN(test_write);
     RUN(test_options);
     RUN(test_session);
