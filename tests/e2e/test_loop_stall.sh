@@ -75,7 +75,9 @@ check "redis-semaphore with a margin for the stall: its expectations hold (exit 
 expect_val "$d" checks.mutex.violations == 0
 expect_val "$d" adapter.stalls == 2
 
-# the Python adapter blocks its main thread; redlock.js lacks the extension
+# the Python adapter blocks its main thread, for 500 ms against a 250 ms
+# request timeout: the stall's reply is waited for (stall + timeout), no
+# timeout, no protocol error; redlock.js lacks the extension
 for spec in "redis-py|[adapters/python/redis_py_lock.py]|1|0" "redlock|[node, adapters/node/redlock.js]|0|4"; do
     IFS='|' read -r name cmd stalls want <<<"$spec"
     cat >"$T_TMP/$name.yaml" <<YAML
@@ -86,10 +88,10 @@ cluster: {nodes: 1}
 lock:
   impl: external
   ttl: 2s
-  options: {command: $cmd}
+  options: {command: $cmd, request_timeout: 250ms}
 workers: {count: 2, resources: 1, hold: {dist: uniform, min: 300ms, max: 500ms}, think: 5ms}
 faults:
-  - {kind: loop_stall, target: holder, at: 700ms, duration: 200ms}
+  - {kind: loop_stall, target: holder, at: 700ms, duration: 500ms}
 YAML
     d=$T_TMP/run-$name
     run_ls "$d" "$T_TMP/$name.yaml"
@@ -97,6 +99,8 @@ YAML
     expect_val "$d" adapter.stalls == "$stalls"
     if [ "$stalls" -eq 1 ]; then
         check "$name: stalled ($(tail -1 "$d/faults.jsonl"))" grep -q '"stalled":true' "$d/faults.jsonl"
+        expect_val "$d" adapter.timeouts == 0
+        expect_val "$d" adapter.protocol_errors == 0
     else
         check "$name: a failed occurrence that did not bite ($(head -1 "$d/faults.jsonl"))" \
             grep -q '"event":"failed".*lacks the stall extension.*did not bite' "$d/faults.jsonl"

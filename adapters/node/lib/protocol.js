@@ -10,7 +10,9 @@
 // err.definite = true (nothing was granted or changed).
 // Events: hello.emit.lost(res, token), hello.emit.log(msg), and
 // hello.emit.renewed(res, token, validity_ms) for a renewal the library made
-// by itself (extension `renewed`: list 'renewed' in caps).
+// by itself (extension `renewed`: list 'renewed' in caps; sent only when
+// the harness's hello lists 'renewed' in its extensions, so an older
+// harness never sees an event it does not know).
 // Extension `stall` is served here for every adapter that lists 'stall' in
 // its caps: {"op":"stall","ms":N} blocks the event loop for N ms
 // synchronously (Atomics.wait on a SharedArrayBuffer: no timer, no I/O
@@ -22,11 +24,17 @@ function write(obj) {
   process.stdout.write(JSON.stringify(obj) + '\n');
 }
 
+// the extensions the harness listed in its hello (docs/protocol.md)
+let harnessExtensions = new Set();
+
 const emit = {
   lost: (res, token) => write({ event: 'lost', res, token }),
   log: (msg) => write({ event: 'log', msg: String(msg) }),
-  renewed: (res, token, validityMs) =>
-    write({ event: 'renewed', res, token, validity_ms: validityMs }),
+  renewed: (res, token, validityMs) => {
+    if (harnessExtensions.has('renewed')) {
+      write({ event: 'renewed', res, token, validity_ms: validityMs });
+    }
+  },
 };
 
 // Block this thread (the event loop) for ms milliseconds; returns how long
@@ -109,6 +117,7 @@ function run(setup) {
     if (msg.op === 'bye') return shutdown(0);
     if (msg.op === 'hello') {
       if (adapter) return emit.log('ignored a second hello');
+      if (Array.isArray(msg.extensions)) harnessExtensions = new Set(msg.extensions.map(String));
       try {
         adapter = await setup({ ...msg, nodes: (msg.nodes || []).map(parseNode), emit });
         write({ op: 'hello', protocol: 1, name: adapter.name, version: adapter.version,
