@@ -467,6 +467,45 @@ static void test_session(void)
         adapter_close(&a);
     }
 
+    /* extensions: renewed events queued with the instant they were read,
+     * also while a request waited; a stall longer than the usual timeout */
+    REQUIRE(fixture(&a, "extensions", &err) == 0);
+    CHECK(a.caps == (APROTO_CAP_TTL | APROTO_CAP_RENEW | APROTO_CAP_STALL | APROTO_CAP_RENEWED));
+    int64_t before = ls_now_ns();
+    REQUIRE(adapter_request(&a, AOP_ACQUIRE, "r", NULL, 300 * LS_NS_PER_MS, LS_NS_PER_S, &m,
+                            &sent, why, sizeof(why)) == ADAPTER_REPLY && m.ok);
+    snprintf(tok, sizeof(tok), "%s", m.token);
+    amsg_free(&m);
+    r = adapter_wait_event(&a, ls_now_ns() + 2 * LS_NS_PER_S, &ev);
+    CHECK(r == 3 && ev.kind == AMSG_RENEWED);
+    if (r == 3) {
+        CHECK_STR(ev.res, "r");
+        CHECK_STR(ev.token, tok);
+        CHECK(ev.validity_ns == 250 * LS_NS_PER_MS);
+        CHECK(ev.read_ns >= before && ev.read_ns <= ls_now_ns());
+        amsg_free(&ev);
+    }
+    /* the release's renewed event arrives before its reply: kept, told after */
+    REQUIRE(adapter_request(&a, AOP_RELEASE, "r", tok, -1, LS_NS_PER_S, &m, &sent, why,
+                            sizeof(why)) == ADAPTER_REPLY && m.ok);
+    amsg_free(&m);
+    int64_t replied = ls_now_ns();
+    ls_sleep_ns(20 * LS_NS_PER_MS);
+    r = adapter_wait_event(&a, ls_now_ns() + LS_NS_PER_S, &ev);
+    CHECK(r == 3);
+    if (r == 3) {
+        CHECK(ev.read_ns <= replied); /* read during the request, not when told */
+        amsg_free(&ev);
+    }
+    CHECK(a.st.renewed_events == 2 && a.st.protocol_errors == 0);
+    t0 = ls_now_ns();
+    REQUIRE(adapter_stall(&a, 300, 300 * LS_NS_PER_MS + 200 * LS_NS_PER_MS, &m, &sent, why,
+                          sizeof(why)) == ADAPTER_REPLY);
+    CHECK(m.ok && m.has_stalled && m.stalled_ns >= 299 * LS_NS_PER_MS);
+    CHECK(ls_now_ns() - t0 >= 300 * LS_NS_PER_MS && a.st.stalls == 1);
+    amsg_free(&m);
+    adapter_close(&a);
+
     /* silence: a timeout; bye ignored and SIGTERM too: SIGKILL, all bounded */
     REQUIRE(fixture(&a, "never-answers", &err) == 0);
     t0 = ls_now_ns();
