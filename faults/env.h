@@ -114,15 +114,17 @@ struct fault_env_ops {
     int (*restart_worker)(void *ctx, int i, struct json *arr, struct ls_err *err);
     /* Ask worker i to have its lock library's thread blocked for ns (the
      * adapter protocol's `stall`) and wait up to take ns until the worker
-     * sent the request: FAULT_STALL_SENT with *sent_at (run-relative) and
-     * *held (the resource it held then, -1 none), FAULT_STALL_NOT_TAKEN, or
-     * an early answer (FAULT_STALL_UNSUPPORTED, FAULT_STALL_FAILED, why set). */
+     * sent the request: FAULT_STALL_SENT with *sent_at (run-relative),
+     * *held (the resource it held then, -1 none) and *ticket (what
+     * stall_result takes), FAULT_STALL_NOT_TAKEN, or an early answer
+     * (FAULT_STALL_UNSUPPORTED, FAULT_STALL_FAILED, why set). */
     int (*stall_worker)(void *ctx, int i, int64_t ns, int64_t take, int64_t *sent_at, int *held,
+                        int *ticket, char *why, size_t n);
+    /* Wait up to wait ns for the answer to worker i's stall request ticket:
+     * FAULT_STALLED with *stalled_ns, FAULT_STALL_PENDING (also when a later
+     * request took its place), or a negative code above with why set. */
+    int (*stall_result)(void *ctx, int i, int ticket, int64_t wait, int64_t *stalled_ns,
                         char *why, size_t n);
-    /* Wait up to wait ns for the answer to worker i's last stall request:
-     * FAULT_STALLED with *stalled_ns, FAULT_STALL_PENDING, or a negative
-     * code above with why set. */
-    int (*stall_result)(void *ctx, int i, int64_t wait, int64_t *stalled_ns, char *why, size_t n);
 
     /* ---- lock nodes ---- */
     /* Node k into *out. 0, or -1 when there is no node k. */

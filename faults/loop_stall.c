@@ -10,6 +10,7 @@
  * stalled_ms, or why there was no stall.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "faults/env.h"
@@ -22,6 +23,11 @@
 #define HOLDER_WAIT LS_NS_PER_S
 #define ANSWER_SLACK (3 * LS_NS_PER_S) /* past the planned end: the request timeout and more */
 
+/* One occurrence's request (fi->state). */
+struct stall_state {
+    int ticket;
+};
+
 /* Contract: ask worker i to stall for the occurrence's duration and record
  * the start. Returns 0 once sent, or negative with err (no stall: the
  * adapter lacks the extension, the worker did not take the request). */
@@ -29,16 +35,21 @@ static int send_stall(const struct fault_env *env, struct fault_inst *fi, int i,
                       struct ls_err *err)
 {
     int64_t sent = 0;
-    int held = -1;
+    int held = -1, ticket = 0;
     char why[200] = "";
     int rc = env->ops->stall_worker(env->ctx, i, fi->spec->duration, TAKE_TIMEOUT, &sent, &held,
-                                    why, sizeof(why));
+                                    &ticket, why, sizeof(why));
     fi->worker = i;
     if (rc == FAULT_STALL_UNSUPPORTED)
         return ls_err_set(err, LS_EUSAGE, "loop_stall: worker %d: %s: the stall did not bite", i,
                           why);
     if (rc != FAULT_STALL_SENT)
         return ls_err_set(err, LS_EENV, "loop_stall: worker %d: %s", i, why);
+    struct stall_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return ls_err_set(err, LS_ENOMEM, "loop_stall: out of memory");
+    st->ticket = ticket;
+    fi->state = st;
     fi->start_ns = sent;
     if (held >= 0) {
         char name[16];
@@ -73,13 +84,17 @@ static int loop_stall_start(const struct fault_env *env, struct fault_inst *fi, 
 static int loop_stall_stop(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     (void)err;
-    if (fi->worker < 0 || fi->start_ns <= 0 || fi->end_detail)
+    struct stall_state *st = fi->state;
+    if (fi->worker < 0 || !st)
         return 0; /* never sent, or already recorded: stop is idempotent */
+    int ticket = st->ticket;
+    free(st);
+    fi->state = NULL;
     int64_t wait = fi->start_ns + fi->spec->duration + ANSWER_SLACK - env->ops->now(env->ctx);
     int64_t stalled = 0;
     char why[200] = "";
-    int rc = env->ops->stall_result(env->ctx, fi->worker, wait > 0 ? wait : 0, &stalled, why,
-                                    sizeof(why));
+    int rc = env->ops->stall_result(env->ctx, fi->worker, ticket, wait > 0 ? wait : 0, &stalled,
+                                    why, sizeof(why));
     fi->end_detail = json_new_obj();
     json_obj_set_bool(fi->end_detail, "stalled", rc == FAULT_STALLED);
     if (rc == FAULT_STALLED)

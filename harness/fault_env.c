@@ -196,11 +196,12 @@ static int stall_code(const struct shm_worker *sw, int64_t result, char *why, si
 }
 
 static int e_stall_worker(void *ctx, int i, int64_t ns, int64_t take, int64_t *sent_at, int *held,
-                          char *why, size_t n)
+                          int *ticket, char *why, size_t n)
 {
     struct run *r = run_of(ctx);
     *sent_at = 0;
     *held = -1;
+    *ticket = 0;
     if (i < 0 || i >= r->nworkers) {
         snprintf(why, n, "no worker %d", i);
         return FAULT_STALL_NOT_TAKEN;
@@ -222,6 +223,7 @@ static int e_stall_worker(void *ctx, int i, int64_t ns, int64_t take, int64_t *s
     }
     *sent_at = atomic_load(&sw->stall_sent);
     *held = atomic_load(&sw->stall_held);
+    *ticket = seq;
     /* an answer at once: the request never left (no stall cap), or was dropped */
     if (atomic_load(&sw->stall_done) == seq) {
         int64_t res = atomic_load(&sw->stall_result);
@@ -231,8 +233,8 @@ static int e_stall_worker(void *ctx, int i, int64_t ns, int64_t take, int64_t *s
     return FAULT_STALL_SENT;
 }
 
-static int e_stall_result(void *ctx, int i, int64_t wait, int64_t *stalled_ns, char *why,
-                          size_t n)
+static int e_stall_result(void *ctx, int i, int ticket, int64_t wait, int64_t *stalled_ns,
+                          char *why, size_t n)
 {
     struct run *r = run_of(ctx);
     *stalled_ns = 0;
@@ -241,10 +243,10 @@ static int e_stall_result(void *ctx, int i, int64_t wait, int64_t *stalled_ns, c
         return FAULT_STALL_FAILED;
     }
     struct shm_worker *sw = &r->shm->w[i];
-    int32_t seq = atomic_load(&sw->stall_taken);
     int64_t until = ls_now_ns() + wait;
-    while (atomic_load(&sw->stall_done) != seq) {
-        if (ls_now_ns() >= until || !e_worker_alive(ctx, i)) {
+    while (atomic_load(&sw->stall_done) != ticket) {
+        if (ls_now_ns() >= until || !e_worker_alive(ctx, i) ||
+            atomic_load(&sw->stall_taken) != ticket) {
             snprintf(why, n, "worker %d had no answer to its stall request yet", i);
             return FAULT_STALL_PENDING;
         }
