@@ -44,6 +44,16 @@ struct fault_end {
     int restart;            /* 1: the fault restarts them (down: the run goes on) */
 };
 
+/* What stall_worker / stall_result say (negative: no stall). */
+enum {
+    FAULT_STALLED = 0,              /* stall_result: it happened (*stalled_ns) */
+    FAULT_STALL_SENT = 0,           /* stall_worker: the worker sent the request */
+    FAULT_STALL_UNSUPPORTED = -1,   /* the worker's lock (adapter) offers no stall */
+    FAULT_STALL_FAILED = -2,        /* asked, no stall (error reply, timeout, adapter gone) */
+    FAULT_STALL_NOT_TAKEN = -3,     /* the worker did not take the request in time */
+    FAULT_STALL_PENDING = -4,       /* stall_result: no answer within the wait */
+};
+
 /* Outcome of pause_worker / pause_node. */
 enum { FAULT_PAUSED = 0, FAULT_PAUSE_SIGNAL = -1, FAULT_PAUSE_TIMEOUT = -2 };
 
@@ -102,6 +112,19 @@ struct fault_env_ops {
     /* Start the next epoch of worker i and wait (bounded) until it is
      * ready; described in a new entry of arr. 0 or negative (err). */
     int (*restart_worker)(void *ctx, int i, struct json *arr, struct ls_err *err);
+    /* Ask worker i to have its lock library's thread blocked for ns (the
+     * adapter protocol's `stall`) and wait up to take ns until the worker
+     * sent the request: FAULT_STALL_SENT with *sent_at (run-relative),
+     * *held (the resource it held then, -1 none) and *ticket (what
+     * stall_result takes), FAULT_STALL_NOT_TAKEN, or an early answer
+     * (FAULT_STALL_UNSUPPORTED, FAULT_STALL_FAILED, why set). */
+    int (*stall_worker)(void *ctx, int i, int64_t ns, int64_t take, int64_t *sent_at, int *held,
+                        int *ticket, char *why, size_t n);
+    /* Wait up to wait ns for the answer to worker i's stall request ticket:
+     * FAULT_STALLED with *stalled_ns, FAULT_STALL_PENDING (also when a later
+     * request took its place), or a negative code above with why set. */
+    int (*stall_result)(void *ctx, int i, int ticket, int64_t wait, int64_t *stalled_ns,
+                        char *why, size_t n);
 
     /* ---- lock nodes ---- */
     /* Node k into *out. 0, or -1 when there is no node k. */

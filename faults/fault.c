@@ -15,6 +15,7 @@ extern const struct fault_ops fault_bandwidth;
 extern const struct fault_ops fault_slicer;
 extern const struct fault_ops fault_clock;
 extern const struct fault_ops fault_failover;
+extern const struct fault_ops fault_loop_stall;
 
 static const struct fault_ops *const registry[] = {
     &fault_pause,
@@ -27,6 +28,7 @@ static const struct fault_ops *const registry[] = {
     &fault_slicer,
     &fault_clock,
     &fault_failover,
+    &fault_loop_stall,
     NULL,
 };
 

@@ -3,7 +3,7 @@
  * {name, version, protocol, caps, command, processes, starts, restarts,
  *  restart_failures, exits, requests, timeouts, late_replies,
  *  protocol_errors, protocol_error_samples, lost_events, log_events,
- *  expired_grants, per_worker: [...]}. Reads only the run directory, so
+ *  expired_grants, renewed_events, stalls, per_worker: [...]}. Reads only the run directory, so
  * `lockstorm check` on a copied directory gives the same section.
  */
 #include "harness/adapter_stats.h"
@@ -18,7 +18,8 @@
 static const char *const counters[] = {"starts",          "restarts",     "restart_failures",
                                        "exits",           "requests",     "timeouts",
                                        "late_replies",    "protocol_errors", "lost_events",
-                                       "log_events",      "expired_grants", NULL};
+                                       "log_events",      "expired_grants", "renewed_events",
+                                       "stalls",          NULL};
 
 static int cmp_name(const void *a, const void *b)
 {

@@ -339,6 +339,89 @@ static void check_stale_renew(struct at *t)
     free(c);
 }
 
+/* Extension `stall` (adapters that list it): a grant held, a 400 ms stall
+ * answered ok with stalled_ms near 400 and no sooner, and the adapter
+ * answers the next request (the release) as before. */
+static void check_stall(struct at *t)
+{
+    const char *name = "stall (extension)";
+    if (!(t->caps & APROTO_CAP_STALL)) {
+        skip(name, "the adapter does not list 'stall' in its caps");
+        return;
+    }
+    char buf[400], why[300];
+    const char *res = "lockstorm:at:stall";
+    char *tok = grant(t, res, 2000, NULL, buf, sizeof(buf));
+    if (!tok) {
+        report(t, 0, name, "the grant before the stall: %s", buf);
+        return;
+    }
+    struct amsg m;
+    int64_t t0 = ls_now_ns();
+    int rc = adapter_stall(&t->ad, 400, 400 * LS_NS_PER_MS + REQ_TIMEOUT, &m, NULL, why,
+                           sizeof(why));
+    double took = (double)(ls_now_ns() - t0) / 1e6;
+    double stalled = rc == ADAPTER_REPLY && m.ok ? (double)m.stalled_ns / 1e6 : -1;
+    reply_text(rc, &m, why, buf, sizeof(buf));
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    int ok = stalled >= 395 && stalled <= took + 1 && took >= 395 && took < 400 + 1000;
+    int rel = release(t, res, tok, buf + strlen(buf), sizeof(buf) - strlen(buf));
+    free(tok);
+    if (!ok)
+        report(t, 0, name, "{\"op\":\"stall\",\"ms\":400} answered %s after %.0fms (stalled_ms "
+                           "400 or a little more expected, answered after it)", buf, took);
+    else
+        report(t, rel == 1, name, "stalled_ms %.1f, answered after %.0fms; the release after it "
+                                  "%s", stalled, took, rel == 1 ? "released" : "failed");
+}
+
+/* Extension `renewed` (adapters that list it with auto_renew): a grant
+ * held for 3 TTLs is renewed by the library, each renewal reported as a
+ * `renewed` event naming the grant with a validity in (0, ttl]. */
+static void check_renewed(struct at *t)
+{
+    const char *name = "renewed (extension)";
+    if (!(t->caps & APROTO_CAP_RENEWED) || !(t->caps & APROTO_CAP_AUTO_RENEW)) {
+        skip(name, "the adapter does not list both 'renewed' and 'auto_renew' in its caps");
+        return;
+    }
+    char buf[400];
+    const char *res = "lockstorm:at:renewed";
+    const int64_t ttl = 300;
+    char *tok = grant(t, res, ttl, NULL, buf, sizeof(buf));
+    if (!tok) {
+        report(t, 0, name, "the grant: %s", buf);
+        return;
+    }
+    int n = 0, bad = 0;
+    double last = 0;
+    int64_t until = ls_now_ns() + 3 * ttl * LS_NS_PER_MS;
+    for (int k = 0; k < 1000 && ls_now_ns() < until; k++) {
+        struct amsg ev;
+        int r = adapter_wait_event(&t->ad, until, &ev);
+        if (r == 3) {
+            if (strcmp(ev.res, res) == 0 && strcmp(ev.token, tok) == 0) {
+                n++;
+                last = (double)ev.validity_ns / 1e6;
+                bad |= ev.validity_ns <= 0 || ev.validity_ns > ttl * LS_NS_PER_MS;
+            }
+            amsg_free(&ev);
+        } else if (r == 1) {
+            amsg_free(&ev);
+        } else if (r == 2) {
+            break;
+        }
+    }
+    int rel = release(t, res, tok, buf, sizeof(buf));
+    free(tok);
+    report(t, n >= 1 && !bad && rel == 1, name,
+           "%d renewed event%s in %lldms of a %lldms grant%s%.1fms%s; release %s", n,
+           n == 1 ? "" : "s", (long long)(3 * ttl), (long long)ttl,
+           n ? ", last validity " : "", n ? last : 0.0, bad ? " (out of (0, ttl])" : "",
+           rel == 1 ? "released" : buf);
+}
+
 static void check_unknown_op(struct at *t)
 {
     struct amsg m;
@@ -582,6 +665,8 @@ int adapter_test_main(int argc, char **argv)
     check_stale_release(&t);
     check_renew(&t);
     check_stale_renew(&t);
+    check_stall(&t);
+    check_renewed(&t);
     check_unknown_op(&t);
     check_garbage(&t);
     check_slow(&t);

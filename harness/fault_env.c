@@ -182,6 +182,84 @@ static void e_resume(void *ctx, int pid, int group, int64_t confirm)
         ls_sleep_ns(LS_NS_PER_MS);
 }
 
+/* ---- stall requests: through shm to the worker (harness/shm.h) ---- */
+
+#define STALL_LOOK (LS_NS_PER_MS)
+
+/* Contract: the worker's answer code as a FAULT_STALL_* one, why copied. */
+static int stall_code(const struct shm_worker *sw, int64_t result, char *why, size_t n)
+{
+    snprintf(why, n, "%s", sw->stall_why);
+    return result == SHM_STALL_UNSUPPORTED ? FAULT_STALL_UNSUPPORTED
+           : result == SHM_STALL_DROPPED   ? FAULT_STALL_NOT_TAKEN
+                                           : FAULT_STALL_FAILED;
+}
+
+static int e_stall_worker(void *ctx, int i, int64_t ns, int64_t take, int64_t *sent_at, int *held,
+                          int *ticket, char *why, size_t n)
+{
+    struct run *r = run_of(ctx);
+    *sent_at = 0;
+    *held = -1;
+    *ticket = 0;
+    if (i < 0 || i >= r->nworkers) {
+        snprintf(why, n, "no worker %d", i);
+        return FAULT_STALL_NOT_TAKEN;
+    }
+    struct shm_worker *sw = &r->shm->w[i];
+    int32_t seq = atomic_load(&sw->stall_seq) + 1;
+    int64_t by = ls_now_ns() + take;
+    atomic_store(&sw->stall_ns, ns);
+    atomic_store(&sw->stall_by, by);
+    atomic_store(&sw->stall_seq, seq);
+    /* the worker drops a request it takes after `by`: wait a little past it */
+    while (atomic_load(&sw->stall_taken) != seq) {
+        if (ls_now_ns() > by + 20 * STALL_LOOK || run_sleep(r, STALL_LOOK) ||
+            !e_worker_alive(ctx, i)) {
+            snprintf(why, n, "worker %d did not take the stall request within %.0fms", i,
+                     (double)take / 1e6);
+            return FAULT_STALL_NOT_TAKEN;
+        }
+    }
+    *sent_at = atomic_load(&sw->stall_sent);
+    *held = atomic_load(&sw->stall_held);
+    *ticket = seq;
+    /* an answer at once: the request never left (no stall cap), or was dropped */
+    if (atomic_load(&sw->stall_done) == seq) {
+        int64_t res = atomic_load(&sw->stall_result);
+        if (res < 0)
+            return stall_code(sw, res, why, n);
+    }
+    return FAULT_STALL_SENT;
+}
+
+static int e_stall_result(void *ctx, int i, int ticket, int64_t wait, int64_t *stalled_ns,
+                          char *why, size_t n)
+{
+    struct run *r = run_of(ctx);
+    *stalled_ns = 0;
+    if (i < 0 || i >= r->nworkers) {
+        snprintf(why, n, "no worker %d", i);
+        return FAULT_STALL_FAILED;
+    }
+    struct shm_worker *sw = &r->shm->w[i];
+    int64_t until = ls_now_ns() + wait;
+    while (atomic_load(&sw->stall_done) != ticket) {
+        if (ls_now_ns() >= until || !e_worker_alive(ctx, i) ||
+            atomic_load(&sw->stall_taken) != ticket) {
+            snprintf(why, n, "worker %d had no answer to its stall request yet", i);
+            return FAULT_STALL_PENDING;
+        }
+        /* no run_sleep here: an interrupted run still collects the answer */
+        ls_sleep_ns(STALL_LOOK);
+    }
+    int64_t res = atomic_load(&sw->stall_result);
+    if (res < 0)
+        return stall_code(sw, res, why, n);
+    *stalled_ns = res;
+    return FAULT_STALLED;
+}
+
 /* o.key = "rN", or null when res < 0. */
 static void res_field(struct json *o, const char *key, int res)
 {
@@ -608,6 +686,8 @@ static const struct fault_env_ops run_env_ops = {
     .worker_down = e_worker_down,
     .worker_stays_down = e_worker_stays_down,
     .restart_worker = e_restart_worker,
+    .stall_worker = e_stall_worker,
+    .stall_result = e_stall_result,
     .node = e_node,
     .node_connect = e_node_connect,
     .pause_node = e_pause_node,

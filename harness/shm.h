@@ -26,7 +26,25 @@ struct shm_worker {
     _Atomic uint64_t busy;        /* acquire attempts answered busy (progress line) */
     _Atomic uint64_t unknown;     /* acquire attempts with unknown outcome (progress line) */
     char error[256];              /* WS_FAILED: why (written before state) */
+    /* A stall request (fault loop_stall, harness/fault_env.c): the harness
+     * writes stall_ns and stall_by, then bumps stall_seq; the worker takes
+     * it (stall_held, stall_sent, then stall_taken = that seq), asks its
+     * lock to stall (lock_ops.stall) and reports (stall_result, stall_why,
+     * then stall_done = that seq). A request not taken by stall_by is
+     * dropped by the worker (stall_result SHM_STALL_DROPPED). */
+    _Atomic int32_t stall_seq;    /* harness */
+    _Atomic int64_t stall_ns;     /* harness: how long */
+    _Atomic int64_t stall_by;     /* harness: CLOCK_MONOTONIC ns: take it before, or drop it */
+    _Atomic int32_t stall_taken;  /* worker: the last seq taken */
+    _Atomic int32_t stall_held;   /* worker: resource held when it was sent, -1 none */
+    _Atomic int64_t stall_sent;   /* worker: run-relative ns the request was sent */
+    _Atomic int32_t stall_done;   /* worker: the last seq finished */
+    _Atomic int64_t stall_result; /* worker: stalled ns (>= 0), or a SHM_STALL_* code */
+    char stall_why[160];          /* worker: why not (written before stall_done) */
 };
+
+/* stall_result codes (negative: no stall). */
+enum { SHM_STALL_UNSUPPORTED = -1, SHM_STALL_FAILED = -2, SHM_STALL_DROPPED = -3 };
 
 struct shm {
     _Atomic int32_t go;           /* set by the harness once every worker is ready */

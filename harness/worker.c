@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "model/evlog.h"
+#include "faults/fault.h"
 #include "harness/jobs.h"
 #include "backends/backend.h"
 #include "backends/storage.h"
@@ -49,6 +50,7 @@ struct wctx {
     int64_t start_mono;    /* time 0 of the run (= go), from shm */
     uint64_t grant_seq;
     double *zipf_cdf;
+    int stall_poll;        /* the workload has loop_stall faults: look for requests often */
 
     /* renewal thread */
     int renewing;
@@ -161,6 +163,60 @@ static int pick_resource(struct wctx *c, uint64_t iter)
     default:
         return (int)rng_below(&c->rng, (uint64_t)n);
     }
+}
+
+/* ---- stall requests (fault loop_stall; the protocol's `stall` extension) ---- */
+
+#define STALL_POLL (5 * LS_NS_PER_MS)
+
+/* Contract: does the workload schedule loop_stall faults (explicit or
+ * nemesis)? Then the hold's wait looks for stall requests every STALL_POLL. */
+static int wants_stall_poll(const struct workload *w)
+{
+    for (int i = 0; i < w->nfaults; i++)
+        if (w->faults[i].ops && strcmp(w->faults[i].ops->name, "loop_stall") == 0)
+            return 1;
+    for (int i = 0; w->nemesis.enabled && i < w->nemesis.nkinds; i++)
+        if (w->nemesis.kinds[i].ops && strcmp(w->nemesis.kinds[i].ops->name, "loop_stall") == 0)
+            return 1;
+    return 0;
+}
+
+/* Contract: take the harness's stall request, if one is new: ask the lock
+ * to stall (its library's thread is blocked; this thread waits for the
+ * answer like any request) and report the outcome in shm. Called between
+ * lock calls and during a hold's wait, so never with a request of this
+ * thread in flight. */
+static void take_stall(struct wctx *c)
+{
+    struct shm_worker *me = c->me;
+    int32_t seq = atomic_load(&me->stall_seq);
+    if (seq == atomic_load(&me->stall_taken))
+        return;
+    int64_t ns = atomic_load(&me->stall_ns);
+    int held = atomic_load(&me->holding);
+    atomic_store(&me->stall_held, held);
+    atomic_store(&me->stall_sent, rel_now(c));
+    int late = ls_now_ns() > atomic_load(&me->stall_by);
+    atomic_store(&me->stall_taken, seq);
+    int64_t stalled = 0;
+    int64_t result;
+    char why[sizeof(me->stall_why)] = "";
+    if (late) {
+        snprintf(why, sizeof(why), "worker %d took the request too late", c->a->id);
+        result = SHM_STALL_DROPPED;
+    } else if (!c->lk.ops->stall) {
+        snprintf(why, sizeof(why), "lock %s cannot stall (no adapter event loop)",
+                 c->lk.ops->name);
+        result = SHM_STALL_UNSUPPORTED;
+    } else {
+        int rc = c->lk.ops->stall(&c->lk, ns, &stalled, why, sizeof(why));
+        result = rc == LOCK_STALLED ? stalled
+                 : rc == LOCK_STALL_UNSUPPORTED ? SHM_STALL_UNSUPPORTED : SHM_STALL_FAILED;
+    }
+    memcpy(me->stall_why, why, sizeof(why));
+    atomic_store(&me->stall_result, result);
+    atomic_store(&me->stall_done, seq);
 }
 
 /* ---- renewal ---- */
@@ -337,6 +393,8 @@ static int acquire(struct wctx *c, int res, struct grant *g)
     for (int64_t attempt = 1; attempt <= w->lock.retry.attempts; attempt++) {
         if (stopping(c) || ls_now_ns() >= c->deadline)
             return 0;
+        if (c->stall_poll)
+            take_stall(c);
         memset(g, 0, sizeof(*g));
         g->res = res;
         format_token(g->token, c->a->id, ++c->grant_seq);
@@ -405,12 +463,26 @@ static void store_event(struct wctx *c, int type, int res, const struct grant *g
     emit(c, &r);
 }
 
+/* Contract: record a renewal the library made by itself (news n about g):
+ * renew_ok with EVF_AUTO, valid until the instant the news was read plus
+ * the validity it reported (docs/protocol.md, extension `renewed`). */
+static void record_auto_renewal(struct wctx *c, const struct grant *g, const struct lock_news *n)
+{
+    struct ev_rec o = {.t = rel_now(c), .type = EV_RENEW_OK, .res = (uint16_t)g->res,
+                       .flags = EVF_AUTO};
+    set_grant(&o, g);
+    o.valid_until = n->at_ns - c->start_mono + n->validity_ns;
+    emit(c, &o);
+}
+
 /* The hold's sleep for implementations that learn news on their own
  * (lock_ops.wait_news: an external adapter's `lost` event): sleeps until t
  * taking that news; a loss of g is recorded as one `lost` event and, with
  * on_lost: abort, ends the hold. With a renewal thread it also ends on the
- * thread's loss (which the thread recorded), looking every 50 ms. Returns 1
- * when the hold was cut short. */
+ * thread's loss (which the thread recorded), looking every 50 ms. A
+ * renewal the library reports having made is recorded (renew_ok, EVF_AUTO);
+ * a stall request is taken here (every STALL_POLL when the workload has
+ * loop_stall faults). Returns 1 when the hold was cut short. */
 static int hold_wait(struct wctx *c, const struct grant *g, int64_t t)
 {
     int abort_on_lost = c->w->workers.on_lost == ON_LOST_ABORT;
@@ -432,9 +504,19 @@ static int hold_wait(struct wctx *c, const struct grant *g, int64_t t)
         int64_t until = t;
         if (c->renewing && until > now + 50 * LS_NS_PER_MS)
             until = now + 50 * LS_NS_PER_MS;
+        if (c->stall_poll) {
+            take_stall(c);
+            if (until > now + STALL_POLL)
+                until = now + STALL_POLL;
+        }
         struct lock_news n;
         if (c->lk.ops->wait_news(&c->lk, until, &n) <= 0)
             continue;
+        if (n.kind == LOCK_NEWS_RENEWED) {
+            if (n.res == g->res && strcmp(n.token, g->token) == 0)
+                record_auto_renewal(c, g, &n);
+            continue; /* an earlier grant's: its hold is over */
+        }
         if (n.kind != LOCK_NEWS_LOST || n.res != g->res || strcmp(n.token, g->token) != 0)
             continue; /* about an earlier grant */
         if (!recorded) {
@@ -721,6 +803,9 @@ int worker_main(const struct worker_args *a)
     c->w = a->w;
     c->me = &a->shm->w[a->id];
     atomic_store(&c->me->pid, (int32_t)getpid());
+    c->stall_poll = wants_stall_poll(c->w);
+    /* a restarted worker does not take a request its predecessor left */
+    atomic_store(&c->me->stall_taken, atomic_load(&c->me->stall_seq));
     /* a restarted worker (epoch >= 1) draws a fresh stream and numbers its
      * tokens from epoch << 32, so no token repeats one of a dead epoch */
     rng_seed(&c->rng, c->w->seed, 1 + (uint64_t)a->id + ((uint64_t)a->epoch << 32));
@@ -805,6 +890,8 @@ int worker_main(const struct worker_args *a)
         struct grant g;
         if (acquire(c, res, &g))
             hold_and_release(c, &g);
+        if (c->stall_poll)
+            take_stall(c);
         int64_t think = dist_draw(&c->w->workers.think, &c->rng);
         int64_t until = ls_now_ns() + think;
         if (until > c->deadline)

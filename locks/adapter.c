@@ -261,6 +261,44 @@ static void queue_lost(struct adapter *a, struct amsg *m)
     a->lost_n++;
 }
 
+/* Contract: keep renewed event m (its strings move into the queue) with
+ * the instant it was read; the oldest goes when the queue is full. */
+static void queue_renewed(struct adapter *a, struct amsg *m, int64_t read_ns)
+{
+    if (a->renewed_n == ADAPTER_RENEWED_QUEUE) {
+        free(a->renewed[a->renewed_head].res);
+        free(a->renewed[a->renewed_head].token);
+        a->renewed_head = (a->renewed_head + 1) % ADAPTER_RENEWED_QUEUE;
+        a->renewed_n--;
+    }
+    int k = (a->renewed_head + a->renewed_n) % ADAPTER_RENEWED_QUEUE;
+    a->renewed[k].res = m->res;
+    a->renewed[k].token = m->token;
+    a->renewed[k].validity_ns = m->validity_ns;
+    a->renewed[k].read_ns = read_ns;
+    m->res = m->token = NULL;
+    a->renewed_n++;
+}
+
+/* Contract: the oldest queued renewed event into *ev (AMSG_RENEWED).
+ * Returns 1, or 0 when none is queued. */
+static int take_renewed(struct adapter *a, struct amsg *ev)
+{
+    if (a->renewed_n == 0)
+        return 0;
+    int k = a->renewed_head;
+    ev->kind = AMSG_RENEWED;
+    ev->res = a->renewed[k].res;
+    ev->token = a->renewed[k].token;
+    ev->has_validity = 1;
+    ev->validity_ns = a->renewed[k].validity_ns;
+    ev->read_ns = a->renewed[k].read_ns;
+    a->renewed[k].res = a->renewed[k].token = NULL;
+    a->renewed_head = (a->renewed_head + 1) % ADAPTER_RENEWED_QUEUE;
+    a->renewed_n--;
+    return 1;
+}
+
 /* What take_line found for the pending request. */
 enum { TL_NONE = 0, TL_REPLY = 1, TL_PROTO = -1 };
 
@@ -313,6 +351,11 @@ static int take_line(struct adapter *a, const char *line, size_t n, int op, stru
         amsg_free(&m);
         return TL_NONE;
     }
+    case AMSG_RENEWED:
+        a->st.renewed_events++;
+        queue_renewed(a, &m, ls_now_ns());
+        amsg_free(&m);
+        return TL_NONE;
     case AMSG_LOG:
         if (a->st.log_events++ < LOG_EVENTS_LOGGED) {
             char q[600];
@@ -601,6 +644,9 @@ void adapter_close(struct adapter *a)
         free(a->lost[k].token);
     }
     a->lost_n = 0;
+    struct amsg rn;
+    while (take_renewed(a, &rn))
+        amsg_free(&rn);
     if (a->log)
         fclose(a->log);
     a->log = NULL;
@@ -717,6 +763,21 @@ int adapter_request(struct adapter *a, int op, const char *res, const char *toke
     return rc;
 }
 
+int adapter_stall(struct adapter *a, int64_t ms, int64_t timeout_ns, struct amsg *reply,
+                  int *sent, char *why, size_t whylen)
+{
+    pthread_mutex_lock(&a->mu);
+    int64_t id = a->next_id++;
+    struct strbuf sb = STRBUF_INIT;
+    aproto_write_stall(&sb, id, ms);
+    int rc = exchange(a, id, sb.buf, sb.len, AOP_STALL, timeout_ns, reply, sent, why, whylen);
+    sb_free(&sb);
+    if (rc == ADAPTER_REPLY && reply->ok)
+        a->st.stalls++;
+    pthread_mutex_unlock(&a->mu);
+    return rc;
+}
+
 int adapter_send_raw(struct adapter *a, const char *bytes, size_t n)
 {
     pthread_mutex_lock(&a->mu);
@@ -755,6 +816,10 @@ int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev)
             a->lost_n--;
             pthread_mutex_unlock(&a->mu);
             return 1;
+        }
+        if (take_renewed(a, ev)) {
+            pthread_mutex_unlock(&a->mu);
+            return 3;
         }
         if (a->exit_pending) {
             a->exit_pending = 0;

@@ -29,6 +29,7 @@
 #define ADAPTER_MAX_ARGS 64
 #define ADAPTER_SAMPLES 3          /* protocol errors quoted in the stats */
 #define ADAPTER_LOST_QUEUE 32
+#define ADAPTER_RENEWED_QUEUE 32
 
 struct adapter_config {
     char *const *argv;             /* NULL-terminated; borrowed for the adapter's life */
@@ -62,6 +63,8 @@ struct adapter_stats {
     uint64_t protocol_errors;
     uint64_t lost_events;
     uint64_t log_events;
+    uint64_t renewed_events;       /* `renewed` events received (extension renewed) */
+    uint64_t stalls;               /* `stall` requests answered ok (extension stall) */
 };
 
 /* What adapter_request returns. */
@@ -97,6 +100,12 @@ struct adapter {
         char *res, *token;
     } lost[ADAPTER_LOST_QUEUE];
     int lost_head, lost_n;
+    /* renewed events not yet taken by wait_event, each with when it was read */
+    struct {
+        char *res, *token;
+        int64_t validity_ns, read_ns;
+    } renewed[ADAPTER_RENEWED_QUEUE];
+    int renewed_head, renewed_n;
     struct adapter_stats st;
     char samples[ADAPTER_SAMPLES][256]; /* first protocol errors, quoted */
     FILE *log;
@@ -135,10 +144,21 @@ int adapter_send_raw(struct adapter *a, const char *bytes, size_t n);
 
 /* Wait until the absolute CLOCK_MONOTONIC time until_ns for an event:
  * returns 1 with *ev a `lost` event (kind AMSG_LOST, res and token set;
- * amsg_free it), 2 when the adapter's exit was noticed (once per exit),
- * 0 at until_ns or when a signal interrupted the wait. Log events and late
+ * amsg_free it), 3 with *ev a `renewed` event (kind AMSG_RENEWED, res,
+ * token, validity_ns and read_ns: when the line was read, which may be
+ * during an earlier request), 2 when the adapter's exit was noticed (once
+ * per exit), 0 at until_ns or when a signal interrupted the wait. Events
+ * come in the order they were read within each kind. Log events and late
  * replies are handled on the way. */
 int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev);
+
+/* Extension `stall` (docs/protocol.md): ask the adapter to block its event
+ * loop for ms milliseconds and wait up to timeout_ns for the reply (the
+ * caller adds the stall to its request timeout). ADAPTER_REPLY with
+ * *reply filled (ok:true carries stalled_ns; counted in st.stalls), else as
+ * adapter_request. The caller checks the adapter's caps first. */
+int adapter_stall(struct adapter *a, int64_t ms, int64_t timeout_ns, struct amsg *reply,
+                  int *sent, char *why, size_t whylen);
 
 /* Is the process there and past its handshake? */
 int adapter_alive(struct adapter *a);

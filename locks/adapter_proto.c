@@ -191,7 +191,9 @@ static int parse_hello(const struct json *o, struct amsg *m, char *why, size_t n
     } known[] = {{"ttl", APROTO_CAP_TTL},
                  {"renew", APROTO_CAP_RENEW},
                  {"fencing", APROTO_CAP_FENCING},
-                 {"auto_renew", APROTO_CAP_AUTO_RENEW}};
+                 {"auto_renew", APROTO_CAP_AUTO_RENEW},
+                 {"stall", APROTO_CAP_STALL},
+                 {"renewed", APROTO_CAP_RENEWED}};
     size_t ulen = 0;
     for (size_t i = 0; i < v->n; i++) {
         const struct json *c = v->kids[i];
@@ -261,6 +263,58 @@ static int parse_reply(const struct json *o, struct amsg *m, char *why, size_t n
     return 0;
 }
 
+/* ---- extensions: stall and renewed (docs/protocol.md, revision 2) ---- */
+
+/* Contract: field key of o as milliseconds (a finite number within 1e9):
+ * absent or null -> *present 0; else *ns set. Returns 0 or -1 with why. */
+static int get_ms(const struct json *o, const char *what, const char *key, int *present,
+                  int64_t *ns, char *why, size_t n)
+{
+    const struct json *v = json_obj_get(o, key);
+    *present = 0;
+    *ns = 0;
+    if (!v || v->type == JSON_NULL)
+        return 0;
+    if (v->type != JSON_NUM || v->d != v->d || v->d > 1e9 || v->d < -1e9) {
+        snprintf(why, n, "%s: '%s' must be a number of milliseconds, got %s", what, key,
+                 v->type == JSON_NUM ? "a number out of range" : type_text(v));
+        return -1;
+    }
+    *present = 1;
+    *ns = v->is_int ? v->i * LS_NS_PER_MS : (int64_t)(v->d * 1e6);
+    return 0;
+}
+
+/* Contract: a reply's stall field (stalled_ms) into m. 0 or -1 with why. */
+static int parse_stall_reply(const struct json *o, struct amsg *m, char *why, size_t n)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "reply %lld", (long long)m->id);
+    if (get_ms(o, what, "stalled_ms", &m->has_stalled, &m->stalled_ns, why, n) < 0)
+        return -1;
+    if (m->has_stalled && m->stalled_ns < 0) {
+        snprintf(why, n, "%s: 'stalled_ms' must not be negative", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Contract: {"event":"renewed","res":R,"token":T,"validity_ms":V} into m
+ * (AMSG_RENEWED): all three required. 0 or -1 with why. */
+static int parse_renewed(const struct json *o, struct amsg *m, char *why, size_t n)
+{
+    m->kind = AMSG_RENEWED;
+    if (get_str(o, "renewed event", "res", &m->res, why, n) < 0 ||
+        get_str(o, "renewed event", "token", &m->token, why, n) < 0 ||
+        get_ms(o, "renewed event", "validity_ms", &m->has_validity, &m->validity_ns, why, n) < 0)
+        return -1;
+    if (!m->res || !m->token || !m->has_validity) {
+        snprintf(why, n, "renewed event: needs 'res' and 'token' strings and 'validity_ms'");
+        return -1;
+    }
+    return 0;
+}
+
 int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t whylen)
 {
     memset(m, 0, sizeof(*m));
@@ -281,6 +335,8 @@ int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t w
     if (id) {
         m->kind = AMSG_REPLY;
         rc = parse_reply(o, m, why, whylen);
+        if (rc == 0)
+            rc = parse_stall_reply(o, m, why, whylen);
     } else if (op) {
         if (op->type != JSON_STR || strcmp(op->s, "hello") != 0) {
             snprintf(why, whylen, "unexpected 'op' from an adapter (only hello is)");
@@ -302,6 +358,8 @@ int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t w
                 snprintf(why, whylen, "lost event: needs 'res' and 'token' strings");
                 rc = -1;
             }
+        } else if (strcmp(ev->s, "renewed") == 0) {
+            rc = parse_renewed(o, m, why, whylen);
         } else if (strcmp(ev->s, "log") == 0) {
             m->kind = AMSG_LOG;
             rc = get_str(o, "log event", "msg", &m->msg, why, whylen);
@@ -372,6 +430,13 @@ int aproto_check_reply(int op, const struct amsg *m, char *why, size_t whylen)
             return -1;
         }
         return 0;
+    case AOP_STALL:
+        if (!m->has_stalled) {
+            snprintf(why, whylen, "reply %lld to stall: ok:true needs 'stalled_ms'",
+                     (long long)m->id);
+            return -1;
+        }
+        return 0;
     default:
         return 0;
     }
@@ -409,9 +474,10 @@ int aproto_outcome(int op, const struct amsg *m, int *err_kind)
 
 void aproto_caps_text(unsigned caps, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s%s", caps & APROTO_CAP_TTL ? ",ttl" : "",
+    snprintf(buf, n, "%s%s%s%s%s%s", caps & APROTO_CAP_TTL ? ",ttl" : "",
              caps & APROTO_CAP_RENEW ? ",renew" : "", caps & APROTO_CAP_FENCING ? ",fencing" : "",
-             caps & APROTO_CAP_AUTO_RENEW ? ",auto_renew" : "");
+             caps & APROTO_CAP_AUTO_RENEW ? ",auto_renew" : "",
+             caps & APROTO_CAP_STALL ? ",stall" : "", caps & APROTO_CAP_RENEWED ? ",renewed" : "");
     if (buf[0] == ',')
         memmove(buf, buf + 1, strlen(buf));
     else if (n > 1)
@@ -434,7 +500,7 @@ void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *n
     }
     sb_puts(sb, "],\"options\":");
     sb_puts(sb, options_json && options_json[0] ? options_json : "{}");
-    sb_puts(sb, "}\n");
+    sb_puts(sb, ",\"extensions\":[" APROTO_EXTENSIONS "]}\n");
 }
 
 void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res,
@@ -453,6 +519,11 @@ void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res
         sb_printf(sb, ",\"ttl_ms\":%lld", (long long)ms);
     }
     sb_puts(sb, "}\n");
+}
+
+void aproto_write_stall(struct strbuf *sb, int64_t id, int64_t ms)
+{
+    sb_printf(sb, "{\"id\":%lld,\"op\":\"stall\",\"ms\":%lld}\n", (long long)id, (long long)ms);
 }
 
 void aproto_write_bye(struct strbuf *sb)

@@ -25,6 +25,12 @@
 #define APROTO_CAP_RENEW 0x2
 #define APROTO_CAP_FENCING 0x4
 #define APROTO_CAP_AUTO_RENEW 0x8
+/* extensions (revision 2): the adapter implements them */
+#define APROTO_CAP_STALL 0x20     /* the `stall` request */
+#define APROTO_CAP_RENEWED 0x40   /* the `renewed` event */
+
+/* The extensions this harness lists in its hello (docs/protocol.md). */
+#define APROTO_EXTENSIONS "\"stall\",\"renewed\""
 
 /* ---- line splitting ---- */
 
@@ -57,6 +63,7 @@ enum amsg_kind {
     AMSG_HELLO,         /* {"op":"hello",...} */
     AMSG_LOST,          /* {"event":"lost",...} */
     AMSG_LOG,           /* {"event":"log",...} */
+    AMSG_RENEWED,       /* {"event":"renewed",...} (extension `renewed`) */
 };
 
 struct amsg {
@@ -70,7 +77,9 @@ struct amsg {
     int has_fence;
     uint64_t fence;
     int has_validity;
-    int64_t validity_ns; /* validity_ms converted; may be <= 0 */
+    int64_t validity_ns; /* validity_ms converted; may be <= 0 (also AMSG_RENEWED's) */
+    int has_stalled;
+    int64_t stalled_ns; /* a stall reply's stalled_ms converted */
     char *error;        /* owned, NULL when absent */
     /* hello */
     int protocol;
@@ -79,8 +88,10 @@ struct amsg {
     unsigned caps;      /* APROTO_CAP_* */
     char unknown_caps[128]; /* caps we do not know, for the log ("" none) */
     /* events */
-    char *res;          /* AMSG_LOST: owned */
+    char *res;          /* AMSG_LOST, AMSG_RENEWED: owned (token too) */
     char *msg;          /* AMSG_LOG: owned */
+    int64_t read_ns;    /* AMSG_RENEWED: CLOCK_MONOTONIC when the harness read the line
+                         * (set by adapter.c, 0 from aproto_parse) */
 };
 
 /* Parse one line. Returns 0 with *m filled (free with amsg_free), or -1
@@ -90,11 +101,12 @@ int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t w
 void amsg_free(struct amsg *m);
 
 /* Requests. */
-enum aproto_op { AOP_ACQUIRE = 1, AOP_RENEW, AOP_RELEASE };
+enum aproto_op { AOP_ACQUIRE = 1, AOP_RENEW, AOP_RELEASE, AOP_STALL };
 
 /* Does reply m carry what a reply to op needs? ok:true acquire needs a
  * non-empty token and validity_ms; ok:true renew needs validity_ms; ok:true
- * release needs released. Returns 0 or -1 with the reason in why. */
+ * release needs released; ok:true stall needs stalled_ms. Returns 0 or -1
+ * with the reason in why. */
 int aproto_check_reply(int op, const struct amsg *m, char *why, size_t whylen);
 
 /* Map a reply to the lock outcome vocabulary (lock.h) and an enum ev_err
@@ -106,7 +118,8 @@ void aproto_caps_text(unsigned caps, char *buf, size_t n);
 
 /* ---- messages to the adapter (one line each, '\n' included) ---- */
 
-/* {"op":"hello","protocol":1,"worker":W,"nodes":["h:p",...],"options":OPTS}
+/* {"op":"hello","protocol":1,"worker":W,"nodes":["h:p",...],"options":OPTS,
+ *  "extensions":[APROTO_EXTENSIONS]}
  * options_json is a JSON object text (NULL: {}), copied verbatim. */
 void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *nodes, int nnodes,
                         const char *options_json);
@@ -114,6 +127,8 @@ void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *n
  * token: NULL for acquire; ttl_ns < 0: no ttl_ms (release). */
 void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res,
                           const char *token, int64_t ttl_ns);
+/* {"id":I,"op":"stall","ms":M} (extension `stall`) */
+void aproto_write_stall(struct strbuf *sb, int64_t id, int64_t ms);
 /* {"op":"bye"} */
 void aproto_write_bye(struct strbuf *sb);
 

@@ -286,7 +286,9 @@ static void write_stats(struct ext_shared *s)
     } cn[] = {{APROTO_CAP_TTL, "ttl"},
               {APROTO_CAP_RENEW, "renew"},
               {APROTO_CAP_FENCING, "fencing"},
-              {APROTO_CAP_AUTO_RENEW, "auto_renew"}};
+              {APROTO_CAP_AUTO_RENEW, "auto_renew"},
+              {APROTO_CAP_STALL, "stall"},
+              {APROTO_CAP_RENEWED, "renewed"}};
     for (size_t i = 0; i < sizeof(cn) / sizeof(cn[0]); i++)
         if (s->ad.caps & cn[i].bit)
             json_arr_push(caps, json_new_str(cn[i].name));
@@ -305,6 +307,8 @@ static void write_stats(struct ext_shared *s)
         json_arr_push(sm, json_new_str(s->ad.samples[i]));
     json_obj_set_int(o, "lost_events", (int64_t)st.lost_events);
     json_obj_set_int(o, "log_events", (int64_t)st.log_events);
+    json_obj_set_int(o, "renewed_events", (int64_t)st.renewed_events);
+    json_obj_set_int(o, "stalls", (int64_t)st.stalls);
     json_obj_set_int(o, "expired_grants", s->expired_grants);
     /* relative to the run directory, which may be copied elsewhere */
     const char *rel = strstr(s->stderr_path, "adapters/");
@@ -328,7 +332,8 @@ static void maybe_write_stats(struct ext_shared *s)
     adapter_get_stats(&s->ad, &st);
     if (st.exits != s->written.exits || st.protocol_errors != s->written.protocol_errors ||
         st.timeouts != s->written.timeouts || st.lost_events != s->written.lost_events ||
-        st.late_replies != s->written.late_replies || st.starts != s->written.starts)
+        st.late_replies != s->written.late_replies || st.starts != s->written.starts ||
+        st.stalls != s->written.stalls)
         write_stats(s);
 }
 
@@ -728,6 +733,68 @@ static int ext_release(struct lock *lk, const struct grant *g, int *err_kind)
     return out;
 }
 
+/* Contract: renewed event ev as news of the worker's grant it names
+ * (LOCK_NEWS_RENEWED, validity and the instant it was read). Returns 1, or
+ * 0 when the grant is not (or no longer) in the map. */
+static int renewed_news(struct ext_shared *s, const struct amsg *ev, struct lock_news *news)
+{
+    int found = 0;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < TOKEN_MAP && !found; i++) {
+        struct grant_map *m = &s->map[i];
+        char res[RES_NAME_MAX];
+        res_name(m->res, res, sizeof(res));
+        if (m->used && strcmp(m->atoken, ev->token) == 0 && strcmp(res, ev->res) == 0) {
+            memset(news, 0, sizeof(*news));
+            news->kind = LOCK_NEWS_RENEWED;
+            news->res = m->res;
+            memcpy(news->token, m->htoken, sizeof(news->token));
+            news->validity_ns = ev->validity_ns;
+            news->at_ns = ev->read_ns;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+/* The stall extension: the adapter blocks its event loop for ns. The
+ * request waits the stall plus request_timeout, so a stall longer than the
+ * request timeout is not a timeout (docs/protocol.md). */
+static int ext_stall(struct lock *lk, int64_t ns, int64_t *stalled_ns, char *why, size_t n)
+{
+    struct ext *e = lk->ctx;
+    struct ext_shared *s = e->sh;
+    *stalled_ns = 0;
+    if (!adapter_alive(&s->ad)) {
+        snprintf(why, n, "the adapter is not running");
+        return LOCK_STALL_FAILED;
+    }
+    if (!(s->ad.caps & APROTO_CAP_STALL)) {
+        snprintf(why, n, "adapter %s %s lacks the stall extension (its caps)", s->ad.name,
+                 s->ad.version);
+        return LOCK_STALL_UNSUPPORTED;
+    }
+    int64_t ms = (ns + LS_NS_PER_MS - 1) / LS_NS_PER_MS;
+    struct amsg m;
+    int sent = 0;
+    char w[300];
+    int rc = adapter_stall(&s->ad, ms, ns + s->opt->request_timeout, &m, &sent, w, sizeof(w));
+    int out = LOCK_STALL_FAILED;
+    if (rc != ADAPTER_REPLY) {
+        snprintf(why, n, "%s", w);
+    } else if (!m.ok) {
+        snprintf(why, n, "the adapter answered: %s", m.error ? m.error : "ok:false");
+    } else {
+        *stalled_ns = m.stalled_ns;
+        out = LOCK_STALLED;
+    }
+    if (rc == ADAPTER_REPLY)
+        amsg_free(&m);
+    maybe_write_stats(s);
+    return out;
+}
+
 static int ext_wait_news(struct lock *lk, int64_t until_ns, struct lock_news *news)
 {
     struct ext *e = lk->ctx;
@@ -751,6 +818,13 @@ static int ext_wait_news(struct lock *lk, int64_t until_ns, struct lock_news *ne
             grants_lost_locked(s);
             pthread_mutex_unlock(&s->mu);
             maybe_write_stats(s);
+            continue;
+        }
+        if (r == 3) { /* a `renewed` event */
+            int found = renewed_news(s, &ev, news);
+            amsg_free(&ev);
+            if (found)
+                return 1;
             continue;
         }
         /* a `lost` event: whose grant? (one already released: ignored) */
@@ -791,4 +865,5 @@ const struct lock_ops lock_external = {
     .validate = ext_validate,
     .option_hooks = &ext_hooks,
     .wait_news = ext_wait_news,
+    .stall = ext_stall,
 };

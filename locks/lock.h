@@ -72,12 +72,23 @@ struct lock_config {
 enum lock_news_kind {
     LOCK_NEWS_LOST = 1,             /* the grant (res, token) is gone (adapter `lost` event,
                                      * or the adapter died while holding it) */
+    LOCK_NEWS_RENEWED = 2,          /* the library renewed the grant by itself (adapter
+                                     * `renewed` event): validity_ns from at_ns */
 };
 
 struct lock_news {
     int kind;                       /* enum lock_news_kind */
     int res;
     char token[EVLOG_TOKEN_LEN + 1]; /* the grant's token as the worker set it */
+    int64_t validity_ns;            /* LOCK_NEWS_RENEWED: the validity the library reported */
+    int64_t at_ns;                  /* LOCK_NEWS_RENEWED: CLOCK_MONOTONIC when it was learnt */
+};
+
+/* What lock_ops.stall returns. */
+enum lock_stall_rc {
+    LOCK_STALLED = 0,               /* the library's thread was blocked (*stalled_ns) */
+    LOCK_STALL_UNSUPPORTED = 1,     /* the implementation (adapter) offers no stall */
+    LOCK_STALL_FAILED = 2,          /* asked, no stall: an error reply, a timeout, gone */
 };
 
 /* One grant. The worker fills res and token before acquire (the
@@ -128,6 +139,12 @@ struct lock_ops {
      * while another thread uses a lock instance opened with primary = lk.
      * NULL: the implementation never learns anything between calls. */
     int (*wait_news)(struct lock *lk, int64_t until_ns, struct lock_news *news);
+    /* Block the thread that runs the lock library (an adapter's event loop,
+     * docs/protocol.md extension `stall`) for ns, synchronously, and return
+     * once it is free again: enum lock_stall_rc, *stalled_ns how long it
+     * was blocked (LOCK_STALLED), why says what happened otherwise (one
+     * line). NULL: the implementation has no such thread to block. */
+    int (*stall)(struct lock *lk, int64_t ns, int64_t *stalled_ns, char *why, size_t n);
 };
 
 struct lock {

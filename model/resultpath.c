@@ -68,7 +68,7 @@ static const struct path_row path_table[] = {
     {"per_worker.#", "worker|attempts|grants|busy|failed|unknown|events|complete|torn_bytes"},
     {"adapter|adapter.per_worker.#",
      "starts|restarts|restart_failures|exits|requests|timeouts|late_replies|protocol_errors|"
-     "lost_events|log_events|expired_grants"},
+     "lost_events|log_events|expired_grants|renewed_events|stalls"},
     {"adapter", "protocol|processes"},
     {"adapter.per_worker.#", "worker|epoch|started"},
 };

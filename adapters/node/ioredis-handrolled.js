@@ -5,12 +5,15 @@
 // Distributed Lock with Node.js and Redis Lua Scripts", dev.to), written fresh from their
 // description: acquire = SET NX PX in a Lua script, release = Lua
 // compare-and-delete, renew = Lua compare-and-pexpire, optionally on a
-// timer (auto_renew_ms) that reports `lost` when an extension fails. One
-// Redis node: the first address of hello.nodes.
+// timer (auto_renew_ms) that reports `lost` when an extension fails and
+// `renewed` when one succeeds (with the validity left: the TTL less the time
+// since the extension was sent). One Redis node: the first address of
+// hello.nodes. Extension `stall` is served by lib/protocol.js.
 //
 // hello.options: command_timeout_ms (500), auto_renew_ms (0 = off),
 // fencing (false: a fence from INCR in the acquire script when true).
 const { randomUUID } = require('node:crypto');
+const { performance } = require('node:perf_hooks');
 const { run, definite } = require('./lib/protocol');
 const { makeClients, waitReady, errorReply, quitAll } = require('./lib/redis');
 const ioredisVersion = require('ioredis/package.json').version;
@@ -59,7 +62,8 @@ run(async ({ nodes, options = {}, emit }) => {
   return {
     name: 'ioredis-handrolled',
     version: `ioredis ${ioredisVersion}`,
-    caps: ['ttl', 'renew', ...(fencing ? ['fencing'] : []), ...(autoRenew > 0 ? ['auto_renew'] : [])],
+    caps: ['ttl', 'renew', ...(fencing ? ['fencing'] : []),
+           ...(autoRenew > 0 ? ['auto_renew', 'renewed'] : []), 'stall'],
 
     async acquire({ res, ttl_ms: ttl }) {
       const token = randomUUID();
@@ -77,6 +81,7 @@ run(async ({ nodes, options = {}, emit }) => {
         // or failed extension means the lock is lost
         timers.set(token, setInterval(async () => {
           let lost = false;
+          const sent = performance.now();
           try {
             lost = (await redis.eval(EXTEND, 1, res, token, ttl)) !== 1;
           } catch (err) {
@@ -85,6 +90,8 @@ run(async ({ nodes, options = {}, emit }) => {
           if (lost && timers.has(token)) {
             stopTimer(token);
             emit.lost(res, token);
+          } else if (!lost && timers.has(token)) {
+            emit.renewed(res, token, ttl - (performance.now() - sent));
           }
         }, autoRenew));
       }

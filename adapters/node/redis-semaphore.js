@@ -10,12 +10,19 @@
 // onLockLost when a refresh finds the lock gone: reported as `lost`.
 // on_lock_lost: "report" (default) or "library" (its default handler, which
 // throws from a timer: the process dies).
+// Each refresh the library makes by itself is reported as `renewed`: the
+// adapter wraps the Mutex's _refresh (what Lock._processRefresh awaits in
+// node_modules/redis-semaphore/lib/Lock.js, from its setInterval), and a
+// true result is a refresh that set the key's PEXPIRE to lockTimeout; the
+// validity reported is lockTimeout less the time since the refresh was sent.
+// Extension `stall` is served by lib/protocol.js.
 // hello.options: kind, refresh_interval_ms, on_lock_lost, command_timeout_ms.
 // Keys: the library prefixes "mutex:" (resource lockstorm:r0 is key
 // mutex:lockstorm:r0). Release: the library's release() does not say
 // whether the lock was still ours, so the adapter stops the refresh and runs
 // the library's own compare-and-delete script (delIfEqualLua, exported by
 // the package) to answer released:true/false.
+const { performance } = require('node:perf_hooks');
 const { run } = require('./lib/protocol');
 const { makeClients, waitReady, errorReply, quitAll } = require('./lib/redis');
 const { Mutex, RedlockMutex } = require('redis-semaphore');
@@ -45,7 +52,7 @@ run(async ({ nodes, options = {}, emit }) => {
   return {
     name: redlock ? 'redis-semaphore RedlockMutex' : 'redis-semaphore Mutex',
     version,
-    caps: ['ttl', 'renew', ...(refreshInterval(1000) > 0 ? ['auto_renew'] : [])],
+    caps: ['ttl', 'renew', ...(refreshInterval(1000) > 0 ? ['auto_renew', 'renewed'] : []), 'stall'],
 
     async acquire({ res, ttl_ms: ttl }) {
       let token = null;
@@ -69,6 +76,13 @@ run(async ({ nodes, options = {}, emit }) => {
       }
       token = mutex.identifier;
       held.set(token, { mutex, res });
+      const refresh = mutex._refresh;
+      mutex._refresh = async function refreshReported() {
+        const sent = performance.now();
+        const ok = await refresh.call(this);
+        if (ok && held.has(token)) emit.renewed(res, token, ttl - (performance.now() - sent));
+        return ok;
+      };
       return { ok: true, token, validity_ms: ttl };
     },
 

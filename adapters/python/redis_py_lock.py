@@ -11,11 +11,16 @@ lock was no longer ours: released:false).
 hello.options: socket_timeout_ms (500): the client's command timeout, so a
 partition never hangs it; connect_timeout_ms (1000).
 
+Extension `stall` (docs/protocol.md): {"op":"stall","ms":N} blocks the main
+thread, the only one the library runs on, for N ms (time.sleep: no request
+is read or answered meanwhile) and answers the measured stalled_ms.
+
 The interpreter is /usr/bin/python3 on purpose: the Debian package
 python3-redis installs the library for it.
 """
 import json
 import sys
+import time
 
 import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -94,6 +99,20 @@ class Adapter:
             pass
 
 
+def stall(req):
+    """Block the main thread for req["ms"] milliseconds; answer how long it was."""
+    ms = req.get("ms")
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 600000:
+        return {"ok": False, "error": f"stall: 'ms' must be 0..600000, got {ms!r}"}
+    t0 = time.monotonic()
+    end = t0 + ms / 1000.0
+    left = end - t0
+    while left > 0:  # sleep may return early on a signal: sleep the rest
+        time.sleep(left)
+        left = end - time.monotonic()
+    return {"ok": True, "stalled_ms": round((time.monotonic() - t0) * 1000.0, 3)}
+
+
 def main():
     adapter = None
     for line in sys.stdin:
@@ -113,11 +132,14 @@ def main():
         if op == "hello":
             adapter = Adapter(msg)
             write({"op": "hello", "protocol": 1, "name": "redis-py Lock",
-                   "version": redis.__version__, "caps": ["ttl", "renew"]})
+                   "version": redis.__version__, "caps": ["ttl", "renew", "stall"]})
             continue
         rid = msg.get("id")
         if not isinstance(rid, int):
             write({"event": "log", "msg": "ignored a request without an integer id"})
+            continue
+        if adapter and op == "stall":
+            write({"id": rid, **stall(msg)})
             continue
         handler = getattr(adapter, op, None) if adapter and op in ("acquire", "renew", "release") else None
         if handler is None:

@@ -160,6 +160,60 @@ static void test_parse_valid(void)
     amsg_free(&m);
 }
 
+static void bad(const char *line, const char *want);
+
+/* The revision-2 extensions stall and renewed (docs/protocol.md): the
+ * caps, the stall reply's stalled_ms, the renewed event and their errors. */
+static void test_extensions(void)
+{
+    struct amsg m;
+    char why[256];
+    int ek;
+    REQUIRE(parse("{\"op\":\"hello\",\"protocol\":1,\"name\":\"n\",\"version\":\"1\","
+                  "\"caps\":[\"ttl\",\"auto_renew\",\"stall\",\"renewed\"]}", &m, why) == 0);
+    CHECK(m.caps == (APROTO_CAP_TTL | APROTO_CAP_AUTO_RENEW | APROTO_CAP_STALL | APROTO_CAP_RENEWED));
+    CHECK_STR(m.unknown_caps, "");
+    char caps[64];
+    aproto_caps_text(m.caps, caps, sizeof(caps));
+    CHECK_STR(caps, "ttl,auto_renew,stall,renewed");
+    amsg_free(&m);
+
+    /* the stall reply */
+    REQUIRE(parse("{\"id\":8,\"ok\":true,\"stalled_ms\":401.2}", &m, why) == 0);
+    CHECK(m.kind == AMSG_REPLY && m.has_stalled && m.stalled_ns == 401200000);
+    CHECK(aproto_check_reply(AOP_STALL, &m, why, sizeof(why)) == 0);
+    CHECK(aproto_outcome(AOP_STALL, &m, &ek) == LOCK_OK);
+    amsg_free(&m);
+    REQUIRE(parse("{\"id\":8,\"ok\":true}", &m, why) == 0);
+    CHECK(aproto_check_reply(AOP_STALL, &m, why, sizeof(why)) < 0 && strstr(why, "'stalled_ms'"));
+    amsg_free(&m);
+    REQUIRE(parse("{\"id\":8,\"ok\":false,\"error\":\"unknown op 'stall'\"}", &m, why) == 0);
+    CHECK(aproto_check_reply(AOP_STALL, &m, why, sizeof(why)) == 0);
+    CHECK(aproto_outcome(AOP_STALL, &m, &ek) == LOCK_FAIL);
+    amsg_free(&m);
+    bad("{\"id\":8,\"ok\":true,\"stalled_ms\":\"400\"}", "'stalled_ms' must be");
+    bad("{\"id\":8,\"ok\":true,\"stalled_ms\":-3}", "'stalled_ms' must not be negative");
+
+    /* the renewed event: all three fields, validity as a number of ms */
+    REQUIRE(parse("{\"event\":\"renewed\",\"res\":\"lockstorm:r0\",\"token\":\"a1b2\","
+                  "\"validity_ms\":300,\"extra\":1}", &m, why) == 0);
+    CHECK(m.kind == AMSG_RENEWED);
+    CHECK_STR(m.res, "lockstorm:r0");
+    CHECK_STR(m.token, "a1b2");
+    CHECK(m.has_validity && m.validity_ns == 300 * LS_NS_PER_MS);
+    CHECK(m.read_ns == 0);
+    amsg_free(&m);
+    REQUIRE(parse("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":-0.5}",
+                  &m, why) == 0);
+    CHECK(m.validity_ns == -500000);
+    amsg_free(&m);
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\"}", "needs 'res' and 'token' strings and 'validity_ms'");
+    bad("{\"event\":\"renewed\",\"token\":\"t\",\"validity_ms\":3}", "needs 'res'");
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":5,\"validity_ms\":3}", "'token' must be a string");
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":\"3\"}",
+        "'validity_ms' must be");
+}
+
 static void bad(const char *line, const char *want)
 {
     struct amsg m;
@@ -233,13 +287,17 @@ static void test_write(void)
                                  {.host = "127.0.0.1", .port = 41002}};
     aproto_write_hello(&sb, 3, nodes, 2, "{\"x\":[1]}");
     CHECK_STR(sb_cstr(&sb), "{\"op\":\"hello\",\"protocol\":1,\"worker\":3,\"nodes\":[\"127.0.0.1:41001\","
-                            "\"127.0.0.1:41002\"],\"options\":{\"x\":[1]}}\n");
+                            "\"127.0.0.1:41002\"],\"options\":{\"x\":[1]},"
+                            "\"extensions\":[\"stall\",\"renewed\"]}\n");
     sb_reset(&sb);
     aproto_write_request(&sb, 9, AOP_ACQUIRE, "lockstorm:r0", NULL, 300 * LS_NS_PER_MS + 1);
     CHECK_STR(sb_cstr(&sb), "{\"id\":9,\"op\":\"acquire\",\"res\":\"lockstorm:r0\",\"ttl_ms\":301}\n");
     sb_reset(&sb);
     aproto_write_request(&sb, 10, AOP_RELEASE, "lockstorm:r0", "a\"b", -1);
     CHECK_STR(sb_cstr(&sb), "{\"id\":10,\"op\":\"release\",\"res\":\"lockstorm:r0\",\"token\":\"a\\\"b\"}\n");
+    sb_reset(&sb);
+    aproto_write_stall(&sb, 11, 400);
+    CHECK_STR(sb_cstr(&sb), "{\"id\":11,\"op\":\"stall\",\"ms\":400}\n");
     sb_reset(&sb);
     aproto_write_bye(&sb);
     CHECK_STR(sb_cstr(&sb), "{\"op\":\"bye\"}\n");
@@ -409,6 +467,45 @@ static void test_session(void)
         adapter_close(&a);
     }
 
+    /* extensions: renewed events queued with the instant they were read,
+     * also while a request waited; a stall longer than the usual timeout */
+    REQUIRE(fixture(&a, "extensions", &err) == 0);
+    CHECK(a.caps == (APROTO_CAP_TTL | APROTO_CAP_RENEW | APROTO_CAP_STALL | APROTO_CAP_RENEWED));
+    int64_t before = ls_now_ns();
+    REQUIRE(adapter_request(&a, AOP_ACQUIRE, "r", NULL, 300 * LS_NS_PER_MS, LS_NS_PER_S, &m,
+                            &sent, why, sizeof(why)) == ADAPTER_REPLY && m.ok);
+    snprintf(tok, sizeof(tok), "%s", m.token);
+    amsg_free(&m);
+    r = adapter_wait_event(&a, ls_now_ns() + 2 * LS_NS_PER_S, &ev);
+    CHECK(r == 3 && ev.kind == AMSG_RENEWED);
+    if (r == 3) {
+        CHECK_STR(ev.res, "r");
+        CHECK_STR(ev.token, tok);
+        CHECK(ev.validity_ns == 250 * LS_NS_PER_MS);
+        CHECK(ev.read_ns >= before && ev.read_ns <= ls_now_ns());
+        amsg_free(&ev);
+    }
+    /* the release's renewed event arrives before its reply: kept, told after */
+    REQUIRE(adapter_request(&a, AOP_RELEASE, "r", tok, -1, LS_NS_PER_S, &m, &sent, why,
+                            sizeof(why)) == ADAPTER_REPLY && m.ok);
+    amsg_free(&m);
+    int64_t replied = ls_now_ns();
+    ls_sleep_ns(20 * LS_NS_PER_MS);
+    r = adapter_wait_event(&a, ls_now_ns() + LS_NS_PER_S, &ev);
+    CHECK(r == 3);
+    if (r == 3) {
+        CHECK(ev.read_ns <= replied); /* read during the request, not when told */
+        amsg_free(&ev);
+    }
+    CHECK(a.st.renewed_events == 2 && a.st.protocol_errors == 0);
+    t0 = ls_now_ns();
+    REQUIRE(adapter_stall(&a, 300, 300 * LS_NS_PER_MS + 200 * LS_NS_PER_MS, &m, &sent, why,
+                          sizeof(why)) == ADAPTER_REPLY);
+    CHECK(m.ok && m.has_stalled && m.stalled_ns >= 299 * LS_NS_PER_MS);
+    CHECK(ls_now_ns() - t0 >= 300 * LS_NS_PER_MS && a.st.stalls == 1);
+    amsg_free(&m);
+    adapter_close(&a);
+
     /* silence: a timeout; bye ignored and SIGTERM too: SIGKILL, all bounded */
     REQUIRE(fixture(&a, "never-answers", &err) == 0);
     t0 = ls_now_ns();
@@ -425,6 +522,7 @@ int main(void)
     RUN(test_lines);
     RUN(test_parse_valid);
     RUN(test_parse_invalid);
+    RUN(test_extensions);
     RUN(test_write);
     RUN(test_options);
     RUN(test_session);

@@ -8,17 +8,47 @@
 // where each op returns the reply fields (without id) or throws; a thrown
 // error becomes {ok:false, error, unknown:true} unless it carries
 // err.definite = true (nothing was granted or changed).
-// Events: hello.emit.lost(res, token), hello.emit.log(msg).
+// Events: hello.emit.lost(res, token), hello.emit.log(msg), and
+// hello.emit.renewed(res, token, validity_ms) for a renewal the library made
+// by itself (extension `renewed`: list 'renewed' in caps; sent only when
+// the harness's hello lists 'renewed' in its extensions, so an older
+// harness never sees an event it does not know).
+// Extension `stall` is served here for every adapter that lists 'stall' in
+// its caps: {"op":"stall","ms":N} blocks the event loop for N ms
+// synchronously (Atomics.wait on a SharedArrayBuffer: no timer, no I/O
+// callback runs meanwhile) and answers with the measured stalled_ms.
 const readline = require('node:readline');
+const { performance } = require('node:perf_hooks');
 
 function write(obj) {
   process.stdout.write(JSON.stringify(obj) + '\n');
 }
 
+// the extensions the harness listed in its hello (docs/protocol.md)
+let harnessExtensions = new Set();
+
 const emit = {
   lost: (res, token) => write({ event: 'lost', res, token }),
   log: (msg) => write({ event: 'log', msg: String(msg) }),
+  renewed: (res, token, validityMs) => {
+    if (harnessExtensions.has('renewed')) {
+      write({ event: 'renewed', res, token, validity_ms: validityMs });
+    }
+  },
 };
+
+// Block this thread (the event loop) for ms milliseconds; returns how long
+// it really blocked. Atomics.wait sleeps without yielding to the loop; a
+// spurious early return (none is expected: nobody notifies) waits again.
+const stallCell = new Int32Array(new SharedArrayBuffer(4));
+function stallLoop(ms) {
+  const t0 = performance.now();
+  const end = t0 + ms;
+  for (let left = ms; left > 0; left = end - performance.now()) {
+    Atomics.wait(stallCell, 0, 0, left);
+  }
+  return performance.now() - t0;
+}
 
 // "127.0.0.1:41001" -> { host, port }
 function parseNode(s) {
@@ -46,6 +76,16 @@ function run(setup) {
 
   async function serve(msg) {
     const id = msg.id;
+    if (msg.op === 'stall' && (adapter.caps || []).includes('stall')) {
+      const ms = Number(msg.ms);
+      if (!Number.isFinite(ms) || ms < 0 || ms > 600000) {
+        write({ id, ok: false, error: `stall: 'ms' must be 0..600000, got ${msg.ms}` });
+        return;
+      }
+      // synchronous: nothing else of this process runs until the reply is written
+      write({ id, ok: true, stalled_ms: Math.round(stallLoop(ms) * 1000) / 1000 });
+      return;
+    }
     const op = adapter[msg.op];
     if (!['acquire', 'renew', 'release'].includes(msg.op) || typeof op !== 'function') {
       write({ id, ok: false, error: `unknown op '${msg.op}'` });
@@ -77,6 +117,7 @@ function run(setup) {
     if (msg.op === 'bye') return shutdown(0);
     if (msg.op === 'hello') {
       if (adapter) return emit.log('ignored a second hello');
+      if (Array.isArray(msg.extensions)) harnessExtensions = new Set(msg.extensions.map(String));
       try {
         adapter = await setup({ ...msg, nodes: (msg.nodes || []).map(parseNode), emit });
         write({ op: 'hello', protocol: 1, name: adapter.name, version: adapter.version,
@@ -104,4 +145,4 @@ function definite(message) {
   return e;
 }
 
-module.exports = { run, emit, definite, parseNode };
+module.exports = { run, emit, definite, parseNode, stallLoop };
