@@ -11,11 +11,15 @@ lock was no longer ours: released:false).
 hello.options: socket_timeout_ms (500): the client's command timeout, so a
 partition never hangs it; connect_timeout_ms (1000).
 
+Extensions: `clock` (time.time() and time.monotonic(), for client clock
+faults).
+
 The interpreter is /usr/bin/python3 on purpose: the Debian package
 python3-redis installs the library for it.
 """
 import json
 import sys
+import time
 
 import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -94,6 +98,14 @@ class Adapter:
             pass
 
 
+def clock_reply():
+    """The `clock` extension (docs/protocol.md): the wall clock as the
+    library reads it (time.time(), which the clock shim moves under client
+    clock faults) and the monotonic clock (time.monotonic(), which it does
+    not)."""
+    return {"ok": True, "wall_ms": time.time() * 1000.0, "mono_ms": time.monotonic() * 1000.0}
+
+
 def main():
     adapter = None
     for line in sys.stdin:
@@ -112,12 +124,17 @@ def main():
             break
         if op == "hello":
             adapter = Adapter(msg)
+            exts = msg.get("extensions") if isinstance(msg.get("extensions"), list) else []
             write({"op": "hello", "protocol": 1, "name": "redis-py Lock",
-                   "version": redis.__version__, "caps": ["ttl", "renew"]})
+                   "version": redis.__version__,
+                   "caps": ["ttl", "renew"] + (["clock"] if "clock" in exts else [])})
             continue
         rid = msg.get("id")
         if not isinstance(rid, int):
             write({"event": "log", "msg": "ignored a request without an integer id"})
+            continue
+        if op == "clock":
+            write({"id": rid, **clock_reply()})
             continue
         handler = getattr(adapter, op, None) if adapter and op in ("acquire", "renew", "release") else None
         if handler is None:

@@ -9,6 +9,9 @@
 // error becomes {ok:false, error, unknown:true} unless it carries
 // err.definite = true (nothing was granted or changed).
 // Events: hello.emit.lost(res, token), hello.emit.log(msg).
+// Extensions the helper implements for every adapter: `clock` (the
+// runtime's clock, answered here; listed in caps when the harness's hello
+// lists it).
 const readline = require('node:readline');
 
 function write(obj) {
@@ -24,6 +27,13 @@ const emit = {
 function parseNode(s) {
   const i = s.lastIndexOf(':');
   return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
+}
+
+// The `clock` extension (docs/protocol.md): the wall clock as the library
+// reads it (Date.now(), which the clock shim moves under client clock
+// faults) and the monotonic clock (performance.now(), which it does not).
+function clockReply() {
+  return { ok: true, wall_ms: Date.now(), mono_ms: performance.now() };
 }
 
 function run(setup) {
@@ -46,6 +56,10 @@ function run(setup) {
 
   async function serve(msg) {
     const id = msg.id;
+    if (msg.op === 'clock') {
+      write({ id, ...clockReply() });
+      return;
+    }
     const op = adapter[msg.op];
     if (!['acquire', 'renew', 'release'].includes(msg.op) || typeof op !== 'function') {
       write({ id, ok: false, error: `unknown op '${msg.op}'` });
@@ -79,8 +93,9 @@ function run(setup) {
       if (adapter) return emit.log('ignored a second hello');
       try {
         adapter = await setup({ ...msg, nodes: (msg.nodes || []).map(parseNode), emit });
-        write({ op: 'hello', protocol: 1, name: adapter.name, version: adapter.version,
-                caps: adapter.caps });
+        const exts = Array.isArray(msg.extensions) ? msg.extensions : [];
+        const caps = [...adapter.caps, ...(exts.includes('clock') ? ['clock'] : [])];
+        write({ op: 'hello', protocol: 1, name: adapter.name, version: adapter.version, caps });
       } catch (err) {
         process.stderr.write(`adapter setup failed: ${(err && err.stack) || err}\n`);
         process.exit(1);
