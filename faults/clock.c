@@ -322,8 +322,9 @@ static struct json *probe_line(const struct fault_env *env, int worker, uint64_t
 /* Contract: for every worker target of cs whose adapter runs under the
  * shim, wait (until deadline, true to signals) for its probe of the
  * generation the change made and put it in the matching entry of arr as
- * "adapter_clock"; one that did not come in time is {"result":"pending"}
- * (the worker was busy or paused: the file keeps the later probe). */
+ * "adapter_clock"; one that did not come in time (or by the end of the
+ * run) is {"result":"pending"} (the worker was busy or paused: the file
+ * keeps the later probe). */
 static void adapter_probes(const struct fault_env *env, struct clk_state *cs, struct json *arr,
                            int64_t deadline)
 {
@@ -338,8 +339,8 @@ static void adapter_probes(const struct fault_env *env, struct clk_state *cs, st
         for (;;) {
             line = probe_line(env, t->worker, st.gen, &exists);
             if (line || !exists || env->ops->now(env->ctx) >= deadline ||
-                env->ops->signalled(env->ctx))
-                break;
+                env->ops->signalled(env->ctx) || env->ops->ran_out(env->ctx))
+                break; /* a run at its end has workers that probe no more */
             env->ops->sleep(env->ctx, PROBE_POLL_NS);
         }
         if (!exists)

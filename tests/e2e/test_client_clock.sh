@@ -56,8 +56,9 @@ all_probes() {
 # 1. redis-lock: the bug, caught; the shim verified in every adapter
 d=$T_TMP/redis-lock
 run_ls "$d" "$WL/adapters/redis-lock-client-clock.yaml"
-check "redis-lock under a slow client clock: its expectations hold (exit $RC)" [ "$RC" -eq 0 ]
+check "redis-lock under a slow client clock: its expectations hold (exit $RC; $(tail -c 300 "$d.stdout"))" [ "$RC" -eq 0 ]
 expect_val "$d" checks.mutex.by_class.lock_broken ">" 0
+expect_val "$d" faults.0.adapter_clock.verified == 4
 check "redis-lock: every adapter's Date.now() moved by the fault's shift (-1000 ms, then a quarter speed) at the start ($(probes "$d" start | tr '\n' ';'))" \
     all_probes "$d" start verified -2200 -995
 check "redis-lock: and back at the end ($(probes "$d" end | tr '\n' ';'))" \
@@ -71,7 +72,7 @@ t_no_leftovers "$d"
 # 2. the compare-and-delete twin: the same faults, no lock-broken
 d=$T_TMP/handrolled
 run_ls "$d" "$WL/adapters/ioredis-handrolled-client-clock.yaml"
-check "ioredis-handrolled under the same faults: its expectations hold (exit $RC)" [ "$RC" -eq 0 ]
+check "ioredis-handrolled under the same faults: its expectations hold (exit $RC; $(tail -c 300 "$d.stdout"))" [ "$RC" -eq 0 ]
 expect_val "$d" checks.mutex.by_class.lock_broken == 0
 check "ioredis-handrolled: Date.now() moved too ($(probes "$d" start | tr '\n' ';'))" \
     all_probes "$d" start verified -2200 -995
@@ -84,6 +85,7 @@ LOCKSTORM_CLOCK_SHIM=$noshim run_ls "$d" "$WL/adapters/redis-lock-client-clock.y
     --set 'expect={}' --set duration=2500ms
 check "a preload that shifts nothing: every probe says 'not moved' ($(probes "$d" start | tr '\n' ';'))" \
     all_probes "$d" start not_moved -2200 -995
+expect_val "$d" faults.0.adapter_clock.not_moved == 4
 check "a preload that shifts nothing: the start line does not say verified" \
     sh -c "! grep '\"id\":0,\"event\":\"start\"' '$d/faults.jsonl' | grep -q 'probe: verified'"
 
