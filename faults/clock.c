@@ -37,7 +37,7 @@
 #define TIME_TIMEOUT_US 500000
 #define TIME_TOLERANCE LS_NS_PER_MS  /* TIME has microseconds; the shim rounds a drift */
 #define VERIFY_TRIES 3
-#define PROBE_WAIT_NS (1500 * LS_NS_PER_MS) /* for the adapters' probes, all targets together */
+#define PROBE_WAIT_NS (1000 * LS_NS_PER_MS) /* for the adapters' probes, all targets together */
 #define PROBE_POLL_NS (10 * LS_NS_PER_MS)
 
 extern const struct fault_ops fault_clock;
@@ -349,7 +349,7 @@ static void adapter_probes(const struct fault_env *env, struct clk_state *cs, st
             line = json_new_obj();
             json_obj_set_int(line, "gen", (int64_t)st.gen);
             json_obj_set_str(line, "result", "pending");
-            json_obj_set_str(line, "why", "the worker did not probe its adapter within 1.5 s "
+            json_obj_set_str(line, "why", "the worker did not probe its adapter within 1 s "
                                           "(paused, or waiting for a reply): see adapters/"
                                           "worker-NNN.clock.jsonl for the later probe");
         }
