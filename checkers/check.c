@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/rundir.h"
 #include "model/workload.h"
@@ -81,6 +82,39 @@ void check_params_from(const struct history *h, struct check_params *p)
         p->max_commands_per_grant = w->check.max_commands_per_grant;
 }
 
+/* Contract: for a clock fault whose start line has adapter probes
+ * (clocks[].adapter_clock: faults/clock.c), their results counted, as a new
+ * object {"verified":N,"not_moved":N,"unverified":N,"no_answer":N,
+ * "pending":N}; NULL when the line has none. */
+static struct json *adapter_clock_json(const struct json *record)
+{
+    const struct json *clocks = json_obj_get(record, "clocks");
+    if (!clocks || clocks->type != JSON_ARR)
+        return NULL;
+    static const char *const results[] = {"verified", "not moved", "unverified", "no answer",
+                                          "pending"};
+    static const char *const keys[] = {"verified", "not_moved", "unverified", "no_answer",
+                                       "pending"};
+    int64_t n[5] = {0};
+    int any = 0;
+    for (size_t i = 0; i < clocks->n; i++) {
+        const struct json *a = json_obj_get(clocks->kids[i], "adapter_clock");
+        if (!a)
+            continue;
+        any = 1;
+        const char *r = json_get_str(a, "result", "");
+        for (int k = 0; k < 5; k++)
+            if (strcmp(r, results[k]) == 0)
+                n[k]++;
+    }
+    if (!any)
+        return NULL;
+    struct json *o = json_new_obj();
+    for (int k = 0; k < 5; k++)
+        json_obj_set_int(o, keys[k], n[k]);
+    return o;
+}
+
 /* Contract: the "faults" array of the result model from h's windows. */
 static struct json *faults_json(const struct history *h)
 {
@@ -102,6 +136,9 @@ static struct json *faults_json(const struct history *h)
         const struct json *params = json_obj_get(f->record, "params");
         json_obj_set(o, "params", params && params->type == JSON_OBJ ? json_clone(params)
                                                                      : json_new_obj());
+        struct json *ac = adapter_clock_json(f->record);
+        if (ac)
+            json_obj_set(o, "adapter_clock", ac);
     }
     return arr;
 }

@@ -7,9 +7,12 @@
  * and time: key expiry (PX) and TIME follow the shifted clock. A node's
  * start counts only once TIME on the node shows the shifted clock and the
  * shim acknowledged the change. On workers (worker:N, random-worker,
- * all-workers) it writes the worker's client clock, which only a lock that
- * measures elapsed time on CLOCK_REALTIME reads (redlock clock: realtime);
- * the start line says whether the worker's lock reads it at all.
+ * all-workers) it writes the worker's client clock, which a built-in lock
+ * that measures elapsed time on CLOCK_REALTIME reads (redlock clock:
+ * realtime), and the shim inside the worker's adapter process (an external
+ * lock) too; the start line says whether the worker's lock reads it, and
+ * for an adapter what its runtime's clock showed (the worker's `clock`
+ * probe, adapters/worker-NNN.clock.jsonl).
  */
 #include "faults/clock.h"
 
@@ -27,12 +30,15 @@
 #include "faults/link_target.h"
 #include "faults/target.h"
 #include "util/clockctl.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define NS_S 1e9
 #define TIME_TIMEOUT_US 500000
 #define TIME_TOLERANCE LS_NS_PER_MS  /* TIME has microseconds; the shim rounds a drift */
 #define VERIFY_TRIES 3
+#define PROBE_WAIT_NS (1000 * LS_NS_PER_MS) /* for the adapters' probes, all targets together */
+#define PROBE_POLL_NS (10 * LS_NS_PER_MS)
 
 extern const struct fault_ops fault_clock;
 
@@ -79,6 +85,21 @@ int clockfault_used(const struct workload *w)
     for (int i = 0; i < w->nfaults; i++)
         if (w->faults[i].ops == &fault_clock)
             return 1;
+    for (int i = 0; w->nemesis.enabled && i < w->nemesis.nkinds; i++)
+        if (w->nemesis.kinds[i].ops == &fault_clock)
+            return 1;
+    return 0;
+}
+
+int clockfault_client(const struct workload *w)
+{
+    for (int i = 0; i < w->nfaults; i++) {
+        const struct fault_spec *s = &w->faults[i];
+        if (s->ops == &fault_clock &&
+            (s->target == TARGET_WORKER || s->target == TARGET_RANDOM_WORKER ||
+             s->target == TARGET_ALL_WORKERS))
+            return 1;
+    }
     for (int i = 0; w->nemesis.enabled && i < w->nemesis.nkinds; i++)
         if (w->nemesis.kinds[i].ops == &fault_clock)
             return 1;
@@ -262,6 +283,89 @@ static int verify_node(const struct fault_env *env, const struct fault_node *n,
     return ok;
 }
 
+/* ---- adapters: the probe of the `clock` extension ---- */
+
+/* Contract: the newest line of worker's probe file (adapters/
+ * worker-NNN.clock.jsonl, written by its external lock: locks/
+ * external_clock.c) made for generation gen or later, as a new object
+ * (caller frees), or NULL (*exists says whether the file is there: a
+ * worker whose lock runs no adapter under the shim has none). */
+static struct json *probe_line(const struct fault_env *env, int worker, uint64_t gen,
+                               int *exists)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/adapters/worker-%03d.clock.jsonl",
+             env->ops->run_dir(env->ctx), worker);
+    struct strbuf sb = STRBUF_INIT;
+    *exists = sb_read_file(&sb, path) == 0;
+    struct json *best = NULL;
+    const char *p = sb.buf, *end = sb.buf + sb.len;
+    while (*exists && p && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break; /* a line still being written */
+        struct json *o = NULL;
+        char why[64];
+        if (json_parse(p, (size_t)(nl - p), &o, why, sizeof(why)) == 0 &&
+            json_get_int(o, "gen", -1) >= (int64_t)gen) {
+            json_free(best);
+            best = o;
+        } else {
+            json_free(o);
+        }
+        p = nl + 1;
+    }
+    sb_free(&sb);
+    return best;
+}
+
+/* Contract: for every worker target of cs whose adapter runs under the
+ * shim, wait (until deadline, true to signals) for its probe of the
+ * generation the change made and put it in the matching entry of arr as
+ * "adapter_clock"; one that did not come in time (or by the end of the
+ * run) is {"result":"pending"} (the worker was busy or paused: the file
+ * keeps the later probe). */
+static void adapter_probes(const struct fault_env *env, struct clk_state *cs, struct json *arr,
+                           int64_t deadline)
+{
+    for (int i = 0; i < cs->n; i++) {
+        struct clk_target *t = &cs->t[i];
+        if (t->worker < 0 || !t->ctl)
+            continue;
+        struct ls_clockstate st;
+        ls_clockctl_snapshot(t->ctl, &st);
+        int exists = 0;
+        struct json *line = NULL;
+        for (;;) {
+            line = probe_line(env, t->worker, st.gen, &exists);
+            if (line || !exists || env->ops->now(env->ctx) >= deadline ||
+                env->ops->signalled(env->ctx) || env->ops->ran_out(env->ctx))
+                break; /* a run at its end has workers that probe no more */
+            env->ops->sleep(env->ctx, PROBE_POLL_NS);
+        }
+        if (!exists)
+            continue;
+        if (!line) {
+            line = json_new_obj();
+            json_obj_set_int(line, "gen", (int64_t)st.gen);
+            json_obj_set_str(line, "result", "pending");
+            json_obj_set_str(line, "why", "the worker did not probe its adapter within 1 s "
+                                          "(paused, or waiting for a reply): see adapters/"
+                                          "worker-NNN.clock.jsonl for the later probe");
+        }
+        char text[400];
+        snprintf(text, sizeof(text), "adapter clock probe: %s: %s",
+                 json_get_str(line, "result", "?"), json_get_str(line, "why", ""));
+        for (size_t k = 0; k < arr->n; k++) {
+            if (json_get_int(arr->kids[k], "worker", -1) != t->worker)
+                continue;
+            json_obj_set(arr->kids[k], "adapter_clock", json_clone(line));
+            json_obj_set_str(arr->kids[k], "verified", text);
+        }
+        json_free(line);
+    }
+}
+
 /* ---- start / stop ---- */
 
 /* Contract: apply o's change to t at true realtime now (t->gen: the
@@ -378,6 +482,7 @@ static int clock_start(const struct fault_env *env, struct fault_inst *fi, struc
                                        "(e.g. redlock clock: monotonic): no effect on the lock");
         }
     }
+    adapter_probes(env, cs, arr, env->ops->now(env->ctx) + PROBE_WAIT_NS);
     if (bad >= 0) {
         struct ls_err e2 = {0};
         clock_stop(env, fi, &e2);
@@ -413,6 +518,7 @@ static int clock_stop(const struct fault_env *env, struct fault_inst *fi, struct
         json_obj_set_bool(e, "restored", o->restore);
         json_obj_set_num(e, "offset_left_ms", (double)left / 1e6);
     }
+    adapter_probes(env, cs, arr, env->ops->now(env->ctx) + PROBE_WAIT_NS);
     free_state(cs);
     fi->state = NULL;
     return 0;
@@ -441,7 +547,8 @@ const struct fault_ops fault_clock = {
     .version = FAULT_OPS_VERSION,
     .name = "clock",
     .help = "step (jump) or skew (drift) CLOCK_REALTIME of lock nodes (LD_PRELOAD shim: key "
-            "expiry follows it) or of workers' client clocks (read by redlock clock: realtime)",
+            "expiry follows it) or of workers' client clocks (read by redlock clock: realtime, "
+            "and by adapter processes through the shim)",
     .targets = CLOCK_TARGETS,
     .options = clock_tab,
     .options_size = sizeof(struct clock_opts),

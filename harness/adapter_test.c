@@ -436,6 +436,30 @@ static void check_unknown_op(struct at *t)
            buf);
 }
 
+/* The `clock` extension, when the adapter claims it: a reply with a
+ * plausible wall_ms (milliseconds since the epoch) within 5 s of the
+ * harness's clock (no clock fault runs here: the runtime's clock is the
+ * true one). */
+static void check_clock(struct at *t)
+{
+    if (!(t->caps & APROTO_CAP_CLOCK)) {
+        skip("clock extension", "the adapter does not list 'clock' in its caps");
+        return;
+    }
+    struct adapter_clock ck;
+    char why[300];
+    int rc = adapter_clock(&t->ad, REQ_TIMEOUT, &ck, why, sizeof(why));
+    if (rc != ADAPTER_REPLY) {
+        report(t, 0, "clock extension", "{\"op\":\"clock\"}: %s", why);
+        return;
+    }
+    double mid = (double)(ck.real_before + ck.real_after) / 2e6;
+    double off = ck.wall_ms - mid;
+    report(t, off > -5000 && off < 5000, "clock extension",
+           "wall_ms %.1f, %.1f ms from the harness's clock%s", ck.wall_ms, off,
+           ck.has_mono ? ", with mono_ms" : "");
+}
+
 static void check_garbage(struct at *t)
 {
     struct adapter_stats before, after;
@@ -668,6 +692,7 @@ int adapter_test_main(int argc, char **argv)
     check_stall(&t);
     check_renewed(&t);
     check_unknown_op(&t);
+    check_clock(&t);
     check_garbage(&t);
     check_slow(&t);
     check_blackhole(&t);

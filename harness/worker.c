@@ -22,6 +22,8 @@
 #include "harness/jobs.h"
 #include "backends/backend.h"
 #include "backends/storage.h"
+#include "faults/clock.h"
+#include "util/clockctl.h"
 #include "util/timeutil.h"
 
 /* Set by SIGTERM: abort the current hold and leave (the harness's "stop
@@ -42,6 +44,7 @@ struct wctx {
     int log_failed;
     struct lock lk;
     struct lock_config cfg;
+    char client_clock[4096]; /* cfg.client_clock's text */
     const struct store_ops *sto; /* the topology's protected resource (backends/backend.h) */
     void *st;              /* its connection, or NULL: no store ops this run */
     struct jobstore *js;   /* workers.mode jobs: the job's database ops */
@@ -831,6 +834,10 @@ int worker_main(const struct worker_args *a)
     c->cfg.wait_replicas = (int)c->w->lock.wait_replicas;
     c->cfg.rundir = a->rundir;
     c->cfg.epoch = a->epoch;
+    if (a->rundir && clockfault_client(c->w)) {
+        clockctl_worker_path(c->client_clock, sizeof(c->client_clock), a->rundir, a->id);
+        c->cfg.client_clock = c->client_clock;
+    }
     if (lock_open(&c->lk, c->w->lock.ops, &c->cfg, &err) < 0) {
         status = fail(c, &err);
         goto out;

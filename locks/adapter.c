@@ -152,7 +152,8 @@ static int spawn(struct adapter *a, struct ls_err *err)
     /* the caller's process group (a pause or kill of the worker reaches the
      * adapter) unless own_group, dying with its parent (util/proc.h) */
     struct spawn_opts po = {.use_fds = 1, .fd_in = in[0], .fd_out = out[1], .fd_err = errfd,
-                           .flags = a->cfg.own_group ? 0 : PROC_SAME_GROUP, .what = "adapter"};
+                           .flags = a->cfg.own_group ? 0 : PROC_SAME_GROUP, .what = "adapter",
+                           .env_add = a->cfg.env_add};
     pid_t pid = proc_spawn_opts(a->cfg.argv, &po, err);
     close(in[0]);
     close(out[1]);
@@ -775,6 +776,45 @@ int adapter_stall(struct adapter *a, int64_t ms, int64_t timeout_ns, struct amsg
     if (rc == ADAPTER_REPLY && reply->ok)
         a->st.stalls++;
     pthread_mutex_unlock(&a->mu);
+    return rc;
+}
+
+int adapter_clock(struct adapter *a, int64_t timeout_ns, struct adapter_clock *out, char *why,
+                  size_t whylen)
+{
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&a->mu);
+    if (!(a->caps & APROTO_CAP_CLOCK)) {
+        pthread_mutex_unlock(&a->mu);
+        snprintf(why, whylen, "the adapter does not implement the clock extension (its caps "
+                              "lack 'clock')");
+        return ADAPTER_PROTO;
+    }
+    int64_t id = a->next_id++;
+    struct strbuf sb = STRBUF_INIT;
+    aproto_write_clock(&sb, id);
+    struct amsg m;
+    out->real_before = ls_realtime_ns();
+    int rc = exchange(a, id, sb.buf, sb.len, AOP_CLOCK, timeout_ns, &m, NULL, why, whylen);
+    out->real_after = ls_realtime_ns();
+    sb_free(&sb);
+    pthread_mutex_unlock(&a->mu);
+    if (rc != ADAPTER_REPLY)
+        return rc;
+    if (!m.ok) {
+        snprintf(why, whylen, "clock: the adapter answered ok:false (%s)",
+                 m.error ? m.error : "no error text");
+        rc = ADAPTER_PROTO;
+    } else if (!aproto_clock_plausible(m.wall_ms)) {
+        snprintf(why, whylen, "clock: wall_ms %.17g is not milliseconds since the epoch",
+                 m.wall_ms);
+        rc = ADAPTER_PROTO;
+    } else {
+        out->wall_ms = m.wall_ms;
+        out->has_mono = m.has_mono;
+        out->mono_ms = m.mono_ms;
+    }
+    amsg_free(&m);
     return rc;
 }
 

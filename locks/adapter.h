@@ -52,6 +52,10 @@ struct adapter_config {
      * no worker): the adapter leads a group of its own, SIGKILLed by
      * adapter_close once the adapter is gone, so what it started dies too */
     int own_group;
+    /* "KEY=value" strings added to the adapter's environment (the clock
+     * shim's LD_PRELOAD and control file under client clock faults),
+     * NULL-terminated; borrowed for the adapter's life. NULL: none */
+    char *const *env_add;
 };
 
 struct adapter_stats {
@@ -159,6 +163,21 @@ int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev);
  * adapter_request. The caller checks the adapter's caps first. */
 int adapter_stall(struct adapter *a, int64_t ms, int64_t timeout_ns, struct amsg *reply,
                   int *sent, char *why, size_t whylen);
+/* The `clock` extension (docs/protocol.md): one {"op":"clock"} request,
+ * timed on the harness's true clock. */
+struct adapter_clock {
+    double wall_ms;                /* the adapter's answer */
+    int has_mono;
+    double mono_ms;
+    int64_t real_before, real_after; /* true CLOCK_REALTIME ns around the request */
+};
+/* Contract: ask the adapter for its clock (it must list `clock` in its
+ * caps: otherwise ADAPTER_PROTO with why, nothing sent). ADAPTER_REPLY
+ * with *out filled when it answered ok:true with a plausible wall_ms
+ * (aproto_clock_plausible); any other reply (ok:false, or an implausible
+ * wall_ms) is ADAPTER_PROTO with why. Other codes as adapter_request. */
+int adapter_clock(struct adapter *a, int64_t timeout_ns, struct adapter_clock *out, char *why,
+                  size_t whylen);
 
 /* Is the process there and past its handshake? */
 int adapter_alive(struct adapter *a);

@@ -193,7 +193,8 @@ static int parse_hello(const struct json *o, struct amsg *m, char *why, size_t n
                  {"fencing", APROTO_CAP_FENCING},
                  {"auto_renew", APROTO_CAP_AUTO_RENEW},
                  {"stall", APROTO_CAP_STALL},
-                 {"renewed", APROTO_CAP_RENEWED}};
+                 {"renewed", APROTO_CAP_RENEWED},
+                 {"clock", APROTO_CAP_CLOCK}};
     size_t ulen = 0;
     for (size_t i = 0; i < v->n; i++) {
         const struct json *c = v->kids[i];
@@ -212,6 +213,30 @@ static int parse_hello(const struct json *o, struct amsg *m, char *why, size_t n
             ulen += (size_t)snprintf(m->unknown_caps + ulen, sizeof(m->unknown_caps) - ulen,
                                      "%s%s", ulen ? "," : "", c->s);
         }
+    }
+    return 0;
+}
+
+/* Contract: the `clock` reply's fields of o (wall_ms, mono_ms: numbers,
+ * absent or null allowed here; aproto_check_reply wants wall_ms on an
+ * ok:true reply to clock). Returns 0 or -1 with why. */
+static int parse_clock_fields(const struct json *o, struct amsg *m, const char *what, char *why,
+                              size_t n)
+{
+    static const char *const keys[] = {"wall_ms", "mono_ms"};
+    int *has[] = {&m->has_wall, &m->has_mono};
+    double *val[] = {&m->wall_ms, &m->mono_ms};
+    for (int k = 0; k < 2; k++) {
+        const struct json *v = json_obj_get(o, keys[k]);
+        if (!v || v->type == JSON_NULL)
+            continue;
+        if (v->type != JSON_NUM || v->d != v->d || v->d > 1e16 || v->d < -1e16) {
+            snprintf(why, n, "%s: '%s' must be a number of milliseconds, got %s", what, keys[k],
+                     v->type == JSON_NUM ? "a number out of range" : type_text(v));
+            return -1;
+        }
+        *has[k] = 1;
+        *val[k] = v->is_int ? (double)v->i : v->d;
     }
     return 0;
 }
@@ -260,7 +285,7 @@ static int parse_reply(const struct json *o, struct amsg *m, char *why, size_t n
         m->has_validity = 1;
         m->validity_ns = v->is_int ? v->i * LS_NS_PER_MS : (int64_t)(v->d * 1e6);
     }
-    return 0;
+    return parse_clock_fields(o, m, what, why, n);
 }
 
 /* ---- extensions: stall and renewed (docs/protocol.md, revision 2) ---- */
@@ -437,6 +462,13 @@ int aproto_check_reply(int op, const struct amsg *m, char *why, size_t whylen)
             return -1;
         }
         return 0;
+    case AOP_CLOCK:
+        if (!m->has_wall) {
+            snprintf(why, whylen, "reply %lld to clock: ok:true needs 'wall_ms'",
+                     (long long)m->id);
+            return -1;
+        }
+        return 0;
     default:
         return 0;
     }
@@ -474,10 +506,11 @@ int aproto_outcome(int op, const struct amsg *m, int *err_kind)
 
 void aproto_caps_text(unsigned caps, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s%s%s%s", caps & APROTO_CAP_TTL ? ",ttl" : "",
+    snprintf(buf, n, "%s%s%s%s%s%s%s", caps & APROTO_CAP_TTL ? ",ttl" : "",
              caps & APROTO_CAP_RENEW ? ",renew" : "", caps & APROTO_CAP_FENCING ? ",fencing" : "",
              caps & APROTO_CAP_AUTO_RENEW ? ",auto_renew" : "",
-             caps & APROTO_CAP_STALL ? ",stall" : "", caps & APROTO_CAP_RENEWED ? ",renewed" : "");
+             caps & APROTO_CAP_CLOCK ? ",clock" : "", caps & APROTO_CAP_STALL ? ",stall" : "",
+             caps & APROTO_CAP_RENEWED ? ",renewed" : "");
     if (buf[0] == ',')
         memmove(buf, buf + 1, strlen(buf));
     else if (n > 1)
@@ -485,6 +518,10 @@ void aproto_caps_text(unsigned caps, char *buf, size_t n)
 }
 
 /* ---- writing ---- */
+
+/* The extensions this harness uses (docs/protocol.md "Extensions"),
+ * listed in its hello. */
+static const char *const aproto_extensions[] = {"clock", "stall", "renewed"};
 
 void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *nodes, int nnodes,
                         const char *options_json)
@@ -500,7 +537,10 @@ void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *n
     }
     sb_puts(sb, "],\"options\":");
     sb_puts(sb, options_json && options_json[0] ? options_json : "{}");
-    sb_puts(sb, ",\"extensions\":[" APROTO_EXTENSIONS "]}\n");
+    sb_puts(sb, ",\"extensions\":[");
+    for (size_t i = 0; i < sizeof(aproto_extensions) / sizeof(aproto_extensions[0]); i++)
+        sb_printf(sb, "%s\"%s\"", i ? "," : "", aproto_extensions[i]);
+    sb_puts(sb, "]}\n");
 }
 
 void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res,
@@ -529,6 +569,18 @@ void aproto_write_stall(struct strbuf *sb, int64_t id, int64_t ms)
 void aproto_write_bye(struct strbuf *sb)
 {
     sb_puts(sb, "{\"op\":\"bye\"}\n");
+}
+
+/* ---- the `clock` extension ---- */
+
+void aproto_write_clock(struct strbuf *sb, int64_t id)
+{
+    sb_printf(sb, "{\"id\":%lld,\"op\":\"clock\"}\n", (long long)id);
+}
+
+int aproto_clock_plausible(double wall_ms)
+{
+    return wall_ms >= 1e12 && wall_ms < 1e13;
 }
 
 const char *aproto_quote(const char *line, size_t n, size_t max, char *buf, size_t buflen)

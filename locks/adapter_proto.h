@@ -25,12 +25,11 @@
 #define APROTO_CAP_RENEW 0x2
 #define APROTO_CAP_FENCING 0x4
 #define APROTO_CAP_AUTO_RENEW 0x8
-/* extensions (revision 2): the adapter implements them */
-#define APROTO_CAP_STALL 0x20     /* the `stall` request */
-#define APROTO_CAP_RENEWED 0x40   /* the `renewed` event */
-
-/* The extensions this harness lists in its hello (docs/protocol.md). */
-#define APROTO_EXTENSIONS "\"stall\",\"renewed\""
+/* Extensions (revision 2): used when the harness lists them in its hello
+ * and the adapter in its caps. */
+#define APROTO_CAP_CLOCK 0x10      /* {"op":"clock"}: the runtime's wall clock */
+#define APROTO_CAP_STALL 0x20      /* {"op":"stall"}: block the event loop */
+#define APROTO_CAP_RENEWED 0x40    /* the `renewed` event */
 
 /* ---- line splitting ---- */
 
@@ -81,6 +80,11 @@ struct amsg {
     int has_stalled;
     int64_t stalled_ns; /* a stall reply's stalled_ms converted */
     char *error;        /* owned, NULL when absent */
+    /* reply to clock (the `clock` extension) */
+    int has_wall;
+    double wall_ms;     /* the runtime's wall clock, ms since the epoch */
+    int has_mono;
+    double mono_ms;     /* its monotonic clock, ms (optional) */
     /* hello */
     int protocol;
     char name[APROTO_NAME_MAX];
@@ -101,11 +105,12 @@ int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t w
 void amsg_free(struct amsg *m);
 
 /* Requests. */
-enum aproto_op { AOP_ACQUIRE = 1, AOP_RENEW, AOP_RELEASE, AOP_STALL };
+enum aproto_op { AOP_ACQUIRE = 1, AOP_RENEW, AOP_RELEASE, AOP_STALL, AOP_CLOCK };
 
 /* Does reply m carry what a reply to op needs? ok:true acquire needs a
  * non-empty token and validity_ms; ok:true renew needs validity_ms; ok:true
- * release needs released; ok:true stall needs stalled_ms. Returns 0 or -1
+ * release needs released; ok:true stall needs stalled_ms; ok:true clock
+ * needs wall_ms. Returns 0 or -1
  * with the reason in why. */
 int aproto_check_reply(int op, const struct amsg *m, char *why, size_t whylen);
 
@@ -119,7 +124,7 @@ void aproto_caps_text(unsigned caps, char *buf, size_t n);
 /* ---- messages to the adapter (one line each, '\n' included) ---- */
 
 /* {"op":"hello","protocol":1,"worker":W,"nodes":["h:p",...],"options":OPTS,
- *  "extensions":[APROTO_EXTENSIONS]}
+ * "extensions":[...]} (the extensions this harness uses, aproto_extensions)
  * options_json is a JSON object text (NULL: {}), copied verbatim. */
 void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *nodes, int nnodes,
                         const char *options_json);
@@ -131,6 +136,14 @@ void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res
 void aproto_write_stall(struct strbuf *sb, int64_t id, int64_t ms);
 /* {"op":"bye"} */
 void aproto_write_bye(struct strbuf *sb);
+
+/* ---- the `clock` extension ---- */
+
+/* {"id":I,"op":"clock"} */
+void aproto_write_clock(struct strbuf *sb, int64_t id);
+/* Is wall_ms a plausible wall clock: a time after 2001-09-09 and before
+ * 2286 (ms since the epoch)? A runtime that answers seconds, or ns, fails. */
+int aproto_clock_plausible(double wall_ms);
 
 /* Quote a line for a message: at most max bytes, control bytes and
  * non-ASCII shown as \xNN, "..." appended when cut. Returns buf. */

@@ -29,6 +29,7 @@
 #include "model/yamltree.h"
 #include "locks/adapter.h"
 #include "locks/external.h"
+#include "locks/external_clock.h"
 #include "locks/lock.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -253,6 +254,8 @@ struct ext_shared {
     char told[TOLD_MAX][TOLD_KIND_LEN];
     int ntold;
     int told_done;                     /* the run's quota is used up */
+    struct extclock *clock;            /* client clock faults: the shim's file, probed (owned);
+                                        * NULL without them */
 };
 
 struct ext {
@@ -287,6 +290,7 @@ static void write_stats(struct ext_shared *s)
               {APROTO_CAP_RENEW, "renew"},
               {APROTO_CAP_FENCING, "fencing"},
               {APROTO_CAP_AUTO_RENEW, "auto_renew"},
+              {APROTO_CAP_CLOCK, "clock"},
               {APROTO_CAP_STALL, "stall"},
               {APROTO_CAP_RENEWED, "renewed"}};
     for (size_t i = 0; i < sizeof(cn) / sizeof(cn[0]); i++)
@@ -598,6 +602,16 @@ static int ext_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
         .on_proto_error = tell_proto_error,
         .on_proto_error_ctx = s,
     };
+    if (cfg->client_clock) { /* client clock faults reach the adapter through the shim */
+        char probes[2100] = "";
+        if (cfg->rundir)
+            snprintf(probes, sizeof(probes), "%s/adapters/worker-%03d.clock.jsonl", cfg->rundir,
+                     cfg->worker);
+        int rc = extclock_open(&s->clock, cfg->client_clock, probes, err);
+        if (rc < 0)
+            return rc;
+        ac.env_add = extclock_env(s->clock);
+    }
     int rc = adapter_start(&s->ad, &ac, err);
     if (rc < 0) {
         write_stats(s);
@@ -605,6 +619,7 @@ static int ext_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
     }
     s->started = 1;
     write_stats(s);
+    extclock_poll(s->clock, &s->ad); /* the first probe: the clock as the adapter found it */
     return 0;
 }
 
@@ -620,6 +635,7 @@ static void ext_destroy(struct lock *lk)
             write_stats(s);
         for (int i = 0; i < TOKEN_MAP; i++)
             free(s->map[i].atoken);
+        extclock_close(s->clock);
         pthread_mutex_destroy(&s->mu);
         free(s);
     }
@@ -636,6 +652,7 @@ static int ext_acquire(struct lock *lk, struct grant *g, int *err_kind)
         *err_kind = EVE_CONN;
         return LOCK_FAIL;
     }
+    extclock_poll(s->clock, &s->ad);
     char res[RES_NAME_MAX];
     res_name(g->res, res, sizeof(res));
     struct amsg m;
@@ -675,6 +692,7 @@ static int ext_renew(struct lock *lk, struct grant *g, int *err_kind)
         *err_kind = EVE_CONN;
         return LOCK_FAIL;
     }
+    extclock_poll(s->clock, &s->ad);
     char *tok = map_get(s, g, 0);
     if (!tok) { /* the adapter restarted since: the grant died with it */
         *err_kind = EVE_CONN;
@@ -706,6 +724,7 @@ static int ext_release(struct lock *lk, const struct grant *g, int *err_kind)
     struct ext *e = lk->ctx;
     struct ext_shared *s = e->sh;
     *err_kind = EVE_NONE;
+    extclock_poll(s->clock, &s->ad);
     char *tok = map_get(s, g, 1);
     if (!tok || !adapter_alive(&s->ad)) {
         /* the adapter that granted it is gone (and the grant with it):
@@ -810,7 +829,16 @@ static int ext_wait_news(struct lock *lk, int64_t until_ns, struct lock_news *ne
         }
         pthread_mutex_unlock(&s->mu);
         struct amsg ev;
-        int r = adapter_wait_event(&s->ad, until_ns, &ev);
+        /* under client clock faults the wait is cut in slices, the clock
+         * file looked at between them (a fault starting during a hold) */
+        int64_t slice = until_ns;
+        if (s->clock && slice > ls_now_ns() + EXTCLOCK_POLL_NS)
+            slice = ls_now_ns() + EXTCLOCK_POLL_NS;
+        int r = adapter_wait_event(&s->ad, slice, &ev);
+        if (r == 0 && slice < until_ns && ls_now_ns() >= slice) {
+            extclock_poll(s->clock, &s->ad);
+            continue;
+        }
         if (r == 0)
             return 0;
         if (r == 2) { /* the adapter exited: its grants are lost */

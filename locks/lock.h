@@ -65,6 +65,11 @@ struct lock_config {
                                      * (locks/replset.h); NULL: independent nodes */
     int wait_replicas;              /* lock.wait_replicas: WAIT for this many replicas after
                                      * a grant; an unacknowledged grant is released, failed */
+    const char *client_clock;       /* the worker's client clock file (clocks/worker-NNN.clock)
+                                     * when the workload has client clock faults
+                                     * (faults/clock.h clockfault_client), else NULL: an impl
+                                     * that runs processes (external) starts them with the
+                                     * clock shim reading it */
 };
 
 /* News an implementation learns on its own, not as the answer to a call

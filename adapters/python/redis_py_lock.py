@@ -14,6 +14,8 @@ partition never hangs it; connect_timeout_ms (1000).
 Extension `stall` (docs/protocol.md): {"op":"stall","ms":N} blocks the main
 thread, the only one the library runs on, for N ms (time.sleep: no request
 is read or answered meanwhile) and answers the measured stalled_ms.
+Extension `clock`: time.time() and time.monotonic(), for client clock
+faults.
 
 The interpreter is /usr/bin/python3 on purpose: the Debian package
 python3-redis installs the library for it.
@@ -113,6 +115,14 @@ def stall(req):
     return {"ok": True, "stalled_ms": round((time.monotonic() - t0) * 1000.0, 3)}
 
 
+def clock_reply():
+    """The `clock` extension (docs/protocol.md): the wall clock as the
+    library reads it (time.time(), which the clock shim moves under client
+    clock faults) and the monotonic clock (time.monotonic(), which it does
+    not)."""
+    return {"ok": True, "wall_ms": time.time() * 1000.0, "mono_ms": time.monotonic() * 1000.0}
+
+
 def main():
     adapter = None
     for line in sys.stdin:
@@ -131,12 +141,17 @@ def main():
             break
         if op == "hello":
             adapter = Adapter(msg)
+            exts = msg.get("extensions") if isinstance(msg.get("extensions"), list) else []
             write({"op": "hello", "protocol": 1, "name": "redis-py Lock",
-                   "version": redis.__version__, "caps": ["ttl", "renew", "stall"]})
+                   "version": redis.__version__,
+                   "caps": ["ttl", "renew", "stall"] + (["clock"] if "clock" in exts else [])})
             continue
         rid = msg.get("id")
         if not isinstance(rid, int):
             write({"event": "log", "msg": "ignored a request without an integer id"})
+            continue
+        if op == "clock":
+            write({"id": rid, **clock_reply()})
             continue
         if adapter and op == "stall":
             write({"id": rid, **stall(msg)})

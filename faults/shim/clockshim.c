@@ -1,6 +1,7 @@
 /*
  * clockshim.c: liblsclock.so, the LD_PRELOAD library of clock faults
- * (faults/clock.c). Preloaded into a lock node's redis-server (and into
+ * (faults/clock.c). Preloaded into a lock node's redis-server and, under
+ * client clock faults, into an external lock's adapter processes (and into
  * nothing else), it shifts what the process sees of CLOCK_REALTIME through
  * clock_gettime, gettimeofday and time, as the control file named by
  * $LOCKSTORM_CLOCK_FILE says (util/clockctl.h). CLOCK_MONOTONIC and every

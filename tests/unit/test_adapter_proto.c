@@ -288,7 +288,7 @@ static void test_write(void)
     aproto_write_hello(&sb, 3, nodes, 2, "{\"x\":[1]}");
     CHECK_STR(sb_cstr(&sb), "{\"op\":\"hello\",\"protocol\":1,\"worker\":3,\"nodes\":[\"127.0.0.1:41001\","
                             "\"127.0.0.1:41002\"],\"options\":{\"x\":[1]},"
-                            "\"extensions\":[\"stall\",\"renewed\"]}\n");
+                            "\"extensions\":[\"clock\",\"stall\",\"renewed\"]}\n");
     sb_reset(&sb);
     aproto_write_request(&sb, 9, AOP_ACQUIRE, "lockstorm:r0", NULL, 300 * LS_NS_PER_MS + 1);
     CHECK_STR(sb_cstr(&sb), "{\"id\":9,\"op\":\"acquire\",\"res\":\"lockstorm:r0\",\"ttl_ms\":301}\n");
@@ -305,6 +305,54 @@ static void test_write(void)
     char q[32];
     CHECK_STR(aproto_quote("a\tb", 3, 10, q, sizeof(q)), "a\\x09b");
     CHECK_STR(aproto_quote("abcdefgh", 8, 4, q, sizeof(q)), "abcd...");
+}
+
+/* ---- the `clock` extension ---- */
+
+static void test_clock(void)
+{
+    struct amsg m;
+    char why[256];
+    /* the hello's cap */
+    REQUIRE(parse("{\"op\":\"hello\",\"protocol\":1,\"name\":\"x\",\"version\":\"1\","
+                  "\"caps\":[\"ttl\",\"clock\"]}", &m, why) == 0);
+    CHECK(m.caps == (APROTO_CAP_TTL | APROTO_CAP_CLOCK) && m.unknown_caps[0] == '\0');
+    char caps[64];
+    aproto_caps_text(m.caps, caps, sizeof(caps));
+    CHECK_STR(caps, "ttl,clock");
+    amsg_free(&m);
+    /* a reply: fractional wall_ms, integer mono_ms */
+    REQUIRE(parse("{\"id\":7,\"ok\":true,\"wall_ms\":1764140000123.5,\"mono_ms\":81234}", &m,
+                  why) == 0);
+    CHECK(m.has_wall && m.wall_ms == 1764140000123.5 && m.has_mono && m.mono_ms == 81234.0);
+    CHECK(aproto_check_reply(AOP_CLOCK, &m, why, sizeof(why)) == 0);
+    CHECK(aproto_clock_plausible(m.wall_ms));
+    amsg_free(&m);
+    /* mono_ms is optional; wall_ms is not (on ok:true) */
+    REQUIRE(parse("{\"id\":8,\"ok\":true,\"wall_ms\":1764140000123}", &m, why) == 0);
+    CHECK(m.has_wall && !m.has_mono && aproto_check_reply(AOP_CLOCK, &m, why, sizeof(why)) == 0);
+    amsg_free(&m);
+    REQUIRE(parse("{\"id\":9,\"ok\":true,\"mono_ms\":5}", &m, why) == 0);
+    CHECK(aproto_check_reply(AOP_CLOCK, &m, why, sizeof(why)) < 0 && strstr(why, "'wall_ms'"));
+    amsg_free(&m);
+    REQUIRE(parse("{\"id\":10,\"ok\":false,\"error\":\"unknown op 'clock'\"}", &m, why) == 0);
+    CHECK(aproto_check_reply(AOP_CLOCK, &m, why, sizeof(why)) == 0 && !m.has_wall);
+    amsg_free(&m);
+    /* wrong types, out of range */
+    bad("{\"id\":1,\"ok\":true,\"wall_ms\":\"1764140000123\"}", "'wall_ms' must be a number");
+    bad("{\"id\":1,\"ok\":true,\"wall_ms\":1e300}", "'wall_ms' must be a number");
+    bad("{\"id\":1,\"ok\":true,\"wall_ms\":1764140000123,\"mono_ms\":true}",
+        "'mono_ms' must be a number");
+    /* seconds or nanoseconds are not plausible wall_ms */
+    CHECK(!aproto_clock_plausible(1764140000.1));
+    CHECK(!aproto_clock_plausible(1764140000123456789.0));
+    CHECK(!aproto_clock_plausible(0));
+    CHECK(aproto_clock_plausible(1e12));
+    /* the request */
+    struct strbuf sb = STRBUF_INIT;
+    aproto_write_clock(&sb, 42);
+    CHECK_STR(sb_cstr(&sb), "{\"id\":42,\"op\":\"clock\"}\n");
+    sb_free(&sb);
 }
 
 /* ---- options through the workload loader ---- */
@@ -524,6 +572,7 @@ int main(void)
     RUN(test_parse_invalid);
     RUN(test_extensions);
     RUN(test_write);
+    RUN(test_clock);
     RUN(test_options);
     RUN(test_session);
     return t_finish();

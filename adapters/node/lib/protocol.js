@@ -17,6 +17,8 @@
 // its caps: {"op":"stall","ms":N} blocks the event loop for N ms
 // synchronously (Atomics.wait on a SharedArrayBuffer: no timer, no I/O
 // callback runs meanwhile) and answers with the measured stalled_ms.
+// Extension `clock` is implemented here for every adapter (the runtime's
+// clock; listed in caps when the harness's hello lists it).
 const readline = require('node:readline');
 const { performance } = require('node:perf_hooks');
 
@@ -56,6 +58,13 @@ function parseNode(s) {
   return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
 }
 
+// The `clock` extension (docs/protocol.md): the wall clock as the library
+// reads it (Date.now(), which the clock shim moves under client clock
+// faults) and the monotonic clock (performance.now(), which it does not).
+function clockReply() {
+  return { ok: true, wall_ms: Date.now(), mono_ms: performance.now() };
+}
+
 function run(setup) {
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   let adapter = null;
@@ -76,6 +85,10 @@ function run(setup) {
 
   async function serve(msg) {
     const id = msg.id;
+    if (msg.op === 'clock') {
+      write({ id, ...clockReply() });
+      return;
+    }
     if (msg.op === 'stall' && (adapter.caps || []).includes('stall')) {
       const ms = Number(msg.ms);
       if (!Number.isFinite(ms) || ms < 0 || ms > 600000) {
@@ -120,8 +133,9 @@ function run(setup) {
       if (Array.isArray(msg.extensions)) harnessExtensions = new Set(msg.extensions.map(String));
       try {
         adapter = await setup({ ...msg, nodes: (msg.nodes || []).map(parseNode), emit });
-        write({ op: 'hello', protocol: 1, name: adapter.name, version: adapter.version,
-                caps: adapter.caps });
+        const exts = Array.isArray(msg.extensions) ? msg.extensions : [];
+        const caps = [...adapter.caps, ...(exts.includes('clock') ? ['clock'] : [])];
+        write({ op: 'hello', protocol: 1, name: adapter.name, version: adapter.version, caps });
       } catch (err) {
         process.stderr.write(`adapter setup failed: ${(err && err.stack) || err}\n`);
         process.exit(1);
