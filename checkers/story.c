@@ -55,6 +55,8 @@ struct sholder {
     size_t grant_i, enter_i, end_i;  /* record indexes; end_i one past the last */
     int found;
     int64_t lease;                   /* lease end incl. renewals, NO_LEASE without expiry */
+    int64_t lease_at_grant;          /* as it stood at the entering holder's grant (the
+                                        violation's valid_until_at_grant_ms; else lease) */
     int has_fence;
     uint64_t fence;
     int crashed, open;
@@ -458,7 +460,7 @@ static void conclusion(struct story *s, const struct sholder *hs, int nh, const 
     const struct sholder *E = &hs[0];      /* the earlier holder the sentence is about */
     int broken = strcmp(cls, "lock-broken") == 0;
     for (int i = 0; i < nh - 1; i++) {
-        int expired = hs[i].lease != NO_LEASE && hs[i].lease <= L->acquired;
+        int expired = hs[i].lease_at_grant != NO_LEASE && hs[i].lease_at_grant <= L->acquired;
         if (broken ? !expired : expired) {
             E = &hs[i];
             break;
@@ -467,7 +469,7 @@ static void conclusion(struct story *s, const struct sholder *hs, int nh, const 
     char out[STORY_TEXT_LEN * 2], d[32], t1[32];
     size_t o = 0;
     if (!broken) {
-        int64_t past = E->exit - E->lease;
+        int64_t past = E->exit - E->lease_at_grant;
         fmt_dur(d, sizeof(d), past > 0 ? past : 0);
         if (E->crashed || E->open)
             o += (size_t)snprintf(out + o, sizeof(out) - o,
@@ -481,10 +483,16 @@ static void conclusion(struct story *s, const struct sholder *hs, int nh, const 
                               "lock-broken: %s was granted to w%d while w%d held a grant with "
                               "no expiry", res, L->worker, E->worker);
     } else {
-        fmt_s(t1, sizeof(t1), E->lease);
+        fmt_s(t1, sizeof(t1), E->lease_at_grant);
         o += (size_t)snprintf(out + o, sizeof(out) - o,
                               "lock-broken: %s was granted to w%d while w%d's lease was valid "
                               "until %ss", res, L->worker, E->worker, t1);
+    }
+    if (!broken && E->lease != E->lease_at_grant && E->lease > L->acquired && E->lease != NO_LEASE) {
+        fmt_s(t1, sizeof(t1), L->acquired);
+        o += (size_t)snprintf(out + o, sizeof(out) - o,
+                              " (its renewals after w%d's grant at %ss do not count)", L->worker,
+                              t1);
     }
     if (broken && culprit >= 0) {
         char t2[32];
@@ -566,6 +574,8 @@ static struct json *build_story(const struct history *h, const struct json *v, s
         sh->exit = ms_ns(json_get_num(x, "exit_ms", 0));
         const struct json *vu = json_obj_get(x, "valid_until_ms");
         sh->lease = vu && vu->type == JSON_NUM ? ms_ns(vu->d) : NO_LEASE;
+        const struct json *vg = json_obj_get(x, "valid_until_at_grant_ms");
+        sh->lease_at_grant = !vg ? sh->lease : vg->type == JSON_NUM ? ms_ns(vg->d) : NO_LEASE;
         const struct json *fe = json_obj_get(x, "fence");
         sh->has_fence = fe && fe->type == JSON_NUM;
         sh->fence = sh->has_fence ? (uint64_t)fe->i : 0;

@@ -492,13 +492,20 @@ static void starvation_signs(const struct json *root, const struct json *l, stru
     } else if (min_g == 0 && max_g > 0) {
         sb_puts(why, "            ??? starved: a worker got no grant while others did\n");
     }
-    const struct json *stall = json_obj_get(l, "longest_stall_ms");
+    /* the longest wait nobody served (results that have it): a long hold
+     * inside its lease is no starvation */
+    const struct json *stall = json_obj_get(l, "longest_unserved_wait_ms");
+    if (!stall)
+        stall = json_obj_get(l, "longest_stall_ms");
     const struct json *dur = json_obj_get(root, "duration_s");
     if (stall && stall->type == JSON_NUM && dur && dur->type == JSON_NUM && dur->d > 0 &&
         stall->d > STALL_FLAG_SHARE * dur->d * 1000.0) {
         sb_puts(why, "            ??? long stall: no grant for ");
         put_unit(why, stall, "ms");
-        sb_printf(why, " while workers waited (over %g%% of the run)\n", STALL_FLAG_SHARE * 100);
+        sb_printf(why, " while workers waited%s (over %g%% of the run)\n",
+                  json_obj_get(l, "longest_unserved_wait_ms") ? " and no holder had a valid lease"
+                                                              : "",
+                  STALL_FLAG_SHARE * 100);
     }
     const struct json *stuck = json_obj_get(l, "stuck");
     for (size_t i = 0; i < arr_len(stuck); i++) {
@@ -954,12 +961,17 @@ static void render_incidents(const struct json *r, struct strbuf *sb)
 }
 
 /* "N lock-broken and M stale-holder overlaps in K incidents" (the parts
- * that are there), or nothing when mutex found no overlap; returns 1 when
- * it wrote something. */
+ * that are there, and "and R renewals after loss"), or nothing when mutex
+ * found neither; returns 1 when it wrote something. */
 static int put_overlaps(struct strbuf *sb, const struct json *r)
 {
     const struct json *m = json_path(r, "checks.mutex");
     int64_t v = json_get_int(m, "violations", 0);
+    int64_t ral = json_get_int(m, "renewed_after_loss", 0);
+    if (v <= 0 && ral > 0) {
+        sb_printf(sb, "%lld renewal%s after loss", (long long)ral, ral == 1 ? "" : "s");
+        return 1;
+    }
     if (v <= 0)
         return 0;
     int64_t lb = json_get_int(json_obj_get(m, "by_class"), "lock_broken", 0);
@@ -975,6 +987,8 @@ static int put_overlaps(struct strbuf *sb, const struct json *r)
     const struct json *ni = num_at(r, "checks.mutex.incidents");
     if (ni)
         sb_printf(sb, " in %lld incident%s", (long long)ni->i, ni->i == 1 ? "" : "s");
+    if (ral > 0)
+        sb_printf(sb, " and %lld renewal%s after loss", (long long)ral, ral == 1 ? "" : "s");
     return 1;
 }
 
