@@ -700,6 +700,31 @@ static void render_stories(const struct json *r, struct strbuf *sb)
     }
 }
 
+/* The story of the first anomaly of each class that has one
+ * (checks.mutex.anomalies: renewed-after-loss, lost-with-lease-left,
+ * expired), told like a violation's; nothing when there is none. */
+static void render_anomaly_stories(const struct json *r, struct strbuf *sb)
+{
+    const struct json *an = json_path(r, "checks.mutex.anomalies");
+    for (size_t i = 0; i < arr_len(an); i++) {
+        const struct json *a = an->kids[i], *story = json_obj_get(a, "story");
+        if (!arr_len(story))
+            continue;
+        sb_printf(sb, "story of %s (%s, w%lld at %.3fs):\n", json_get_str(a, "class", "?"),
+                  json_get_str(a, "resource", "?"), (long long)json_get_int(a, "worker", -1),
+                  json_get_num(a, "t_ms", 0) / 1000.0);
+        for (size_t k = 0; k < story->n; k++) {
+            const struct json *it = story->kids[k];
+            if (strcmp(json_get_str(it, "kind", ""), "conclusion") == 0)
+                sb_puts(sb, "  => ");
+            else
+                sb_printf(sb, "  t=%.3fs ", json_get_num(it, "t_ms", 0) / 1000.0);
+            sb_puts(sb, json_get_str(it, "text", ""));
+            sb_putc(sb, '\n');
+        }
+    }
+}
+
 static void render_faults(const struct json *r, struct strbuf *sb)
 {
     struct kind_count kc[TEXT_MAX_KINDS];
@@ -1097,7 +1122,7 @@ void render_verdict_why(const struct json *r, struct strbuf *sb)
  * throughput, evidence and coverage (when the model has them), latency
  * quantiles, one line per checker (flagged "!!!" / "???"; findings, not
  * verdicts), the incidents, the first violations, one story per class,
- * the faults, the expectations, the warnings, the one line saying how the
+ * one per anomaly class (renewed after loss, losses), the faults, the expectations, the warnings, the one line saying how the
  * verdict follows, and last the verdict line. Reads result only. */
 void render_text(const struct json *result, struct strbuf *sb)
 {
@@ -1111,6 +1136,7 @@ void render_text(const struct json *result, struct strbuf *sb)
     render_incidents(result, sb);
     render_violations(result, sb);
     render_stories(result, sb);
+    render_anomaly_stories(result, sb);
     render_faults(result, sb);
     render_windows(result, sb);
     render_expectations(result, sb);
