@@ -895,6 +895,7 @@ static int mutex_finish(void *st, struct json *res)
     struct json *lc = json_obj_set(o, "losses_by_class", json_new_obj());
     json_obj_set_int(lc, "lost_with_lease_left", m->lost_left);
     json_obj_set_int(lc, "expired", m->lost_expired);
+    json_obj_set_int(o, "losses_unmatched", m->lost_unmatched);
     json_obj_set(o, "anomalies", m->anom);
     if (verdict == VERDICT_UNKNOWN)
         json_obj_set_str(o, "reason", "a hold has no exit and no crash record");
@@ -902,9 +903,7 @@ static int mutex_finish(void *st, struct json *res)
         json_obj_set_str(o, "renewed_after_loss_note",
                          "a renewal succeeded while another grant held the lock after this "
                          "holder's lease had run out");
-    if (m->lost_unmatched)
-        check_warn(res, "mutex: %lld lost event(s) naming no grant of their worker, not "
-                    "classified", (long long)m->lost_unmatched);
+
     if (m->open)
         check_warn(res, "mutex: %zu hold(s) without exit or crash record, ended at their "
                     "worker's last record", m->open);

@@ -32,7 +32,7 @@ static const struct path_row path_table[] = {
     {"checks.mutex.by_class", "stale_holder|lock_broken"},
     {"checks.mutex", "incidents"},
     {"checks.mutex.incidents_by_class", "stale_holder|lock_broken"},
-    {"checks.mutex", "renewed_after_loss|renewed_after_loss_holds|losses"},
+    {"checks.mutex", "renewed_after_loss|renewed_after_loss_holds|losses|losses_unmatched"},
     {"checks.mutex.losses_by_class", "lost_with_lease_left|expired"},
     {"checks.fencing",
      "valid|offered|available|plain_lost_updates|fenced_lost_updates|stale_ops_rejected|"

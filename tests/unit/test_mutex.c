@@ -292,7 +292,7 @@ static void test_ral_and_losses(void)
     ev(&sb, 81 * MS, 2, "exit", 0, NULL);
     ev(&sb, 82 * MS, 2, "lost", 0, NULL);      /* after the exit: still expired */
     ev(&sb, 83 * MS, 2, "release_ok", 0, NULL);
-    ev(&sb, 84 * MS, 2, "lost", 0, NULL);      /* no grant any more */
+    ev(&sb, 84 * MS, 2, "lost", 0, NULL);      /* no grant any more: unmatched */
     struct history h;
     REQUIRE(load_text(sb.buf, &h) == 0);
     /* w0's renewal at 25 ms: w1 was granted at 20 after w0's lease ran out
@@ -302,6 +302,7 @@ static void test_ral_and_losses(void)
     CHECK_INT(geti(r, "checks.mutex.losses"), 3);
     CHECK_INT(geti(r, "checks.mutex.losses_by_class.lost_with_lease_left"), 1);
     CHECK_INT(geti(r, "checks.mutex.losses_by_class.expired"), 2);
+    CHECK_INT(geti(r, "checks.mutex.losses_unmatched"), 1);
     CHECK_STR(gets_(r, "checks.mutex.anomalies.0.class"), "lost-with-lease-left");
     CHECK_INT(get_ns(r, "checks.mutex.anomalies.0.lease_left_ms"), 5 * MS);
     CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
