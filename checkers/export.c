@@ -39,6 +39,8 @@ static void export_rec(struct strbuf *sb, const struct history *h, int worker,
             sb_puts(sb, ",\"valid_until\":null");
         else
             sb_printf(sb, ",\"valid_until\":%lld", (long long)r->valid_until);
+        if (r->type == EV_RENEW_OK && (r->flags & EVF_AUTO))
+            sb_puts(sb, ",\"auto\":true"); /* the library renewed by itself */
         break;
     case EV_ACQUIRE_FAIL:
     case EV_ACQUIRE_UNKNOWN:

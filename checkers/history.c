@@ -1096,6 +1096,13 @@ static int jl_line(const char *line, size_t len, size_t lineno, void *arg)
         }
         if (f == 0)
             r->flags |= EVF_NO_LEASE;
+        int au = ty == EV_RENEW_OK ? opt_bool(o, "auto") : 0;
+        if (au < 0) {
+            rc = jl_err(c, lineno, "\"auto\" must be a boolean");
+            goto out;
+        }
+        if (au == 1)
+            r->flags |= EVF_AUTO;
     }
     if (ty == EV_ACQUIRE_INVOKE) {
         f = opt_int(o, "attempt", &v);

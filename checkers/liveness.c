@@ -1,11 +1,13 @@
 /*
  * liveness.c: the liveness checker (DESIGN.md "Checkers", semantics in
  * docs/checkers.md): stalls (no grant while workers waited), stuck
- * resources (a key left with no expiry, or an open stall at the end of at
- * least stuck_after), time from a holder's crash to the next grant, the
- * busy/failed/unknown share of attempts and per-worker fairness. Only stuck
- * resources make the verdict invalid; the rest is measurement. A consumer of
- * the merged pass (pass.h): per-resource sweep state, per-worker counts.
+ * resources (a key left with no expiry, or an open unserved wait at the end
+ * of at least stuck_after), the waits split by what the waiters waited
+ * behind (no holder, a holder past its lease, a holder inside its lease),
+ * time from a holder's crash to the next grant, the busy/failed/unknown
+ * share of attempts and per-worker fairness. Only stuck resources make the
+ * verdict invalid; the rest is measurement. A consumer of the merged pass
+ * (pass.h): per-resource sweep state, per-worker counts.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +24,15 @@
 #define KIND_CRASH 2    /* a worker crashed while it had a grant of res */
 
 #define NONE INT64_MIN
+#define LEASE_NEVER INT64_MAX
+
+/* What waiting workers wait behind (docs/checkers.md "Waits"). */
+enum wait_kind { WK_NONE, WK_HELD, WK_FREE, WK_EXPIRED, WK__N };
+
+struct lholder {            /* a grant of the resource with no release outcome yet */
+    int wi;
+    int64_t lease;          /* LEASE_NEVER: no expiry */
+};
 
 struct lev {
     int64_t t;
@@ -35,8 +46,17 @@ struct rlive {
     int64_t first_crash;    /* earliest holder crash not yet followed by a grant, NONE */
     int64_t pending_crashes;
     int64_t open_stall;     /* stall still open at the end */
-    const char *stuck_why;  /* non-NULL: stuck (static text, or "" = open stall) */
+    const char *stuck_why;  /* non-NULL: stuck (static text, or "" = open unserved wait) */
     int seen;               /* the resource has events (the fields above are set) */
+    struct lholder *hold;   /* its holders (owned) */
+    int nhold, hold_cap;
+    int64_t served_until;   /* while waiting: served (held within a lease) until then:
+                             * the capacity-th latest lease of the holders, NONE fewer */
+    int acct;               /* the accounting below has started */
+    int64_t acct_t;         /* waits accounted up to this instant */
+    int cur_kind;           /* enum wait_kind of the stretch going on */
+    int64_t cur_start;
+    int64_t unserved_start; /* start of the unserved (free or expired) stretch, NONE */
 };
 
 struct wcount {
@@ -57,7 +77,143 @@ struct liveness_st {
     int64_t batch_t;
     int64_t longest, crash_max;
     int longest_res;
+    int cap;                /* capacity: holders that serve the resource in full */
+    int maxres;             /* one past the highest resource with holders (freed at the end) */
+    int64_t wait_total[WK__N], wait_longest[WK__N];
+    int wait_longest_res[WK__N];
+    int64_t unserved_longest;
+    int unserved_res;
 };
+
+/* Contract: close x's stretch of its current kind at `at` (res r): the
+ * longest per kind. */
+static void stretch_close(struct liveness_st *l, struct rlive *x, int r, int64_t at)
+{
+    int k = x->cur_kind;
+    if (k != WK_NONE && (at - x->cur_start > l->wait_longest[k] || l->wait_longest_res[k] < 0)) {
+        l->wait_longest[k] = at - x->cur_start;
+        l->wait_longest_res[k] = r;
+    }
+}
+
+static void unserved_close(struct liveness_st *l, struct rlive *x, int r, int64_t at)
+{
+    if (x->unserved_start == NONE)
+        return;
+    if (at - x->unserved_start > l->unserved_longest || l->unserved_res < 0) {
+        l->unserved_longest = at - x->unserved_start;
+        l->unserved_res = r;
+    }
+    x->unserved_start = NONE;
+}
+
+/* Contract: account resource r's waits from x->acct_t up to t, split at
+ * the instant its holders stop serving it (their leases run out): time
+ * with no waiter, waited behind holders inside their lease (held), with
+ * fewer than capacity holders (free) or behind holders past their lease
+ * (expired). State changes at t apply after this. */
+static void advance(struct liveness_st *l, struct rlive *x, int r, int64_t t)
+{
+    if (!x->acct) {
+        x->acct = 1;
+        x->acct_t = t;
+        x->cur_kind = WK_NONE;
+        x->cur_start = t;
+        x->unserved_start = NONE;
+        if (!x->seen)
+            x->first_wait = x->first_crash = NONE;
+        return;
+    }
+    while (x->acct_t < t) {
+        int64_t from = x->acct_t, until = t;
+        int k;
+        if (x->first_wait == NONE || !x->seen) {
+            k = WK_NONE;
+        } else if (x->served_until != NONE && x->served_until > from) {
+            k = WK_HELD;
+            if (x->served_until < until)
+                until = x->served_until;
+        } else {
+            k = x->nhold < l->cap ? WK_FREE : WK_EXPIRED;
+        }
+        if (k != x->cur_kind) {
+            stretch_close(l, x, r, from);
+            x->cur_kind = k;
+            x->cur_start = from;
+        }
+        l->wait_total[k] += until - from;
+        if (k == WK_FREE || k == WK_EXPIRED) {
+            if (x->unserved_start == NONE)
+                x->unserved_start = from;
+        } else {
+            unserved_close(l, x, r, from);
+        }
+        x->acct_t = until;
+    }
+}
+
+/* Contract: x->served_until from its holders: the capacity-th latest
+ * lease, NONE with fewer holders. */
+static void served_update(struct liveness_st *l, struct rlive *x)
+{
+    if (x->nhold < l->cap) {
+        x->served_until = NONE;
+        return;
+    }
+    int64_t best = NONE;
+    for (int k = 0; k < x->nhold; k++) { /* the cap-th largest: count the larger ones */
+        int64_t v = x->hold[k].lease;
+        int larger = 0;
+        for (int j = 0; j < x->nhold; j++)
+            larger += x->hold[j].lease > v || (x->hold[j].lease == v && j < k);
+        if (larger == l->cap - 1) {
+            best = v;
+            break;
+        }
+    }
+    x->served_until = best;
+}
+
+/* The resource's state before an event at t of a worker's holders. */
+static struct rlive *touch(struct liveness_st *l, int res, int64_t t)
+{
+    struct rlive *x = &l->rl[res];
+    advance(l, x, res, t);
+    if (res >= l->maxres)
+        l->maxres = res + 1;
+    return x;
+}
+
+static void holder_add(struct liveness_st *l, int wi, int res, int64_t t, int64_t lease)
+{
+    struct rlive *x = touch(l, res, t);
+    if (x->nhold == x->hold_cap) {
+        x->hold_cap = x->hold_cap ? 2 * x->hold_cap : 2;
+        x->hold = xrealloc(x->hold, (size_t)x->hold_cap * sizeof(*x->hold));
+    }
+    x->hold[x->nhold++] = (struct lholder){wi, lease};
+    served_update(l, x);
+}
+
+static void holder_remove(struct liveness_st *l, int wi, int res, int64_t t)
+{
+    struct rlive *x = touch(l, res, t);
+    for (int k = 0; k < x->nhold; k++)
+        if (x->hold[k].wi == wi) {
+            x->hold[k] = x->hold[--x->nhold];
+            break;
+        }
+    served_update(l, x);
+}
+
+static void holder_renew(struct liveness_st *l, int wi, int res, int64_t t, int64_t lease)
+{
+    struct rlive *x = touch(l, res, t);
+    for (int k = 0; k < x->nhold; k++)
+        if (x->hold[k].wi == wi && x->hold[k].lease != LEASE_NEVER && lease > x->hold[k].lease)
+            x->hold[k].lease = lease;
+    served_update(l, x);
+}
 
 /* Contract: sweep the batch (one instant) in (kind, arrival) order: an
  * invoke at a grant's instant waited for that grant, and a crash at a
@@ -76,6 +232,7 @@ static void flush(struct liveness_st *l)
     for (size_t i = 0; i < l->nbatch; i++) {
         const struct lev *e = &b[i];
         struct rlive *x = &l->rl[e->res];
+        advance(l, x, e->res, e->t);
         if (!x->seen) {
             x->seen = 1;
             x->first_wait = x->first_crash = NONE;
@@ -130,6 +287,7 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
     case EV_ACQUIRE_OK:
         w->grants++;
         push_lev(l, r->t, r->res, KIND_GRANT);
+        holder_add(l, wi, r->res, r->t, (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
         if (w->nheld == w->held_cap) {
             w->held_cap = w->held_cap ? w->held_cap * 2 : 8;
             w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
@@ -152,12 +310,21 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         for (int j = 0; j < w->nheld; j++)
             if (w->held[j] == r->res) {
                 w->held[j] = w->held[--w->nheld];
+                if (l->nbatch && r->t != l->batch_t)
+                    flush(l);
+                holder_remove(l, wi, r->res, r->t);
                 break;
             }
+        break;
+    case EV_RENEW_OK:
+        if (l->nbatch && r->t != l->batch_t)
+            flush(l);
+        holder_renew(l, wi, r->res, r->t, (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
         break;
     case EV_CRASH: /* the resources it had a grant of when it crashed */
         for (int j = 0; j < w->nheld; j++) {
             push_lev(l, r->t, w->held[j], KIND_CRASH);
+            holder_remove(l, wi, w->held[j], r->t);
             l->ncrash++;
         }
         w->nheld = 0;
@@ -186,6 +353,10 @@ static void *liveness_init(const struct history *h, const struct check_params *p
     l->wc = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*l->wc));
     l->crash_max = -1;
     l->longest_res = -1;
+    l->cap = p->capacity > 0 ? p->capacity : 1;
+    for (int k = 0; k < WK__N; k++)
+        l->wait_longest_res[k] = -1;
+    l->unserved_res = -1;
     return l;
 }
 
@@ -223,8 +394,26 @@ static int liveness_finish(void *st, struct json *res)
             longest_res = r;
         }
         x->open_stall = stall;
-        if (stall >= p->stuck_after && !x->stuck_why)
-            x->stuck_why = ""; /* open stall: reason built below */
+    }
+    /* The waits up to the run end; an unserved wait still open then, of at
+     * least stuck_after, is a stuck resource (a wait behind a holder inside
+     * its lease is not: the lock does what it promised). */
+    int nacct = nres > ls->maxres ? nres : ls->maxres;
+    for (int r = 0; r < nacct && r < 65536; r++) {
+        struct rlive *x = &rl[r];
+        if (!x->acct)
+            continue;
+        int64_t end = h->end > x->acct_t ? h->end : x->acct_t;
+        advance(ls, x, r, end);
+        stretch_close(ls, x, r, end);
+        x->open_stall = x->unserved_start != NONE && x->first_wait != NONE
+                            ? end - x->unserved_start : 0;
+        unserved_close(ls, x, r, end);
+        if (x->open_stall >= p->stuck_after && x->open_stall > 0 && !x->stuck_why) {
+            x->stuck_why = ""; /* open unserved wait: reason built below */
+            if (r >= nres)
+                nres = r + 1;
+        }
     }
 
     struct json *l = json_obj_child(json_obj_child(res, "checks"), "liveness");
@@ -240,8 +429,8 @@ static int liveness_finish(void *st, struct json *res)
             json_obj_set_str(o, "reason", rl[r].stuck_why);
         } else {
             char why[128];
-            snprintf(why, sizeof(why), "no grant for the last %.0f ms while workers waited",
-                     ns_ms(rl[r].open_stall));
+            snprintf(why, sizeof(why), "no grant for the last %.0f ms while workers waited "
+                     "and no holder had a valid lease", ns_ms(rl[r].open_stall));
             json_obj_set_str(o, "reason", why);
         }
     }
@@ -256,6 +445,23 @@ static int liveness_finish(void *st, struct json *res)
     json_obj_set_int(l, "holder_crashes", ncrash);
     json_obj_set_int(l, "crashes_without_next_grant", crash_no_grant);
     json_obj_set_int(l, "stuck_resources", nstuck);
+    /* the waits split by what the waiters waited behind (docs/checkers.md "Waits") */
+    static const char *const wk_names[WK__N] = {NULL, "held", "free", "expired"};
+    struct json *wt = json_obj_set(l, "waits", json_new_obj());
+    for (int k = WK_HELD; k < WK__N; k++) {
+        struct json *o = json_obj_set(wt, wk_names[k], json_new_obj());
+        json_obj_set_num(o, "total_ms", ns_ms(ls->wait_total[k]));
+        json_obj_set_num(o, "longest_ms", ns_ms(ls->wait_longest[k]));
+        int wr = ls->wait_longest_res[k];
+        json_obj_set(o, "longest_resource", wr >= 0 && ls->wait_longest[k] > 0
+                                                ? json_new_str(check_res_name(h, wr))
+                                                : json_new_null());
+    }
+    json_obj_set_num(l, "longest_unserved_wait_ms", ns_ms(ls->unserved_longest));
+    json_obj_set(l, "longest_unserved_wait_resource",
+                 ls->unserved_res >= 0 && ls->unserved_longest > 0
+                     ? json_new_str(check_res_name(h, ls->unserved_res))
+                     : json_new_null());
     json_obj_set_num(l, "stuck_after_ms", ns_ms(p->stuck_after));
     json_obj_set_str(l, "stuck_after_from", p->stuck_after_auto ? "auto" : "check.stuck_after");
     json_obj_set(l, "stuck", sl);
@@ -283,6 +489,8 @@ static int liveness_finish(void *st, struct json *res)
 
     for (int i = 0; i < h->nworkers; i++)
         free(wc[i].held);
+    for (int r = 0; r < ls->maxres; r++)
+        free(rl[r].hold);
     free(rl);
     free(wc);
     free(ls->batch);
@@ -295,7 +503,7 @@ const struct checker_def liveness_checker = {
      PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ACQUIRE_BUSY) |
          PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_RELEASE_OK) |
          PASS_TYPE(EV_RELEASE_NOT_OWNER) | PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_LOST) |
-         PASS_TYPE(EV_CRASH),
+         PASS_TYPE(EV_CRASH) | PASS_TYPE(EV_RENEW_OK),
      liveness_event, NULL, liveness_end},
     liveness_init, liveness_finish};
 

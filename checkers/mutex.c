@@ -5,13 +5,17 @@
  * holds; at every entry of a hold of positive length the resource's holds
  * strictly active are counted, and an entry that finds `capacity` of them
  * is a violation, classified stale-holder or lock-broken by the leases the
- * earlier holders had at the later grant, and grouped with the others of
- * the same cause (the earliest-entered active hold) into an incident. A
- * violation stays pending until all its holds have ended (their final
- * leases, renewals included, and exits decide its class and overlap), an
- * incident until its cause has ended and its violations are resolved, so
- * the state is the open holds plus what is pending, never the history. It
- * never asks the lock and never invents an overlap from a missing record.
+ * earlier holders had at the later grant (as they stood then: each grant
+ * keeps the leases of the resource's other live grants at its instant),
+ * and grouped with the others of the same cause (the earliest-entered
+ * active hold) into an incident. A violation stays pending until all its
+ * holds have ended (their exits decide its overlap), an incident until its
+ * cause has ended and its violations are resolved, so the state is the
+ * open holds plus what is pending, never the history. Beside overlaps it
+ * classifies each `lost` (lease left or expired) and finds renewals that
+ * succeed after the lease ran out while another grant holds the lock
+ * (renewed-after-loss, docs/checkers.md). It never asks the lock and never
+ * invents an overlap from a missing record.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +37,15 @@
 
 struct incident;
 
+/* A lease of another live grant of the resource as it stood at a grant's
+ * instant (renewals before it, not at it), by that grant's serial. */
+struct snap {
+    uint64_t id;
+    int64_t lease;
+};
+
+#define SNAP_INLINE 2
+
 /* One hold, from its grant until nothing refers to it any more (its
  * worker's slot, the enter batch, its resource's active list, pending
  * violations, the incident it caused). Pooled: no allocation per hold. A
@@ -43,6 +56,14 @@ struct hold {
     int64_t enter, exit;
     int64_t acquired;           /* grant time (= enter without a grant) */
     int64_t lease;              /* L: lease end incl. renewals; LEASE_NEVER = no expiry */
+    int64_t lease0;             /* the grant's own lease */
+    int64_t lease_t;            /* time of the last raise of lease (the grant's time first) */
+    int64_t lease_before;       /* lease as it stood before lease_t */
+    int64_t end_t;              /* when it stopped being a live grant (gone set) */
+    uint64_t id;                /* serial, from 1 */
+    struct snap snap[SNAP_INLINE]; /* the resource's other live grants at its grant */
+    struct snap *snap_more;     /* beyond SNAP_INLINE (owned) */
+    int nsnap;
     uint64_t fence;
     char token[EVLOG_TOKEN_LEN];
     int32_t worker;             /* worker id */
@@ -50,6 +71,8 @@ struct hold {
     uint16_t flags;
     uint8_t entered, done;      /* entered; ended (exit, crash or end of log) */
     uint8_t batched;            /* in the enter batch, not yet in the active list */
+    uint8_t gone;               /* no longer a live grant: ended, released, lost, replaced */
+    uint8_t renewed_late;       /* it had a renewal after loss */
     int refs;
     int pending;                /* pending violations naming it */
     struct incident *inc;       /* the incident it causes, NULL none (yet) */
@@ -59,6 +82,8 @@ struct hold {
 struct slots {                  /* the grants one worker has and may be holding */
     struct hold **a;
     int n, cap;
+    struct hold *exited;        /* its last exited hold until a release outcome (a `lost`
+                                 * may still come for it), referenced; NULL none */
 };
 
 struct rstate {
@@ -66,6 +91,9 @@ struct rstate {
     int n, cap;
     int64_t last_exit;          /* latest exit of an ended hold */
     int has_exit;
+    struct hold **live;         /* grants of the resource, entered or not, until gone and
+                                 * time has moved past their end (referenced) */
+    int nlive, live_cap;
 };
 
 /* The violations with one cause: the earliest-entered hold still active
@@ -89,7 +117,9 @@ struct pviol {                  /* a violation whose holds have not all ended */
     int64_t index;              /* its place in violations[], from 0 */
     struct incident *inc;       /* the incident it belongs to */
     int undone;                 /* holds not ended yet */
+    int valid;                  /* active holds whose lease was valid at the entering grant */
     int n;                      /* holders: the active ones, then the entering one */
+    int64_t *lag;               /* each active hold's lease as it stood at that grant */
     struct hold *hs[];
 };
 
@@ -115,14 +145,21 @@ struct mutex_st {
     size_t no_grant, stray_exit, open;
     int64_t *exits;
     size_t exits_cap;
+    uint64_t next_id;
+    int64_t lost_left, lost_expired, lost_unmatched, ral, ral_holds;
+    struct json *anom;          /* the listed anomalies (owned until finish) */
+    int64_t nanom_listed[3];    /* per anomaly class: listed so far */
 };
+
+enum { AN_RAL, AN_LOST_LEFT, AN_LOST_EXPIRED };
+static const char *const an_names[] = {"renewed-after-loss", "lost-with-lease-left", "expired"};
 
 #define POOL_CHUNK 1024
 
 static struct hold *hold_new(struct mutex_st *m)
 {
     if (!m->free_list) {
-        struct hold *c = xmalloc(POOL_CHUNK * sizeof(*c));
+        struct hold *c = xcalloc(POOL_CHUNK, sizeof(*c));
         m->chunks = xrealloc(m->chunks, (m->nchunks + 1) * sizeof(*m->chunks));
         m->chunks[m->nchunks++] = c;
         for (int i = POOL_CHUNK - 1; i >= 0; i--) {
@@ -140,6 +177,8 @@ static struct hold *hold_new(struct mutex_st *m)
 static void hold_unref(struct mutex_st *m, struct hold *x)
 {
     if (--x->refs == 0) {
+        free(x->snap_more);
+        x->snap_more = NULL;
         x->next_free = m->free_list;
         m->free_list = x;
     }
@@ -163,6 +202,90 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+/* Contract: x's lease as it stood at instant T (not before its last raise):
+ * the renewals before T count, those at T do not. */
+static int64_t lease_as_of(const struct hold *x, int64_t T)
+{
+    return x->lease_t == T ? x->lease_before : x->lease;
+}
+
+/* Contract: raise x's lease to l (a renew_ok at t), keeping what it was
+ * before t. */
+static void lease_raise(struct hold *x, int64_t l, int64_t t)
+{
+    if (x->lease == LEASE_NEVER || l <= x->lease)
+        return;
+    if (t != x->lease_t) {
+        x->lease_before = x->lease;
+        x->lease_t = t;
+    }
+    x->lease = l;
+}
+
+/* Contract: the lease of the grant with serial id as it stood at H's
+ * grant, from H's snapshot: 1 with *l set, or 0 when that grant was not
+ * live then (granted at or after H's grant). */
+static int snap_find(const struct hold *H, uint64_t id, int64_t *l)
+{
+    for (int k = 0; k < H->nsnap; k++) {
+        const struct snap *e = k < SNAP_INLINE ? &H->snap[k] : &H->snap_more[k - SNAP_INLINE];
+        if (e->id == id) {
+            *l = e->lease;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Contract: the lease hold x had at H's grant, as it stood then: from H's
+ * snapshot, else (x granted at or after that instant) x's own grant lease. */
+static int64_t lease_at_grant(const struct hold *H, const struct hold *x)
+{
+    int64_t l;
+    return snap_find(H, x->id, &l) ? l : x->lease0;
+}
+
+/* Contract: drop from r's live list the grants gone before t (an end at t
+ * stays until time moves on: a renewal at that instant still falls in it). */
+static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t);
+
+/* Contract: H (a new grant of its resource at T) takes the leases of the
+ * resource's other live grants as they stand at T, then joins them. */
+static void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int64_t T)
+{
+    live_purge(m, r, T);
+    for (int k = 0; k < r->nlive; k++) {
+        const struct hold *y = r->live[k];
+        if (y->gone || y->acquired == T) /* granted at the same instant: not before it */
+            continue;
+        struct snap e = {y->id, lease_as_of(y, T)};
+        if (H->nsnap < SNAP_INLINE) {
+            H->snap[H->nsnap] = e;
+        } else {
+            int j = H->nsnap - SNAP_INLINE;
+            if ((j & (j - 1)) == 0) /* 0, 1, 2, 4, ...: grow at powers of two */
+                H->snap_more = xrealloc(H->snap_more, (size_t)(j ? 2 * j : 1) * sizeof(e));
+            H->snap_more[j] = e;
+        }
+        H->nsnap++;
+    }
+    push_ptr(&r->live, &r->nlive, &r->live_cap, H);
+    H->refs++;
+}
+
+static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t)
+{
+    int kept = 0;
+    for (int k = 0; k < r->nlive; k++) {
+        struct hold *y = r->live[k];
+        if (y->gone && y->end_t < t)
+            hold_unref(m, y);
+        else
+            r->live[kept++] = y;
+    }
+    r->nlive = kept;
 }
 
 static struct json *holder_json(const struct hold *x)
@@ -244,19 +367,15 @@ static void incident_done(struct mutex_st *m, struct incident *inc)
 static void resolve(struct mutex_st *m, struct pviol *v)
 {
     const struct hold *H = v->hs[v->n - 1];
-    int valid_at_grant = 0;
     if ((size_t)v->n > m->exits_cap) {
         m->exits_cap = (size_t)v->n + 16;
         m->exits = xrealloc(m->exits, m->exits_cap * sizeof(*m->exits));
     }
-    for (int k = 0; k < v->n; k++) {
+    for (int k = 0; k < v->n; k++)
         m->exits[k] = v->hs[k]->exit;
-        if (k < v->n - 1 && v->hs[k]->lease > H->acquired)
-            valid_at_grant++;
-    }
     qsort(m->exits, (size_t)v->n, sizeof(*m->exits), cmp_i64);
     int64_t ov_start = H->enter, ov_end = m->exits[v->n - m->cap - 1];
-    int is_broken = valid_at_grant >= m->cap;
+    int is_broken = v->valid >= m->cap;
     if (is_broken)
         m->broken++;
     else
@@ -268,8 +387,13 @@ static void resolve(struct mutex_st *m, struct pviol *v)
         json_obj_set_num(o, "overlap_start_ms", ns_ms(ov_start));
         json_obj_set_num(o, "overlap_ms", ns_ms(ov_end - ov_start));
         struct json *hl = json_obj_set(o, "holders", json_new_arr());
-        for (int k = 0; k < v->n; k++)
-            json_arr_push(hl, holder_json(v->hs[k]));
+        for (int k = 0; k < v->n; k++) {
+            struct json *x = json_arr_push(hl, holder_json(v->hs[k]));
+            if (k < v->n - 1) /* the lease the class was decided by */
+                json_obj_set(x, "valid_until_at_grant_ms",
+                             v->lag[k] == LEASE_NEVER ? json_new_null()
+                                                      : json_new_num(ns_ms(v->lag[k])));
+        }
         struct json *fl = json_obj_set(o, "faults", json_new_arr());
         for (int f = 0; f < m->h->nfaults; f++) {
             const struct fault_window *fw = &m->h->faults[f];
@@ -302,6 +426,7 @@ static void resolve(struct mutex_st *m, struct pviol *v)
         v->hs[k]->pending--;
         hold_unref(m, v->hs[k]);
     }
+    free(v->lag);
     free(v);
 }
 
@@ -391,6 +516,12 @@ static void flush(struct mutex_st *m)
             struct pviol *v = xmalloc(sizeof(*v) + (size_t)(r->n + 1) * sizeof(v->hs[0]));
             v->n = r->n + 1;
             v->undone = 0;
+            v->valid = 0;
+            v->lag = xmalloc((size_t)r->n * sizeof(*v->lag));
+            for (int k = 0; k < r->n; k++) {
+                v->lag[k] = lease_at_grant(H, r->active[k]);
+                v->valid += v->lag[k] > H->acquired;
+            }
             v->index = m->nviol - 1;
             v->inc = inc;
             v->obj = m->nviol <= m->p->max_violations ? json_arr_push(m->viol, json_new_obj())
@@ -422,10 +553,15 @@ static void flush(struct mutex_st *m)
 }
 
 /* Contract: remove slot k of s (swap with the last: the search order of
- * the slots is part of the pairing rule) and drop its reference. */
-static void slot_remove(struct mutex_st *m, struct slots *s, int k)
+ * the slots is part of the pairing rule), its grant no longer live from t
+ * on, and drop its reference. */
+static void slot_remove(struct mutex_st *m, struct slots *s, int k, int64_t t)
 {
     struct hold *x = s->a[k];
+    if (!x->gone) {
+        x->gone = 1;
+        x->end_t = t;
+    }
     s->a[k] = s->a[--s->n];
     hold_unref(m, x);
 }
@@ -447,6 +583,109 @@ static void rs_grow(struct mutex_st *m, int res)
     m->nrs = n;
 }
 
+/* Contract: anomaly class c found at t for hold x of worker wid (listed
+ * while fewer than max_violations of c are): its listed entry, to fill,
+ * or NULL. */
+static struct json *anomaly_new(struct mutex_st *m, int c, const struct hold *x, int64_t t)
+{
+    if (m->nanom_listed[c] >= m->p->max_violations)
+        return NULL;
+    m->nanom_listed[c]++;
+    struct json *o = json_arr_push(m->anom, json_new_obj());
+    json_obj_set_str(o, "class", an_names[c]);
+    json_obj_set_str(o, "resource", check_res_name(m->h, x->res));
+    json_obj_set_int(o, "worker", x->worker);
+    json_obj_set(o, "token", json_new_strn(x->token, strnlen(x->token, EVLOG_TOKEN_LEN)));
+    json_obj_set_num(o, "t_ms", ns_ms(t));
+    json_obj_set_num(o, "acquired_ms", ns_ms(x->acquired));
+    return o;
+}
+
+static void set_lease_ms(struct json *o, const char *key, int64_t l)
+{
+    json_obj_set(o, key, l == LEASE_NEVER ? json_new_null() : json_new_num(ns_ms(l)));
+}
+
+/* Contract: a renew_ok at t of hold x (its lease not yet raised by it): a
+ * renewal after loss when at least `capacity` other grants of the
+ * resource, live at t and granted before t, were made when x's lease as
+ * it stood then had run out (docs/checkers.md "Renewed after loss"). */
+static void renewal_check(struct mutex_st *m, struct hold *x, const struct ev_rec *r)
+{
+    if (x->lease == LEASE_NEVER || r->res >= m->nrs)
+        return;
+    struct rstate *rs = &m->rs[r->res];
+    int n = 0;
+    const struct hold *first = NULL;
+    int64_t ran_out = 0;
+    for (int k = 0; k < rs->nlive; k++) {
+        const struct hold *y = rs->live[k];
+        int64_t l;
+        if (y == x || (y->gone && y->end_t < r->t) || y->acquired >= r->t ||
+            !snap_find(y, x->id, &l) || l > y->acquired)
+            continue;
+        if (!first) {
+            first = y;
+            ran_out = l;
+        }
+        n++;
+    }
+    if (n < m->cap)
+        return;
+    m->ral++;
+    m->ral_holds += !x->renewed_late;
+    x->renewed_late = 1;
+    struct json *o = anomaly_new(m, AN_RAL, x, r->t);
+    if (!o)
+        return;
+    set_lease_ms(o, "lease_ran_out_ms", ran_out);
+    set_lease_ms(o, "renewed_until_ms", lease_of(r));
+    json_obj_set_bool(o, "auto", (r->flags & EVF_AUTO) != 0);
+    struct json *oh = json_obj_set(o, "other", json_new_obj());
+    json_obj_set_int(oh, "worker", first->worker);
+    json_obj_set(oh, "token", json_new_strn(first->token, strnlen(first->token, EVLOG_TOKEN_LEN)));
+    json_obj_set_num(oh, "acquired_ms", ns_ms(first->acquired));
+    json_obj_set_int(o, "others", n);
+}
+
+/* Contract: a `lost` at t for worker slots s on resource res: the grant it
+ * names (the token's, else the resource's; else the last exited hold's)
+ * classified by its lease as last granted or renewed. */
+static void lost_classify(struct mutex_st *m, struct slots *s, const struct ev_rec *r)
+{
+    struct hold *x = NULL;
+    for (int k = 0; k < s->n && !x; k++)
+        if (s->a[k]->res == r->res && memcmp(s->a[k]->token, r->token, EVLOG_TOKEN_LEN) == 0)
+            x = s->a[k];
+    for (int k = 0; k < s->n && !x; k++)
+        if (s->a[k]->res == r->res)
+            x = s->a[k];
+    if (!x && s->exited && s->exited->res == r->res)
+        x = s->exited;
+    if (!x) {
+        m->lost_unmatched++;
+        return;
+    }
+    int left = x->lease > r->t;
+    if (left)
+        m->lost_left++;
+    else
+        m->lost_expired++;
+    struct json *o = anomaly_new(m, left ? AN_LOST_LEFT : AN_LOST_EXPIRED, x, r->t);
+    if (o) {
+        set_lease_ms(o, "valid_until_ms", x->lease);
+        if (x->lease != LEASE_NEVER)
+            json_obj_set_num(o, "lease_left_ms", ns_ms(x->lease - r->t));
+    }
+}
+
+static void exited_clear(struct mutex_st *m, struct slots *s)
+{
+    if (s->exited)
+        hold_unref(m, s->exited);
+    s->exited = NULL;
+}
+
 static void mutex_event(void *st, int wi, const struct ev_rec *r)
 {
     struct mutex_st *m = st;
@@ -456,23 +695,33 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
     int res = r->res, k;
     switch (r->type) {
     case EV_ACQUIRE_OK: {
+        if (res >= m->nrs)
+            rs_grow(m, res);
+        if (s->exited && s->exited->res == res)
+            exited_clear(m, s);
         for (k = 0; k < s->n; k++)
             if (s->a[k]->res == res && !s->a[k]->entered)
                 break;
         struct hold *x = hold_new(m);
+        x->id = ++m->next_id;
         x->acquired = r->t;
-        x->lease = lease_of(r);
+        x->lease = x->lease0 = x->lease_before = lease_of(r);
+        x->lease_t = r->t;
         memcpy(x->token, r->token, EVLOG_TOKEN_LEN);
         x->fence = r->fence;
         x->worker = m->h->w[wi].id;
         x->res = (uint16_t)res;
         x->flags = (r->flags & EVF_FENCE) ? HF_FENCE : 0;
         if (k < s->n) { /* replaces a grant never entered, in its place */
-            hold_unref(m, s->a[k]);
+            struct hold *old = s->a[k];
+            old->gone = 1;
+            old->end_t = r->t;
+            hold_unref(m, old);
             s->a[k] = x;
         } else {
             push_ptr(&s->a, &s->n, &s->cap, x);
         }
+        live_join(m, &m->rs[res], x, r->t);
         break;
     }
     case EV_ENTER: {
@@ -483,14 +732,17 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
                 break;
         if (k < 0) {
             struct hold *x = hold_new(m);
+            x->id = ++m->next_id;
             x->acquired = r->t;
-            x->lease = LEASE_NEVER;
+            x->lease = x->lease0 = x->lease_before = LEASE_NEVER;
+            x->lease_t = r->t;
             x->worker = m->h->w[wi].id;
             x->res = (uint16_t)res;
             x->flags = HF_NO_GRANT;
             push_ptr(&s->a, &s->n, &s->cap, x);
             k = s->n - 1;
             m->no_grant++;
+            live_join(m, &m->rs[res], x, r->t);
         }
         struct hold *x = s->a[k];
         x->entered = 1;
@@ -505,9 +757,8 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         for (k = 0; k < s->n; k++) {
             struct hold *x = s->a[k];
             if (x->res == res && x->lease != LEASE_NEVER) {
-                int64_t l = lease_of(r);
-                if (l > x->lease)
-                    x->lease = l;
+                renewal_check(m, x, r);
+                lease_raise(x, lease_of(r), r->t);
             }
         }
         break;
@@ -519,26 +770,34 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
             m->stray_exit++;
             break;
         }
+        exited_clear(m, s);
+        s->exited = s->a[k];
+        s->exited->refs++;
         end_hold(m, s->a[k], r->t, 0);
-        slot_remove(m, s, k);
+        slot_remove(m, s, k, r->t);
         break;
+    case EV_LOST:
+        lost_classify(m, s, r);
+        /* fall through */
     case EV_RELEASE_OK:
     case EV_RELEASE_NOT_OWNER:
     case EV_RELEASE_FAIL:
-    case EV_LOST:
+        if (r->type != EV_LOST && s->exited && s->exited->res == res)
+            exited_clear(m, s);
         /* A grant that ends before anyone entered it is no hold. */
         for (k = 0; k < s->n; k++)
             if (s->a[k]->res == res && !s->a[k]->entered) {
-                slot_remove(m, s, k);
+                slot_remove(m, s, k, r->t);
                 break;
             }
         break;
     case EV_CRASH:
+        exited_clear(m, s);
         for (k = 0; k < s->n; k++)
             if (s->a[k]->entered)
                 end_hold(m, s->a[k], r->t, HF_CRASH);
         while (s->n)
-            slot_remove(m, s, s->n - 1);
+            slot_remove(m, s, s->n - 1, r->t);
         break;
     default:
         break;
@@ -559,8 +818,9 @@ static void mutex_worker_end(void *st, int wi)
             end_hold(m, s->a[k], last, HF_OPEN);
             m->open++;
         }
+    exited_clear(m, s);
     while (s->n)
-        slot_remove(m, s, s->n - 1);
+        slot_remove(m, s, s->n - 1, last);
 }
 
 static void mutex_end(void *st)
@@ -588,6 +848,7 @@ static void *mutex_init(const struct history *h, const struct check_params *p, s
     (void)res;
     m->viol = json_new_arr(); /* res's "violations" gets them at the end */
     m->incs = json_new_arr(); /* and its "incidents" these */
+    m->anom = json_new_arr(); /* and checks.mutex.anomalies these */
     return m;
 }
 
@@ -611,7 +872,9 @@ static int mutex_finish(void *st, struct json *res)
         m->incs->kids[i] = NULL;
     }
     json_free(m->incs);
-    int verdict = m->nviol > 0 ? VERDICT_INVALID : m->open > 0 ? VERDICT_UNKNOWN : VERDICT_VALID;
+    int verdict = m->nviol > 0 || m->ral > 0 ? VERDICT_INVALID
+                  : m->open > 0                ? VERDICT_UNKNOWN
+                                               : VERDICT_VALID;
     struct json *o = json_obj_child(json_obj_child(res, "checks"), "mutex");
     json_obj_set_str(o, "verdict", verdict_name(verdict));
     json_obj_set_bool(o, "valid", verdict == VERDICT_VALID);
@@ -626,8 +889,21 @@ static int mutex_finish(void *st, struct json *res)
     json_obj_set_int(ic, "lock_broken", m->inc_broken);
     json_obj_set_int(o, "capacity", m->cap);
     json_obj_set_int(o, "holds", m->holds);
+    json_obj_set_int(o, "renewed_after_loss", m->ral);
+    json_obj_set_int(o, "renewed_after_loss_holds", m->ral_holds);
+    json_obj_set_int(o, "losses", m->lost_left + m->lost_expired);
+    struct json *lc = json_obj_set(o, "losses_by_class", json_new_obj());
+    json_obj_set_int(lc, "lost_with_lease_left", m->lost_left);
+    json_obj_set_int(lc, "expired", m->lost_expired);
+    json_obj_set_int(o, "losses_unmatched", m->lost_unmatched);
+    json_obj_set(o, "anomalies", m->anom);
     if (verdict == VERDICT_UNKNOWN)
         json_obj_set_str(o, "reason", "a hold has no exit and no crash record");
+    if (m->ral)
+        json_obj_set_str(o, "renewed_after_loss_note",
+                         "a renewal succeeded while another grant held the lock after this "
+                         "holder's lease had run out");
+
     if (m->open)
         check_warn(res, "mutex: %zu hold(s) without exit or crash record, ended at their "
                     "worker's last record", m->open);
@@ -652,10 +928,15 @@ static int mutex_finish(void *st, struct json *res)
     }
     for (int i = 0; i < m->h->nworkers; i++)
         free(m->ws[i].a);
-    for (int r = 0; r < m->nrs; r++)
+    for (int r = 0; r < m->nrs; r++) {
         free(m->rs[r].active);
-    for (size_t i = 0; i < m->nchunks; i++)
+        free(m->rs[r].live);
+    }
+    for (size_t i = 0; i < m->nchunks; i++) {
+        for (int k = 0; k < POOL_CHUNK; k++)
+            free(m->chunks[i][k].snap_more);
         free(m->chunks[i]);
+    }
     free(m->chunks);
     free(m->ws);
     free(m->rs);

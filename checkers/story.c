@@ -55,6 +55,8 @@ struct sholder {
     size_t grant_i, enter_i, end_i;  /* record indexes; end_i one past the last */
     int found;
     int64_t lease;                   /* lease end incl. renewals, NO_LEASE without expiry */
+    int64_t lease_at_grant;          /* as it stood at the entering holder's grant (the
+                                        violation's valid_until_at_grant_ms; else lease) */
     int has_fence;
     uint64_t fence;
     int crashed, open;
@@ -458,7 +460,7 @@ static void conclusion(struct story *s, const struct sholder *hs, int nh, const 
     const struct sholder *E = &hs[0];      /* the earlier holder the sentence is about */
     int broken = strcmp(cls, "lock-broken") == 0;
     for (int i = 0; i < nh - 1; i++) {
-        int expired = hs[i].lease != NO_LEASE && hs[i].lease <= L->acquired;
+        int expired = hs[i].lease_at_grant != NO_LEASE && hs[i].lease_at_grant <= L->acquired;
         if (broken ? !expired : expired) {
             E = &hs[i];
             break;
@@ -467,7 +469,7 @@ static void conclusion(struct story *s, const struct sholder *hs, int nh, const 
     char out[STORY_TEXT_LEN * 2], d[32], t1[32];
     size_t o = 0;
     if (!broken) {
-        int64_t past = E->exit - E->lease;
+        int64_t past = E->exit - E->lease_at_grant;
         fmt_dur(d, sizeof(d), past > 0 ? past : 0);
         if (E->crashed || E->open)
             o += (size_t)snprintf(out + o, sizeof(out) - o,
@@ -481,10 +483,16 @@ static void conclusion(struct story *s, const struct sholder *hs, int nh, const 
                               "lock-broken: %s was granted to w%d while w%d held a grant with "
                               "no expiry", res, L->worker, E->worker);
     } else {
-        fmt_s(t1, sizeof(t1), E->lease);
+        fmt_s(t1, sizeof(t1), E->lease_at_grant);
         o += (size_t)snprintf(out + o, sizeof(out) - o,
                               "lock-broken: %s was granted to w%d while w%d's lease was valid "
                               "until %ss", res, L->worker, E->worker, t1);
+    }
+    if (!broken && E->lease != E->lease_at_grant && E->lease > L->acquired && E->lease != NO_LEASE) {
+        fmt_s(t1, sizeof(t1), L->acquired);
+        o += (size_t)snprintf(out + o, sizeof(out) - o,
+                              " (its renewals after w%d's grant at %ss do not count)", L->worker,
+                              t1);
     }
     if (broken && culprit >= 0) {
         char t2[32];
@@ -566,6 +574,8 @@ static struct json *build_story(const struct history *h, const struct json *v, s
         sh->exit = ms_ns(json_get_num(x, "exit_ms", 0));
         const struct json *vu = json_obj_get(x, "valid_until_ms");
         sh->lease = vu && vu->type == JSON_NUM ? ms_ns(vu->d) : NO_LEASE;
+        const struct json *vg = json_obj_get(x, "valid_until_at_grant_ms");
+        sh->lease_at_grant = !vg ? sh->lease : vg->type == JSON_NUM ? ms_ns(vg->d) : NO_LEASE;
         const struct json *fe = json_obj_get(x, "fence");
         sh->has_fence = fe && fe->type == JSON_NUM;
         sh->fence = sh->has_fence ? (uint64_t)fe->i : 0;
@@ -705,8 +715,158 @@ static void pick_one(char *pick, size_t *npicked, size_t max, long k)
     (*npicked)++;
 }
 
+/* Contract: the first record index of w with t >= at (w->n when none). */
+static size_t first_at(const struct hist_worker *w, int64_t at)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hist_rec(w, mid)->t < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+#define ANOMALY_RENEWALS 4 /* renewals told before the anomaly: the last ones */
+
+/* Contract: the story of anomaly a (an entry of checks.mutex.anomalies)
+ * into s: its worker's grant, its last renewals and renewal failures up to
+ * the anomaly, the lease's end, the other holder's grant (renewed after
+ * loss), the faults on the worker, the anomaly and a conclusion. */
+static void anomaly_items(struct story *s, const struct history *h, const struct json *a)
+{
+    const char *res = json_get_str(a, "resource", "?"), *cls = json_get_str(a, "class", "?");
+    int res_i = -1;
+    for (int r = 0; r < h->nres; r++)
+        if (h->res_names && strcmp(h->res_names[r], res) == 0)
+            res_i = r;
+    int wid = (int)json_get_int(a, "worker", -1);
+    int64_t t = ms_ns(json_get_num(a, "t_ms", 0)), acq = ms_ns(json_get_num(a, "acquired_ms", 0));
+    int ral = strcmp(cls, "renewed-after-loss") == 0;
+    const struct json *le = json_obj_get(a, ral ? "lease_ran_out_ms" : "valid_until_ms");
+    int64_t lease = le && le->type == JSON_NUM ? ms_ns(le->d) : NO_LEASE;
+    char t1[32], t2[32], d[32];
+    struct sholder x = {0};
+    x.worker = wid;
+    x.w = find_worker(h, wid);
+    x.enter = acq;
+    x.exit = t + 1;
+    if (x.w && res_i >= 0) {
+        size_t k0 = first_at(x.w, acq - 1000), k1 = first_at(x.w, t + 1000);
+        size_t nren = 0;
+        for (size_t k = k0; k < k1; k++)
+            nren += hist_rec(x.w, k)->type == EV_RENEW_OK && hist_rec(x.w, k)->res == res_i;
+        for (size_t k = k0, seen = 0; k < k1; k++) {
+            const struct ev_rec *r = hist_rec(x.w, k);
+            if (r->res != res_i)
+                continue;
+            if (r->type == EV_ACQUIRE_OK && r->t <= acq + 1000) {
+                x.has_fence = (r->flags & EVF_FENCE) != 0;
+                x.fence = r->fence;
+                char buf[STORY_TEXT_LEN];
+                grant_text(buf, sizeof(buf), &x, res, r);
+                add(s, r->t, 0, IK_GRANT, "%s", buf);
+            } else if (r->type == EV_RENEW_OK && ++seen + ANOMALY_RENEWALS > nren) {
+                if (r->flags & EVF_NO_LEASE) {
+                    add(s, r->t, 0, IK_RENEW, "w%d renews %s (no expiry)", wid, res);
+                } else {
+                    fmt_s(t1, sizeof(t1), r->valid_until);
+                    add(s, r->t, 0, IK_RENEW, "w%d%s renews %s (valid until %ss)", wid,
+                        (r->flags & EVF_AUTO) ? "'s library" : "", res, t1);
+                }
+            } else if (r->type == EV_RENEW_FAIL) {
+                add(s, r->t, 0, IK_RENEW, "w%d's renewal of %s fails (%s)", wid, res,
+                    ev_err_name((int)r->aux)[0] ? ev_err_name((int)r->aux) : "refused");
+            } else if (r->type == EV_LOST && r->t >= t - 1000) {
+                add(s, r->t, 0, IK_LOST, "w%d is told its grant on %s is lost", wid, res);
+            }
+        }
+        if (nren > ANOMALY_RENEWALS)
+            add(s, acq, 0, IK_RENEW, "(%zu earlier renewals of w%d not told)",
+                nren - ANOMALY_RENEWALS, wid);
+    }
+    if (lease != NO_LEASE && lease >= acq)
+        add(s, lease, 0, IK_LEASE, "w%d's lease on %s %s", wid, res,
+            ral ? "runs out (as it stood)" : "runs out");
+    const struct json *o = json_obj_get(a, "other");
+    int other = o ? (int)json_get_int(o, "worker", -1) : -1;
+    int64_t oacq = o ? ms_ns(json_get_num(o, "acquired_ms", 0)) : 0;
+    if (other >= 0)
+        add(s, oacq, 0, IK_GRANT, "w%d acquires %s", other, res);
+    fault_items(s, h, &x, 1, acq, t);
+    fmt_s(t1, sizeof(t1), t);
+    if (ral) {
+        fmt_s(t2, sizeof(t2), oacq);
+        add(s, t, 2, IK_CONCLUSION,
+            "renewed-after-loss: w%d's renewal at %ss succeeded, though its lease had run out "
+            "before w%d was granted %s at %ss and w%d still held it: the renewal does not check "
+            "the token, or the service lost the successor's key", wid, t1, other, res, t2, other);
+    } else if (strcmp(cls, "lost-with-lease-left") == 0) {
+        if (lease == NO_LEASE) {
+            add(s, t, 2, IK_CONCLUSION, "lost-with-lease-left: w%d gave up %s at %ss, a grant "
+                "with no expiry", wid, res, t1);
+        } else {
+            fmt_dur(d, sizeof(d), lease - t);
+            fmt_s(t2, sizeof(t2), lease);
+            add(s, t, 2, IK_CONCLUSION, "lost-with-lease-left: w%d's grant on %s was given up "
+                "at %ss with %s of its lease left (valid until %ss): the library let go of a "
+                "lock that had not run out", wid, res, t1, d, t2);
+        }
+    } else {
+        fmt_dur(d, sizeof(d), lease != NO_LEASE ? t - lease : 0);
+        add(s, t, 2, IK_CONCLUSION, "expired: w%d's grant on %s was lost at %ss, %s after its "
+            "lease ran out", wid, res, t1, d);
+    }
+}
+
+/* Contract: a story for the first listed anomaly of each class in
+ * checks.mutex.anomalies ("story", "story_text" as for violations). */
+static void anomaly_stories(const struct history *h, struct json *res)
+{
+    struct json *an = json_path(res, "checks.mutex.anomalies");
+    static const char *const classes[] = {"renewed-after-loss", "lost-with-lease-left",
+                                          "expired"};
+    for (size_t c = 0; an && an->type == JSON_ARR && c < 3; c++) {
+        struct json *a = NULL;
+        for (size_t i = 0; i < an->n && !a; i++)
+            if (strcmp(json_get_str(an->kids[i], "class", ""), classes[c]) == 0)
+                a = an->kids[i];
+        if (!a)
+            continue;
+        struct story s = {NULL, 0, 0};
+        anomaly_items(&s, h, a);
+        qsort(s.a, (size_t)s.n, sizeof(*s.a), cmp_item);
+        struct json *arr = json_new_arr();
+        struct strbuf text = STRBUF_INIT;
+        for (int i = 0; i < s.n && i < STORY_MAX_ITEMS; i++) {
+            const struct item *it = &s.a[i];
+            struct json *o = json_arr_push(arr, json_new_obj());
+            json_obj_set_num(o, "t_ms", ns_ms(it->t));
+            json_obj_set_str(o, "kind", kind_names[it->kind]);
+            json_obj_set_str(o, "text", it->text);
+            if (text.len)
+                sb_puts(&text, " · ");
+            if (it->kind == IK_CONCLUSION) {
+                sb_puts(&text, it->text);
+            } else {
+                char ts[32];
+                fmt_s(ts, sizeof(ts), it->t);
+                sb_printf(&text, "t=%ss %s", ts, it->text);
+            }
+        }
+        json_obj_set(a, "story", arr);
+        json_obj_set_str(a, "story_text", sb_cstr(&text));
+        sb_free(&text);
+        free(s.a);
+    }
+}
+
 void check_stories(const struct history *h, const struct check_params *p, struct json *res)
 {
+    if (p->max_stories > 0)
+        anomaly_stories(h, res);
     struct json *viol = json_obj_get(res, "violations");
     if (!viol || viol->type != JSON_ARR || !viol->n || p->max_stories <= 0)
         return;

@@ -25,6 +25,11 @@
  * order. Reads h only; a holder whose hold cannot be found in its log gets
  * a story from the violation's own fields. Does nothing without
  * violations. */
+/* Also, for the first listed anomaly of each class in
+ * checks.mutex.anomalies (renewed-after-loss, lost-with-lease-left,
+ * expired), its story the same way: the worker's grant, its last renewals,
+ * the lease's end, the other holder's grant, the faults on the worker, the
+ * anomaly and what it means. */
 void check_stories(const struct history *h, const struct check_params *p, struct json *res);
 
 #endif

@@ -13,7 +13,9 @@
 
 #define END {NULL, NULL, CF_NONE, NULL, 0, NULL}
 
-/* mutex: the overlaps by class, near misses, holds and the capacity. */
+/* mutex: the overlaps by class, near misses, holds and the capacity; the
+ * renewals after loss and the losses by class (results since leases as
+ * they stood: older ones lack them and show nothing for them). */
 static const struct checkfield mutex_text[] = {
     {" violations=", "violations", CF_VAL, NULL, 0, NULL},
     {" (stale-holder=", "by_class.stale_holder", CF_VAL, NULL, 0, NULL},
@@ -21,6 +23,10 @@ static const struct checkfield mutex_text[] = {
     {" near_misses=", "near_misses", CF_VAL, NULL, 0, NULL},
     {" holds=", "holds", CF_VAL, NULL, 0, NULL},
     {" capacity=", "capacity", CF_VAL, NULL, 0, NULL},
+    {" renewed-after-loss=", "renewed_after_loss", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" lost (lease-left=", "losses_by_class.lost_with_lease_left", CF_VAL, NULL, CF_IF_PRESENT,
+     "losses_by_class"},
+    {" expired=", "losses_by_class.expired", CF_VAL, ")", CF_IF_PRESENT, "losses_by_class"},
     END,
 };
 
@@ -33,6 +39,10 @@ static const struct checkfield mutex_junit[] = {
     {" (stale-holder=", "incidents_by_class.stale_holder", CF_VAL, NULL, CF_IF_PRESENT,
      "incidents"},
     {" lock-broken=", "incidents_by_class.lock_broken", CF_VAL, ")", CF_IF_PRESENT, "incidents"},
+    {" renewed_after_loss=", "renewed_after_loss", CF_VAL, NULL, CF_IF_PRESENT, NULL},
+    {" lost_with_lease_left=", "losses_by_class.lost_with_lease_left", CF_VAL, NULL,
+     CF_IF_PRESENT, "losses_by_class"},
+    {" lost_expired=", "losses_by_class.expired", CF_VAL, NULL, CF_IF_PRESENT, "losses_by_class"},
     END,
 };
 
@@ -61,11 +71,16 @@ static const struct checkfield fencing_junit[] = {
     END,
 };
 
-/* liveness: stalls, crashes without a next grant, outcome shares and the
- * fairness of grants over workers. */
+/* liveness: stalls, the longest waits by what they waited behind (when
+ * the section has them), crashes without a next grant, outcome shares and
+ * the fairness of grants over workers. */
 static const struct checkfield liveness_text[] = {
     {" longest_stall=", "longest_stall_ms", CF_MS, NULL, 0, NULL},
     {" (", "longest_stall_resource", CF_STR, ")", CF_IF_STRING, NULL},
+    {" unserved_wait=", "longest_unserved_wait_ms", CF_MS, NULL, CF_IF_PRESENT, NULL},
+    {" (free=", "waits.free.longest_ms", CF_MS, NULL, CF_IF_PRESENT, "waits"},
+    {" expired=", "waits.expired.longest_ms", CF_MS, NULL, CF_IF_PRESENT, "waits"},
+    {" held=", "waits.held.longest_ms", CF_MS, ")", CF_IF_PRESENT, "waits"},
     {" crash_to_next_grant=", "crash_to_next_grant_ms", CF_MS, NULL, 0, NULL},
     {" stuck=", "stuck_resources", CF_VAL, NULL, 0, NULL},
     {" busy=", "busy_share", CF_PCT, NULL, 0, NULL},
@@ -79,6 +94,7 @@ static const struct checkfield liveness_text[] = {
 
 static const struct checkfield liveness_junit[] = {
     {": longest_stall_ms=", "longest_stall_ms", CF_VAL, NULL, 0, NULL},
+    {" longest_unserved_wait_ms=", "longest_unserved_wait_ms", CF_VAL, NULL, CF_IF_PRESENT, NULL},
     {" crash_to_next_grant_ms=", "crash_to_next_grant_ms", CF_VAL, NULL, 0, NULL},
     {" stuck_resources=", "stuck_resources", CF_VAL, NULL, 0, NULL},
     END,

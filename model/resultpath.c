@@ -32,6 +32,8 @@ static const struct path_row path_table[] = {
     {"checks.mutex.by_class", "stale_holder|lock_broken"},
     {"checks.mutex", "incidents"},
     {"checks.mutex.incidents_by_class", "stale_holder|lock_broken"},
+    {"checks.mutex", "renewed_after_loss|renewed_after_loss_holds|losses|losses_unmatched"},
+    {"checks.mutex.losses_by_class", "lost_with_lease_left|expired"},
     {"checks.fencing",
      "valid|offered|available|plain_lost_updates|fenced_lost_updates|stale_ops_rejected|"
      "fence_regressions|plain_accepted_writes|fenced_accepted_writes"},
@@ -43,6 +45,9 @@ static const struct path_row path_table[] = {
      "valid|longest_stall_ms|crash_to_next_grant_ms|holder_crashes|crashes_without_next_grant|"
      "stuck_resources|busy_share|failed_share|unknown_share|stuck_after_ms"},
     {"checks.liveness.fairness", "min_grants|max_grants|ratio"},
+    {"checks.liveness", "longest_unserved_wait_ms"},
+    {"checks.liveness.waits.free|checks.liveness.waits.expired|checks.liveness.waits.held",
+     "total_ms|longest_ms"},
     {"checks.stats", "valid"},
     {"checks.jobs",
      "valid|available|announced|jobs|done|duplicates|extra_effects|missed|claimed_not_done|"
@@ -54,7 +59,8 @@ static const struct path_row path_table[] = {
      "node|measured|reset|lock_commands|other_commands|per_grant|per_grant_at_least|per_s"},
     {"checks.jobs.steps", "gave_up|skip_done|claimed|effect|refused|aborted|error"},
     {"violations.#", "overlap_start_ms|overlap_ms"},
-    {"violations.#.holders.#", "worker|fence|acquired_ms|valid_until_ms|enter_ms|exit_ms"},
+    {"violations.#.holders.#",
+     "worker|fence|acquired_ms|valid_until_ms|valid_until_at_grant_ms|enter_ms|exit_ms"},
     {"faults.#", "id|worker|node|start_ms|end_ms|skipped|bit|late_ms"},
     {"faults.#.adapter_clock", "verified|not_moved|unverified|no_answer|pending"},
     {"coverage", "holds|grants|contended_acquires|grant_floor|expected_grants|enough_activity"},

@@ -492,13 +492,20 @@ static void starvation_signs(const struct json *root, const struct json *l, stru
     } else if (min_g == 0 && max_g > 0) {
         sb_puts(why, "            ??? starved: a worker got no grant while others did\n");
     }
-    const struct json *stall = json_obj_get(l, "longest_stall_ms");
+    /* the longest wait nobody served (results that have it): a long hold
+     * inside its lease is no starvation */
+    const struct json *stall = json_obj_get(l, "longest_unserved_wait_ms");
+    if (!stall)
+        stall = json_obj_get(l, "longest_stall_ms");
     const struct json *dur = json_obj_get(root, "duration_s");
     if (stall && stall->type == JSON_NUM && dur && dur->type == JSON_NUM && dur->d > 0 &&
         stall->d > STALL_FLAG_SHARE * dur->d * 1000.0) {
         sb_puts(why, "            ??? long stall: no grant for ");
         put_unit(why, stall, "ms");
-        sb_printf(why, " while workers waited (over %g%% of the run)\n", STALL_FLAG_SHARE * 100);
+        sb_printf(why, " while workers waited%s (over %g%% of the run)\n",
+                  json_obj_get(l, "longest_unserved_wait_ms") ? " and no holder had a valid lease"
+                                                              : "",
+                  STALL_FLAG_SHARE * 100);
     }
     const struct json *stuck = json_obj_get(l, "stuck");
     for (size_t i = 0; i < arr_len(stuck); i++) {
@@ -687,6 +694,31 @@ static void render_stories(const struct json *r, struct strbuf *sb)
             } else {
                 sb_puts(sb, "=> ");
             }
+            sb_puts(sb, json_get_str(it, "text", ""));
+            sb_putc(sb, '\n');
+        }
+    }
+}
+
+/* The story of the first anomaly of each class that has one
+ * (checks.mutex.anomalies: renewed-after-loss, lost-with-lease-left,
+ * expired), told like a violation's; nothing when there is none. */
+static void render_anomaly_stories(const struct json *r, struct strbuf *sb)
+{
+    const struct json *an = json_path(r, "checks.mutex.anomalies");
+    for (size_t i = 0; i < arr_len(an); i++) {
+        const struct json *a = an->kids[i], *story = json_obj_get(a, "story");
+        if (!arr_len(story))
+            continue;
+        sb_printf(sb, "story of %s (%s, w%lld at %.3fs):\n", json_get_str(a, "class", "?"),
+                  json_get_str(a, "resource", "?"), (long long)json_get_int(a, "worker", -1),
+                  json_get_num(a, "t_ms", 0) / 1000.0);
+        for (size_t k = 0; k < story->n; k++) {
+            const struct json *it = story->kids[k];
+            if (strcmp(json_get_str(it, "kind", ""), "conclusion") == 0)
+                sb_puts(sb, "  => ");
+            else
+                sb_printf(sb, "  t=%.3fs ", json_get_num(it, "t_ms", 0) / 1000.0);
             sb_puts(sb, json_get_str(it, "text", ""));
             sb_putc(sb, '\n');
         }
@@ -954,12 +986,17 @@ static void render_incidents(const struct json *r, struct strbuf *sb)
 }
 
 /* "N lock-broken and M stale-holder overlaps in K incidents" (the parts
- * that are there), or nothing when mutex found no overlap; returns 1 when
- * it wrote something. */
+ * that are there, and "and R renewals after loss"), or nothing when mutex
+ * found neither; returns 1 when it wrote something. */
 static int put_overlaps(struct strbuf *sb, const struct json *r)
 {
     const struct json *m = json_path(r, "checks.mutex");
     int64_t v = json_get_int(m, "violations", 0);
+    int64_t ral = json_get_int(m, "renewed_after_loss", 0);
+    if (v <= 0 && ral > 0) {
+        sb_printf(sb, "%lld renewal%s after loss", (long long)ral, ral == 1 ? "" : "s");
+        return 1;
+    }
     if (v <= 0)
         return 0;
     int64_t lb = json_get_int(json_obj_get(m, "by_class"), "lock_broken", 0);
@@ -975,6 +1012,8 @@ static int put_overlaps(struct strbuf *sb, const struct json *r)
     const struct json *ni = num_at(r, "checks.mutex.incidents");
     if (ni)
         sb_printf(sb, " in %lld incident%s", (long long)ni->i, ni->i == 1 ? "" : "s");
+    if (ral > 0)
+        sb_printf(sb, " and %lld renewal%s after loss", (long long)ral, ral == 1 ? "" : "s");
     return 1;
 }
 
@@ -1083,7 +1122,7 @@ void render_verdict_why(const struct json *r, struct strbuf *sb)
  * throughput, evidence and coverage (when the model has them), latency
  * quantiles, one line per checker (flagged "!!!" / "???"; findings, not
  * verdicts), the incidents, the first violations, one story per class,
- * the faults, the expectations, the warnings, the one line saying how the
+ * one per anomaly class (renewed after loss, losses), the faults, the expectations, the warnings, the one line saying how the
  * verdict follows, and last the verdict line. Reads result only. */
 void render_text(const struct json *result, struct strbuf *sb)
 {
@@ -1097,6 +1136,7 @@ void render_text(const struct json *result, struct strbuf *sb)
     render_incidents(result, sb);
     render_violations(result, sb);
     render_stories(result, sb);
+    render_anomaly_stories(result, sb);
     render_faults(result, sb);
     render_windows(result, sb);
     render_expectations(result, sb);

@@ -686,6 +686,73 @@ static void test_stall_and_stuck(void)
     sb_free(&sb);
 }
 
+/* Waits split by what the waiters waited behind (docs/checkers.md
+ * "Waits"). r0: w1 waits 5..6002 behind w0's 6 s hold inside its lease,
+ * then 1.5 ms with the lock free. r1: w3 waits from 5 to the end behind a
+ * hold inside its lease: the old open-stall rule called that stuck (6 s
+ * with nothing granted, over the 2 s of a history), it is not. r2: w5
+ * waits behind w4 inside its lease until 1001, behind it past its lease
+ * until its release at 3000.5, then free until its grant at 3001. An
+ * acquirer's own wait from its invoke to its grant counts too: free when
+ * nobody holds the lock. */
+static void test_waits(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    grant(&sb, 0, "r0", 0, 1, -1, 6001);
+    hold(&sb, 0, "r0", 2, 6000);
+    for (int i = 0; i < 6; i++) {
+        line(&sb, 5 + 1000 * i, 1, "acquire_invoke", "r0", "\"attempt\":1");
+        line(&sb, 6 + 1000 * i, 1, "acquire_busy", "r0", NULL);
+    }
+    grant(&sb, 1, "r0", 6001, 6002, -1, 7002);
+    hold(&sb, 1, "r0", 6003, 6004);
+    grant(&sb, 2, "r1", 0, 1, -1, 10001);
+    hold(&sb, 2, "r1", 2, 6004);
+    line(&sb, 5, 3, "acquire_invoke", "r1", "\"attempt\":1");
+    line(&sb, 6, 3, "acquire_busy", "r1", NULL);
+    grant(&sb, 4, "r2", 0, 1, -1, 1001);
+    hold(&sb, 4, "r2", 2, 3000);
+    line(&sb, 5, 5, "acquire_invoke", "r2", "\"attempt\":1");
+    line(&sb, 6, 5, "acquire_busy", "r2", NULL);
+    grant(&sb, 5, "r2", 3000.8, 3001, -1, 4001);
+    hold(&sb, 5, "r2", 3002, 3003);
+    struct history h;
+    struct json *r = check_text(sb.buf, 1, &h);
+    REQUIRE(r != NULL);
+    CHECK(fabs(getd(r, "checks.liveness.longest_stall_ms") - (6004.5 - 5)) < 1e-6);
+    CHECK_INT(geti(r, "checks.liveness.stuck_resources"), 0);
+    CHECK_STR(gets_(r, "checks.liveness.verdict"), "valid");
+    CHECK(fabs(getd(r, "checks.liveness.waits.held.total_ms") - (5995.5 + 5999.5 + 996)) < 1e-6);
+    CHECK(fabs(getd(r, "checks.liveness.waits.held.longest_ms") - 5999.5) < 1e-6);
+    CHECK_STR(gets_(r, "checks.liveness.waits.held.longest_resource"), "r1");
+    CHECK(fabs(getd(r, "checks.liveness.waits.expired.total_ms") - 1999.5) < 1e-6);
+    CHECK_STR(gets_(r, "checks.liveness.waits.expired.longest_resource"), "r2");
+    /* free: each first grant's own 1 ms round trip too (w0, w2, w4) */
+    CHECK(fabs(getd(r, "checks.liveness.waits.free.total_ms") - (1.5 + 0.5 + 3)) < 1e-6);
+    CHECK(fabs(getd(r, "checks.liveness.waits.free.longest_ms") - 1.5) < 1e-6);
+    CHECK_STR(gets_(r, "checks.liveness.waits.free.longest_resource"), "r0");
+    CHECK(fabs(getd(r, "checks.liveness.longest_unserved_wait_ms") - 2000) < 1e-6);
+    CHECK_STR(gets_(r, "checks.liveness.longest_unserved_wait_resource"), "r2");
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+
+    /* A semaphore of 2 with one holder: the waiter waits with a slot free. */
+    grant(&sb, 0, "r0", 0, 1, -1, 5001);
+    hold(&sb, 0, "r0", 2, 100);
+    line(&sb, 5, 1, "acquire_invoke", "r0", "\"attempt\":1");
+    line(&sb, 6, 1, "acquire_busy", "r0", NULL);
+    grant(&sb, 1, "r0", 49, 50, -1, 5050);
+    hold(&sb, 1, "r0", 51, 52);
+    r = check_text(sb.buf, 2, &h);
+    REQUIRE(r != NULL);
+    CHECK(fabs(getd(r, "checks.liveness.waits.free.total_ms") - (1 + 45)) < 1e-6);
+    CHECK(fabs(getd(r, "checks.liveness.waits.held.total_ms") - 0) < 1e-6);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
 static void test_stats_details(void)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -762,6 +829,7 @@ int main(void)
     RUN(test_lost_updates);
     RUN(test_fence_regression);
     RUN(test_stall_and_stuck);
+    RUN(test_waits);
     RUN(test_stats_details);
     RUN(test_registry);
     t_rmdir(tmp);

@@ -226,6 +226,111 @@ static void test_lease_at_grant(void)
     }
 }
 
+/* Leases as they stood at the later grant (docs/checkers.md
+ * "Classification"): w0's lease runs out at 10 ms, w1 is granted at 20;
+ * w0 renews at `when` (to 35 ms), and is still in its hold at 21. A
+ * renewal before the grant makes the overlap lock-broken; one at the
+ * grant's instant or after it leaves it stale-holder, and one after it
+ * while w1 holds the lock is a renewal after loss. Before leases as they
+ * stood, every case here was lock-broken (the final lease, 35 ms). */
+static void test_lease_as_stood(void)
+{
+    static const struct {
+        int64_t when;
+        const char *cls;
+        int ral;
+    } cases[] = {{15 * MS, "lock-broken", 0}, {20 * MS, "stale-holder", 0},
+                 {25 * MS, "stale-holder", 1}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        struct strbuf sb = STRBUF_INIT;
+        char vu[64];
+        grant_at(&sb, 0, 0, 0, 1, 10 * MS);
+        ev(&sb, 1 * MS, 0, "enter", 0, NULL);
+        snprintf(vu, sizeof(vu), "\"valid_until\":%lld,\"auto\":true", 35 * MS);
+        ev(&sb, cases[c].when, 0, "renew_ok", 0, vu);
+        ev(&sb, 28 * MS, 0, "exit", 0, NULL);
+        hold_ms(&sb, 1, 20, 30, 21, 27);
+        struct history h;
+        REQUIRE(load_text(sb.buf, &h) == 0);
+        struct json *r = judge(&h, 1, MS, 50);
+        CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+        CHECK_STR(gets_(r, "violations.0.class"), cases[c].cls);
+        CHECK_INT(get_ns(r, "violations.0.holders.0.valid_until_at_grant_ms"),
+                  c == 0 ? 35 * MS : 10 * MS);
+        CHECK_INT(get_ns(r, "violations.0.holders.0.valid_until_ms"), 35 * MS);
+        CHECK_INT(geti(r, "checks.mutex.renewed_after_loss"), cases[c].ral);
+        CHECK_STR(gets_(r, "checks.mutex.verdict"), "invalid");
+        if (cases[c].ral) {
+            CHECK_STR(gets_(r, "checks.mutex.anomalies.0.class"), "renewed-after-loss");
+            CHECK_INT(geti(r, "checks.mutex.anomalies.0.other.worker"), 1);
+            CHECK_INT(get_ns(r, "checks.mutex.anomalies.0.lease_ran_out_ms"), 10 * MS);
+            CHECK_INT(geti(r, "checks.mutex.anomalies.0.auto"), 1);
+        }
+        json_free(r);
+        history_free(&h);
+        sb_free(&sb);
+    }
+}
+
+/* A renewal after loss with no overlap (w0 renews late, after w1 was
+ * granted, but left before w1 entered): no violation, yet the mutex
+ * verdict is invalid, and after w1's end a renewal is no anomaly. Losses:
+ * a lost with lease left, one after the lease ran out (expired), one
+ * after the exit (the exited grant's lease), one naming no grant. */
+static void test_ral_and_losses(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char vu[64];
+    grant_at(&sb, 0, 0, 0, 1, 10 * MS);
+    ev(&sb, 1 * MS, 0, "enter", 0, NULL);
+    ev(&sb, 2 * MS, 0, "exit", 0, NULL);
+    hold_ms(&sb, 1, 20, 50, 30, 40);
+    grant_at(&sb, 60 * MS, 2, 0, 3, 70 * MS);
+    ev(&sb, 61 * MS, 2, "enter", 0, NULL);
+    ev(&sb, 65 * MS, 2, "lost", 0, NULL);      /* lease left: 5 ms */
+    ev(&sb, 80 * MS, 2, "lost", 0, NULL);      /* expired */
+    ev(&sb, 81 * MS, 2, "exit", 0, NULL);
+    ev(&sb, 82 * MS, 2, "lost", 0, NULL);      /* after the exit: still expired */
+    ev(&sb, 83 * MS, 2, "release_ok", 0, NULL);
+    ev(&sb, 84 * MS, 2, "lost", 0, NULL);      /* no grant any more: unmatched */
+    struct history h;
+    REQUIRE(load_text(sb.buf, &h) == 0);
+    /* w0's renewal at 25 ms: w1 was granted at 20 after w0's lease ran out
+     * at 10; w0 left at 2 ms, so it has no slot: nothing to renew. */
+    struct json *r = judge(&h, 1, MS, 50);
+    CHECK_INT(geti(r, "checks.mutex.renewed_after_loss"), 0);
+    CHECK_INT(geti(r, "checks.mutex.losses"), 3);
+    CHECK_INT(geti(r, "checks.mutex.losses_by_class.lost_with_lease_left"), 1);
+    CHECK_INT(geti(r, "checks.mutex.losses_by_class.expired"), 2);
+    CHECK_INT(geti(r, "checks.mutex.losses_unmatched"), 1);
+    CHECK_STR(gets_(r, "checks.mutex.anomalies.0.class"), "lost-with-lease-left");
+    CHECK_INT(get_ns(r, "checks.mutex.anomalies.0.lease_left_ms"), 5 * MS);
+    CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+
+    /* The holder still granted (never entered: a renewal before the
+     * critical section) renews at 25 while w1 holds: invalid with no
+     * overlap; a renewal at 45, after w1's exit at 40, is none. */
+    for (int late = 0; late < 2; late++) {
+        struct strbuf s2 = STRBUF_INIT;
+        grant_at(&s2, 0, 0, 0, 1, 10 * MS);
+        snprintf(vu, sizeof(vu), "\"valid_until\":%lld", (late ? 45 : 25) * MS + 10 * MS);
+        ev(&s2, (late ? 45 : 25) * MS, 0, "renew_ok", 0, vu);
+        ev(&s2, 50 * MS, 0, "release_ok", 0, NULL);
+        hold_ms(&s2, 1, 20, 50, 30, 40);
+        REQUIRE(load_text(s2.buf, &h) == 0);
+        r = judge(&h, 1, MS, 50);
+        CHECK_INT(geti(r, "checks.mutex.violations"), 0);
+        CHECK_INT(geti(r, "checks.mutex.renewed_after_loss"), !late);
+        CHECK_STR(gets_(r, "checks.mutex.verdict"), late ? "valid" : "invalid");
+        json_free(r);
+        history_free(&h);
+        sb_free(&s2);
+    }
+}
+
 /* A crash, or the end of a log without exit, at the instant another
  * worker enters: the hold has ended, nothing overlaps. */
 static void test_end_at_entry(void)
@@ -354,9 +459,14 @@ static void test_incidents(void)
 #define MAXR 3
 #define MAXH (MAXW * 12)
 
+#define MAXREN 2
+
 struct ghold {                  /* a hold as the generator made it: the oracle's input */
     int w, res, seq;            /* worker id, resource, order made (each worker's own order) */
     int64_t acq, lease, enter, exit; /* lease: final, renewals included; NONE: no lease */
+    int64_t lease0;             /* the grant's own lease */
+    int nren;                   /* its renewals: time and new lease, in log order */
+    int64_t ren_t[MAXREN], ren_l[MAXREN];
 };
 
 struct gen {
@@ -367,6 +477,9 @@ struct gen {
     size_t nev[MAXW], cap_ev[MAXW];
     struct ghold h[MAXH];
     int nh;
+    struct ghold u[MAXH];       /* grants never entered (acq, lease0; exit: their end) */
+    int nu;
+    int64_t lost_left, lost_expired; /* the `lost` records by class, as made */
 };
 
 /* Append one record of type ty to worker w's log: t, res, then by type
@@ -414,6 +527,11 @@ static int64_t dur(struct gen *g, int lo, int hi)
     return rng_range(&g->rng, lo * MS, hi * MS);
 }
 
+struct inhold {                 /* a renewal (l: its lease) or a `lost` in a hold */
+    int64_t t, l;
+    int lost;
+};
+
 static int64_t max64(int64_t a, int64_t b)
 {
     return a > b ? a : b;
@@ -430,7 +548,8 @@ static int64_t max64(int64_t a, int64_t b)
 static void gen_history(struct gen *g)
 {
     struct rng *r = &g->rng;
-    g->nh = 0;
+    g->nh = g->nu = 0;
+    g->lost_left = g->lost_expired = 0;
     g->coarse = rng_below(r, 4) != 0;
     static const int caps[] = {1, 1, 2, 3};
     g->cap = caps[rng_below(r, 4)];
@@ -487,7 +606,12 @@ static void gen_history(struct gen *g)
         rec(g, acq, w, EV_ACQUIRE_OK, res, ++fence, lease);
         if (rng_below(r, 16) == 0) { /* released or lost before entering: no hold */
             int64_t e = acq + dur(g, 0, 1);
-            rec(g, e, w, rng_below(r, 2) ? EV_RELEASE_OK : EV_LOST, res, 0, 0);
+            int lost = (int)rng_below(r, 2) == 0;
+            rec(g, e, w, lost ? EV_LOST : EV_RELEASE_OK, res, 0, 0);
+            if (lost)
+                *(lease == NONE || lease > e ? &g->lost_left : &g->lost_expired) += 1;
+            g->u[g->nu] = (struct ghold){w, res, g->nu, acq, lease, acq, e, lease, 0, {0}, {0}};
+            g->nu++;
             if (!broken)
                 slot[res][s] = e;
             next[w] = e + dur(g, 0, 2);
@@ -499,35 +623,68 @@ static void gen_history(struct gen *g)
         int mode = (int)rng_below(r, 100) < p_crash ? 1 : last && rng_below(r, 4) == 0 ? 2 : 0;
         int64_t end = enter + (mode == 1 ? rng_range(r, 0, len) : len);
         rec(g, enter, w, EV_ENTER, res, 0, 0);
-        if (!nolease && end > enter && rng_below(r, 4) == 0) {
-            int64_t at = enter + rng_range(r, 0, end - enter);
-            int64_t l = at + dur(g, ttl_lo, ttl_hi);
-            rec(g, at, w, EV_RENEW_INVOKE, res, 0, 0);
-            rec(g, at, w, EV_RENEW_OK, res, 0, l);
-            lease = max64(lease, l);
+        /* In the hold: up to MAXREN renewals and maybe a `lost`, in time
+         * order. A renewal made once the service's lease had run out still
+         * succeeds (an unconditional PEXPIRE: renewed-after-loss) but frees
+         * nothing later: the service freed the slot at that lease's end. */
+        struct inhold in[MAXREN + 1];
+        int nin = 0;
+        if (!nolease && end > enter && rng_below(r, 3) == 0)
+            for (int k = 1 + (int)rng_below(r, MAXREN); k > 0; k--) {
+                int64_t at = enter + rng_range(r, 0, end - enter);
+                in[nin].t = at;
+                in[nin].l = at + dur(g, ttl_lo, ttl_hi);
+                in[nin++].lost = 0;
+            }
+        if (rng_below(r, 10) == 0) {
+            in[nin].t = end > enter ? enter + rng_range(r, 0, end - enter) : enter;
+            in[nin].l = 0;
+            in[nin++].lost = 1;
+        }
+        for (int a = 1; a < nin; a++) /* stable: ties keep the order made */
+            for (int b = a; b > 0 && in[b].t < in[b - 1].t; b--) {
+                struct inhold x = in[b];
+                in[b] = in[b - 1];
+                in[b - 1] = x;
+            }
+        int64_t lease0 = lease, served = lease;
+        struct ghold gh = {w, res, g->nh, acq, 0, enter, end, lease0, 0, {0}, {0}};
+        for (int k = 0; k < nin; k++) {
+            if (in[k].lost) {
+                rec(g, in[k].t, w, EV_LOST, res, 0, 0);
+                *(lease == NONE || lease > in[k].t ? &g->lost_left : &g->lost_expired) += 1;
+                continue;
+            }
+            rec(g, in[k].t, w, EV_RENEW_INVOKE, res, 0, 0);
+            rec(g, in[k].t, w, EV_RENEW_OK, res, 0, in[k].l);
+            gh.ren_t[gh.nren] = in[k].t;
+            gh.ren_l[gh.nren++] = in[k].l;
+            if (in[k].t < served)
+                served = max64(served, in[k].l);
+            lease = max64(lease, in[k].l);
         }
         if (mode == 0) {
             rec(g, end, w, EV_EXIT, res, 0, 0);
             rec(g, end, w, EV_RELEASE_INVOKE, res, 0, 0);
             int64_t rel = end + dur(g, 0, 1);
             rec(g, rel, w, EV_RELEASE_OK, res, 0, 0);
-            freed = rel < lease ? rel : lease;
+            freed = rel < served ? rel : served;
             next[w] = rel + dur(g, 0, 2);
             if (rng_below(r, 40) == 0) /* a crash between holds ends nothing */
                 rec(g, next[w], w, EV_CRASH, -1, 0, 0);
         } else if (mode == 1) {
             rec(g, end, w, EV_CRASH, -1, 0, 0);
-            freed = nolease ? end : lease;
+            freed = nolease ? end : served;
             next[w] = end + dur(g, 1, 3);
         } else { /* the log ends in the hold: the hold ends at its last record */
             rec(g, end, w, EV_STORE_READ, res, 0, 0);
-            freed = nolease ? end : lease;
+            freed = nolease ? end : served;
             left[w] = 0;
         }
         if (!broken)
             slot[res][s] = freed;
-        g->h[g->nh] = (struct ghold){w, res, g->nh, acq, lease, enter, end};
-        g->nh++;
+        gh.lease = lease;
+        g->h[g->nh++] = gh;
     }
 }
 
@@ -545,6 +702,8 @@ struct oinc {                   /* one incident, as either side sees it */
 
 struct verdicts {
     int64_t holds, near, stale, broken, inc_stale, inc_broken;
+    int64_t ral, ral_holds, lost_left, lost_expired;
+    int64_t as_stood;           /* oracle: violations whose class the final lease would flip */
     int64_t lease_at_grant;     /* oracle: active holds whose lease ended at the entering grant */
     int nv, ni;
     struct oviol v[MAXH];
@@ -558,6 +717,48 @@ static int before(const struct ghold *a, const struct ghold *b)
     if (a->enter != b->enter)
         return a->enter < b->enter;
     return a->w != b->w ? a->w < b->w : a->seq < b->seq;
+}
+
+/* x's lease as it stood at instant T: its grant's, raised by its renewals
+ * before T (not at T). */
+static int64_t lease_at(const struct ghold *x, int64_t T)
+{
+    int64_t l = x->lease0;
+    for (int k = 0; l != NONE && k < x->nren; k++)
+        if (x->ren_t[k] < T && x->ren_l[k] > l)
+            l = x->ren_l[k];
+    return l;
+}
+
+/* Contract: renewals after loss by the definition (docs/checkers.md
+ * "Renewed after loss"), by brute force: a renewal of hold X at t is one
+ * when at least cap other grants Y of its resource (entered or not) were
+ * made after X's (X.acq < Y.acq < t), are not over at t (t <= Y's end),
+ * and found X's lease as it stood at their grant run out. */
+static void oracle_ral(const struct gen *g, struct verdicts *o)
+{
+    for (int i = 0; i < g->nh; i++) {
+        const struct ghold *X = &g->h[i];
+        int any = 0;
+        for (int k = 0; X->lease0 != NONE && k < X->nren; k++) {
+            int64_t t = X->ren_t[k];
+            int n = 0;
+            for (int j = 0; j < g->nh + g->nu; j++) {
+                const struct ghold *Y = j < g->nh ? &g->h[j] : &g->u[j - g->nh];
+                if (Y == X || Y->res != X->res || !(X->acq < Y->acq && Y->acq < t) ||
+                    t > Y->exit)
+                    continue;
+                n += lease_at(X, Y->acq) <= Y->acq;
+            }
+            if (n >= g->cap) {
+                o->ral++;
+                any = 1;
+            }
+        }
+        o->ral_holds += any;
+    }
+    o->lost_left = g->lost_left;
+    o->lost_expired = g->lost_expired;
 }
 
 /* Contract: the definition, by brute force over g's holds, shares nothing
@@ -582,15 +783,16 @@ static void oracle(const struct gen *g, struct verdicts *o)
     for (int i = 0; i < n; i++) {
         const struct ghold *H = s[i], *cause = NULL;
         int64_t ex[MAXH + 1], last_exit = INT64_MIN;
-        int nact = 0, valid = 0;
+        int nact = 0, valid = 0, final_valid = 0;
         for (int j = 0; j < i; j++) {
             if (s[j]->res != H->res)
                 continue;
             if (s[j]->exit > H->enter) {
                 cause = cause ? cause : s[j];
                 ex[nact++] = s[j]->exit;
-                valid += s[j]->lease > H->acq;
-                o->lease_at_grant += s[j]->lease == H->acq;
+                valid += lease_at(s[j], H->acq) > H->acq;
+                final_valid += s[j]->lease > H->acq;
+                o->lease_at_grant += lease_at(s[j], H->acq) == H->acq;
             } else if (s[j]->exit > last_exit) {
                 last_exit = s[j]->exit;
             }
@@ -607,6 +809,7 @@ static void oracle(const struct gen *g, struct verdicts *o)
             *v = (struct oviol){H->res, H->w, cause->w, valid >= g->cap, H->enter,
                                 ex[nact - g->cap], cause->enter};
             *(v->broken ? &o->broken : &o->stale) += 1;
+            o->as_stood += (final_valid >= g->cap) != v->broken;
             int k = 0;
             while (k < o->ni && !(o->in[k].res == H->res && o->in[k].cause_w == cause->w &&
                                   o->in[k].cause_enter == cause->enter))
@@ -621,6 +824,7 @@ static void oracle(const struct gen *g, struct verdicts *o)
     }
     for (int k = 0; k < o->ni; k++)
         *(o->in[k].broken ? &o->inc_broken : &o->inc_stale) += 1;
+    oracle_ral(g, o);
 }
 
 /* ---- the property test: the checker's answer in the same terms ---- */
@@ -642,6 +846,10 @@ static void from_checker(const struct json *r, struct verdicts *o)
     o->broken = geti(r, "checks.mutex.by_class.lock_broken");
     o->inc_stale = geti(r, "checks.mutex.incidents_by_class.stale_holder");
     o->inc_broken = geti(r, "checks.mutex.incidents_by_class.lock_broken");
+    o->ral = geti(r, "checks.mutex.renewed_after_loss");
+    o->ral_holds = geti(r, "checks.mutex.renewed_after_loss_holds");
+    o->lost_left = geti(r, "checks.mutex.losses_by_class.lost_with_lease_left");
+    o->lost_expired = geti(r, "checks.mutex.losses_by_class.expired");
     const struct json *vs = json_obj_get(r, "violations"), *is = json_obj_get(r, "incidents");
     for (size_t i = 0; vs && i < vs->n && o->nv < MAXH; i++) {
         const struct json *v = vs->kids[i], *hl = json_obj_get(v, "holders");
@@ -705,12 +913,20 @@ static int differ(struct verdicts *a, struct verdicts *b, char *why, size_t len)
     else if (a->ni != b->ni || a->inc_stale != b->inc_stale || a->inc_broken != b->inc_broken ||
              memcmp(a->in, b->in, (size_t)a->ni * sizeof(a->in[0])) != 0)
         what = "incidents";
+    else if (a->ral != b->ral || a->ral_holds != b->ral_holds)
+        what = "renewed after loss";
+    else if (a->lost_left != b->lost_left || a->lost_expired != b->lost_expired)
+        what = "losses";
     if (what)
         snprintf(why, len, "%s: oracle holds=%" PRId64 " violations=%d (stale %" PRId64
                  ", broken %" PRId64 ") near=%" PRId64 " incidents=%d; checker holds=%" PRId64
                  " violations=%d (stale %" PRId64 ", broken %" PRId64 ") near=%" PRId64
-                 " incidents=%d", what, a->holds, a->nv, a->stale, a->broken, a->near, a->ni,
-                 b->holds, b->nv, b->stale, b->broken, b->near, b->ni);
+                 " incidents=%d; renewed after loss %" PRId64 "/%" PRId64 " (holds %" PRId64
+                 "/%" PRId64 "), lost with lease left %" PRId64 "/%" PRId64 ", expired %" PRId64
+                 "/%" PRId64, what, a->holds, a->nv, a->stale, a->broken, a->near, a->ni,
+                 b->holds, b->nv, b->stale, b->broken, b->near, b->ni, a->ral, b->ral,
+                 a->ral_holds, b->ral_holds, a->lost_left, b->lost_left, a->lost_expired,
+                 b->lost_expired);
     return what != NULL;
 }
 
@@ -762,7 +978,8 @@ static int compare(const struct gen *g, struct history *h, struct verdicts *o,
                    const char *how, uint64_t seed, uint64_t i, uint64_t *bad)
 {
     static struct verdicts got;
-    static const char *const parts[4] = {"holds", "violations", "near misses", "incidents"};
+    static const char *const parts[6] = {"holds", "violations", "near misses", "incidents",
+                                         "renewed after loss", "losses"};
     struct json *r = judge(h, g->cap, g->near_miss, 1 << 30);
     from_checker(r, &got);
     json_free(r);
@@ -776,7 +993,7 @@ static int compare(const struct gen *g, struct history *h, struct verdicts *o,
                 g->near_miss);
         history_export_jsonl(h, stderr);
     }
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 6; k++)
         if (strncmp(why, parts[k], strlen(parts[k])) == 0)
             return k;
     return 0;
@@ -801,7 +1018,8 @@ static void test_oracle(void)
     char path[4096];
     snprintf(path, sizeof(path), "%s/oracle.jsonl", tmp);
     int64_t holds = 0, viols = 0, incs = 0, zero = 0, ties = 0, correct = 0, at_grant = 0;
-    uint64_t bad = 0, by[4] = {0, 0, 0, 0}, via_jsonl = 0;
+    int64_t ral = 0, as_stood = 0, lleft = 0, lexp = 0;
+    uint64_t bad = 0, by[6] = {0, 0, 0, 0, 0, 0}, via_jsonl = 0;
     for (uint64_t i = 0; i < n; i++) {
         gen_history(&g);
         oracle(&g, &want);
@@ -828,6 +1046,10 @@ static void test_oracle(void)
         viols += want.nv;
         incs += want.ni;
         at_grant += want.lease_at_grant;
+        ral += want.ral;
+        as_stood += want.as_stood;
+        lleft += want.lost_left;
+        lexp += want.lost_expired;
         correct += want.nv == 0;
         for (int a = 0; a < g.nh; a++) {
             zero += g.h[a].enter == g.h[a].exit;
@@ -839,12 +1061,16 @@ static void test_oracle(void)
     printf("oracle: %" PRIu64 " histories (%" PRIu64 " also through JSONL; %" PRId64
            " without a violation), %" PRId64 " holds (%" PRId64 " of zero length, %" PRId64
            " entries touching an exit, %" PRId64 " leases ending at an overlapping grant), %" PRId64
-           " violations, %" PRId64 " incidents, %" PRIu64 " disagreements (holds %" PRIu64
-           ", violations %" PRIu64 ", near misses %" PRIu64 ", incidents %" PRIu64 ")\n",
-           n, via_jsonl, correct, holds, zero, ties, at_grant, viols, incs, bad, by[0], by[1],
-           by[2], by[3]);
+           " violations (%" PRId64 " classed otherwise by the final lease), %" PRId64
+           " incidents, %" PRId64 " renewals after loss, %" PRId64 " lost with lease left, %"
+           PRId64 " expired, %" PRIu64 " disagreements (holds %" PRIu64 ", violations %" PRIu64
+           ", near misses %" PRIu64 ", incidents %" PRIu64 ", renewed after loss %" PRIu64
+           ", losses %" PRIu64 ")\n",
+           n, via_jsonl, correct, holds, zero, ties, at_grant, viols, as_stood, incs, ral, lleft,
+           lexp, bad, by[0], by[1], by[2], by[3], by[4], by[5]);
     CHECKF(bad == 0, "%" PRIu64 " of %" PRIu64 " histories disagree with the oracle", bad, n);
     CHECK(n == 0 || viols > 0);
+    CHECK(n < 1000 || (as_stood > 0 && ral > 0 && lleft > 0 && lexp > 0));
     for (int w = 0; w < MAXW; w++)
         free(g.ev[w]);
 }
@@ -855,6 +1081,8 @@ int main(void)
     RUN(test_issue_ties);
     RUN(test_semaphore_ties);
     RUN(test_lease_at_grant);
+    RUN(test_lease_as_stood);
+    RUN(test_ral_and_losses);
     RUN(test_end_at_entry);
     RUN(test_incidents);
     RUN(test_oracle);
