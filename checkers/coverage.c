@@ -225,6 +225,10 @@ static void cov_event(void *st, int wi, const struct ev_rec *r)
     case EV_RELEASE_FAIL:
     case EV_RENEW_OK:
     case EV_RENEW_FAIL:
+        /* a renewal the library reports having made by itself (EVF_AUTO)
+         * answers no command of this worker's: an open interval stays open */
+        if (r->type == EV_RENEW_OK && (r->flags & EVF_AUTO))
+            return;
         if (w->cmd_from != NONE)
             interval_done(s, wi, w->cmd_from, r->t, 0, w->cmd_type);
         w->cmd_from = NONE;

@@ -110,6 +110,8 @@ static void stats_event(void *st, int wi, const struct ev_rec *r)
         break;
     case EV_RENEW_OK:
     case EV_RENEW_FAIL:
+        if (r->type == EV_RENEW_OK && (r->flags & EVF_AUTO))
+            break;  /* the library's own renewal: no renew command of ours to time */
         add_lat(&lat[L_RENEW], &s->ren, r->t);
         break;
     case EV_STORE_READ:

@@ -339,6 +339,30 @@ static void test_renewal_extends_lease(void)
     sb_free(&ren);
 }
 
+/* A renewal the library made by itself (renew_ok with "auto") answers no
+ * renew command of the worker's: the renew latency is the explicit
+ * renewal's own (89 -> 90 ms), not cut short by the auto record. */
+static void test_auto_renewal_not_a_reply(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    grant(&sb, 0, "r0", 0, 1, 1, 100);
+    line(&sb, 2, 0, "enter", "r0", NULL);
+    line(&sb, 89, 0, "renew_invoke", "r0", NULL);
+    line(&sb, 89.5, 0, "renew_ok", "r0", "\"valid_until\":180000000,\"auto\":true");
+    line(&sb, 90, 0, "renew_ok", "r0", "\"valid_until\":190000000");
+    line(&sb, 150, 0, "exit", "r0", NULL);
+    struct history h;
+    struct json *r = check_text(sb.buf, 1, &h);
+    REQUIRE(r != NULL);
+    CHECK_INT(geti(r, "latency.renew.count"), 1);
+    CHECKF(fabs(getd(r, "latency.renew.max_ms") - 1.0) < 0.01, "renew latency max %g ms",
+           getd(r, "latency.renew.max_ms"));
+    CHECK_INT(geti(r, "counts.renewals"), 2);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
 static void test_hold_without_exit(void)
 {
     /* w0 crashes in its hold at 50; w1 enters at 101: no overlap. */
@@ -824,6 +848,7 @@ int main(void)
     RUN(test_semaphore);
     RUN(test_no_lease);
     RUN(test_renewal_extends_lease);
+    RUN(test_auto_renewal_not_a_reply);
     RUN(test_hold_without_exit);
     RUN(test_multiple_resources);
     RUN(test_lost_updates);
