@@ -54,6 +54,21 @@ function line5(clients, options, emit) {
                                          retryJitter: 0 });
   const autoExtend = options.auto_extend === true;
   const held = new Map(); // token -> Lock, or (auto_extend) { finish, done }
+  const usingToken = new Map(); // auto_extend: resource -> the token of the grant held on it
+  if (autoExtend) {
+    // using() extends through redlock.extend(lock, ttl): report each success
+    // as a `renewed` event with the validity the library now believes in
+    // (its expiration, from Date.now(), less Date.now()); protocol.js sends
+    // it only to a harness that lists the extension
+    const extend = redlock.extend.bind(redlock);
+    redlock.extend = async (existing, duration, settings) => {
+      const next = await extend(existing, duration, settings);
+      const res = existing.resources[0];
+      const token = usingToken.get(res);
+      if (token && held.has(token)) emit.renewed(res, token, next.expiration - Date.now());
+      return next;
+    };
+  }
 
   async function acquireUsing(res, ttl) {
     const token = randomUUID();
@@ -64,6 +79,7 @@ function line5(clients, options, emit) {
       const done = redlock.using([res], ttl, { retryCount: 0, automaticExtensionThreshold: threshold },
         async (signal) => {
           granted = true;
+          usingToken.set(res, token);
           signal.addEventListener('abort', () => {
             if (held.has(token)) emit.lost(res, token);
           });
@@ -86,7 +102,7 @@ function line5(clients, options, emit) {
   return {
     name: 'redlock',
     version,
-    caps: autoExtend ? ['ttl', 'auto_renew'] : ['ttl', 'renew'],
+    caps: autoExtend ? ['ttl', 'auto_renew', 'renewed'] : ['ttl', 'renew'],
     async acquire({ res, ttl_ms: ttl }) {
       const t0 = Date.now();
       if (autoExtend) return acquireUsing(res, ttl);
