@@ -99,6 +99,9 @@ static struct json *faults_json(const struct history *h)
         const struct json *params = json_obj_get(f->record, "params");
         json_obj_set(o, "params", params && params->type == JSON_OBJ ? json_clone(params)
                                                                      : json_new_obj());
+        const struct json *acted = json_obj_get(f->record, "requests");
+        if (acted && acted->type == JSON_OBJ) /* kind command: what its rule met */
+            json_obj_set(o, "requests", json_clone(acted));
     }
     return arr;
 }
