@@ -38,5 +38,6 @@ ADAPTERS=(
     "redis-semaphore-norefresh|1|[node, adapters/node/redis-semaphore.js]|{\"refresh_interval_ms\": 0}"
     "redis-semaphore-redlock|3|[node, adapters/node/redis-semaphore.js]|{\"kind\": \"redlock-mutex\"}"
     "redis-py|1|[adapters/python/redis_py_lock.py]|{}"
+    "node-redis-warlock|1|[node, adapters/node/warlock.js]|{}"
     "minimal|1|[node, adapters/node/minimal.js]|{}"
 )
