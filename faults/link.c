@@ -488,6 +488,19 @@ static int slicer_start(const struct fault_env *env, struct fault_inst *fi, stru
     return link_start(env, fi, PROXY_SET_SLICE, &rule, o->direction, NULL, err);
 }
 
+/* A nemesis draw (or any spec) whose keys would not load: refused at load. */
+static int command_validate(const struct workload *w, const struct fault_spec *fs, char *why,
+                            size_t n)
+{
+    (void)w;
+    char reason[200];
+    const char *key = command_check_keys(fs, reason, sizeof(reason));
+    if (!key)
+        return 0;
+    snprintf(why, n, "command.%s: %s", key, reason);
+    return -1;
+}
+
 static int command_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct command_opts *o = fi->spec->params;
@@ -592,4 +605,5 @@ const struct fault_ops fault_command = {
     .stop = link_stop,
     .flags = FAULT_PROXY_ONLY,
     .check_keys = command_check_keys,
+    .validate = command_validate,
 };
