@@ -399,6 +399,9 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
             struct pdir *q = &c->d[PROXY_TO_NODE];
             if (push_req(st, c, q->unpushed, t, t) < 0)
                 return;
+            dir_flush(st, c, PROXY_TO_NODE, t); /* what was held for parsing goes now */
+            if (c->dead)
+                return;
             break;
         }
         if (p->qn && q_at(p, 0)->kind == E_DROP) {

@@ -5,8 +5,8 @@
  * one write and byte by byte), a reply dropped after the node applied the
  * command (then the connection is reset at the next request), a request
  * dropped, a delay that holds what follows it, a request larger than the
- * parse bound passing unparsed, limit, SHA and key matching, garbage, and
- * a rule set on a connection already open.
+ * parse bound passing unparsed, limit, SHA and key matching, garbage, a
+ * rule set on a connection already open, and a RESP3 connection let go.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -346,6 +346,31 @@ static void test_open_connection_and_garbage(void)
     close(fd);
 }
 
+/* HELLO 3 switches the connection to RESP3: no longer followed, so the
+ * rule stops acting on it (counted), and the replies pass untouched. */
+static void test_resp3_unfollowed(void)
+{
+    int id = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR no echo");
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
+    struct proxy_link_stats before, after;
+    proxy_link_stats(px, 0, 0, &before);
+    char buf[2048];
+    int closed;
+    send_str(fd, "HELLO 3\r\n", 9, 0);
+    recv_for(fd, buf, sizeof(buf), sizeof(buf) - 1, 300, &closed);
+    CHECK(buf[0] == '%'); /* a RESP3 map */
+    send_str(fd, "ECHO x\r\n", 8, 0);
+    recv_for(fd, buf, sizeof(buf), 7, 2000, &closed);
+    CHECK_STR(buf, "$1\r\nx\r\n");
+    proxy_link_stats(px, 0, 0, &after);
+    CHECK_INT(after.cmd_unfollowed - before.cmd_unfollowed, 1);
+    struct proxy_cmd_stats cs;
+    clear(id, &cs);
+    CHECK_INT(cs.acted, 0);
+    close(fd);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -381,6 +406,7 @@ int main(void)
     RUN(test_oversized);
     RUN(test_limit_sha_key);
     RUN(test_open_connection_and_garbage);
+    RUN(test_resp3_unfollowed);
 
     proxy_stop(px);
     if (adm)
