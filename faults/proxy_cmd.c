@@ -146,7 +146,7 @@ static int push_req(struct pstate *st, struct pconn *c, size_t len, int64_t rel,
     return 0;
 }
 
-#define count(st, c, field, n) atomic_fetch_add_explicit((field), (n), memory_order_relaxed)
+#define ADD(field, n) atomic_fetch_add_explicit((field), (n), memory_order_relaxed)
 
 /* The stream cannot be followed (why): requests pass unparsed from here;
  * replies too once no answer or drop is owed. */
@@ -154,7 +154,7 @@ static void unfollow(struct pstate *st, struct pconn *c, const char *why)
 {
     struct pcmd *p = c->cmd;
     if (!p->req_off)
-        count(st, c, &st->stats[c->link].cmd_unfollowed, 1);
+        ADD(&st->stats[c->link].cmd_unfollowed, 1);
     p->req_off = 1;
     if (!p->specials)
         p->rep_off = 1;
@@ -242,7 +242,7 @@ static void lose_rest(struct pstate *st, struct pconn *c, size_t from)
 {
     struct pdir *d = &c->d[PROXY_TO_NODE];
     if (d->tail > from) {
-        count(st, c, &st->stats[c->link].dropped[PROXY_TO_NODE], d->tail - from);
+        ADD(&st->stats[c->link].dropped[PROXY_TO_NODE], d->tail - from);
         d->unpushed -= d->tail - from;
         d->tail = from;
     }
@@ -272,9 +272,9 @@ void pcmd_to_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int64
     d->tail += n;
     d->unpushed += n;
     if (p && p->lost) {
-        count(st, c, &st->stats[c->link].cmd_lost, 1);
-        count(st, c, &st->stats[c->link].resets, 1);
-        count(st, c, &st->stats[c->link].dropped[PROXY_TO_NODE], n);
+        ADD(&st->stats[c->link].cmd_lost, 1);
+        ADD(&st->stats[c->link].resets, 1);
+        ADD(&st->stats[c->link].dropped[PROXY_TO_NODE], n);
         conn_kill(st, c, 1);
         return;
     }
@@ -296,7 +296,7 @@ void pcmd_to_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int64
         if (rc == RESP_MORE) {
             if (!p->oversized && p->req.bytes > PROXY_CMD_BOUND) {
                 p->oversized = 1;
-                count(st, c, &st->stats[c->link].cmd_oversized, 1);
+                ADD(&st->stats[c->link].cmd_oversized, 1);
             }
             if (p->oversized && push_req(st, c, pos - start, rel, t) == 0)
                 start = pos;
@@ -389,8 +389,8 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
                 if (logged++ < LOG_CAP)
                     plog(st, "link %d: a reply is not RESP2 while the proxy owes the client "
                              "answers; connection reset", c->link);
-                count(st, c, &st->stats[c->link].cmd_unfollowed, 1);
-                count(st, c, &st->stats[c->link].resets, 1);
+                ADD(&st->stats[c->link].cmd_unfollowed, 1);
+                ADD(&st->stats[c->link].resets, 1);
                 conn_kill(st, c, 1);
                 return;
             }
@@ -407,7 +407,7 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
         if (p->qn && q_at(p, 0)->kind == E_DROP) {
             memmove(d->buf + pos, d->buf + pos + used, end - pos - used);
             end -= used;
-            count(st, c, &st->stats[c->link].dropped[PROXY_FROM_NODE], used);
+            ADD(&st->stats[c->link].dropped[PROXY_FROM_NODE], used);
         } else {
             pos += used;
         }
@@ -443,7 +443,7 @@ int pcmd_apply(struct pstate *st, struct pconn *c, int64_t t)
     if (rule_of(st, c, PROXY_TO_NODE)->cmd_mask)
         return 0;
     if (p->lost) {
-        count(st, c, &st->stats[c->link].cmd_lost, 1);
+        ADD(&st->stats[c->link].cmd_lost, 1);
         conn_kill(st, c, 1);
         return 1;
     }
