@@ -6,7 +6,7 @@
 # writes bench/results.json and prints a short table of every target.
 #
 #   bash bench/run.sh                      # everything (about 10 minutes)
-#   bash bench/run.sh --only hammer,check  # some of: evlog check hammer detect startup report
+#   bash bench/run.sh --only hammer,check  # some of: evlog check hammer detect startup report proxy
 #   bash bench/run.sh --smoke              # tiny sizes, seconds (what ctest runs)
 #   --build-dir DIR   use an existing build (no install, no build)
 #   --results FILE    where to write the results (default bench/results.json)
@@ -18,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 smoke=0
 build=""
 results="$root/bench/results.json"
-only="evlog check hammer detect startup report"
+only="evlog check hammer detect startup report proxy"
 while [ $# -gt 0 ]; do
     case $1 in
         --smoke) smoke=1 ;;

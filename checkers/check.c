@@ -139,6 +139,9 @@ static struct json *faults_json(const struct history *h)
         struct json *ac = adapter_clock_json(f->record);
         if (ac)
             json_obj_set(o, "adapter_clock", ac);
+        const struct json *acted = json_obj_get(f->record, "requests");
+        if (acted && acted->type == JSON_OBJ) /* kind command: what its rule met */
+            json_obj_set(o, "requests", json_clone(acted));
     }
     return arr;
 }

@@ -33,6 +33,8 @@ enum cov_class {
     COV_LINK,   /* on proxy links: a lock command of a worker whose links are cut */
     COV_RESET,  /* on proxy links, resetting connections: a hold or a lock command
                  * (a session-scoped lock goes with its connection) */
+    COV_SELF,   /* the kind said at its end whether it bit ("bit" on its end line:
+                 * kind command, whether its rule acted on a request) */
 };
 
 struct cov_worker {
@@ -94,6 +96,13 @@ static void classify(struct cov_st *s, int i)
     const struct history *h = s->h;
     const struct fault_window *fw = &h->faults[i];
     struct cov_fault *c = &s->f[i];
+    const struct json *self = json_obj_get(fw->record, "bit");
+    if (self && self->type == JSON_BOOL) {
+        c->cls = COV_SELF;
+        c->bit = self->i ? 1 : 0;
+        snprintf(c->why, sizeof(c->why), "%s", json_get_str(fw->record, "bit_why", ""));
+        return;
+    }
     const struct json *links = json_obj_get(fw->record, "links");
     size_t nw = (size_t)(h->nworkers ? h->nworkers : 1);
     if (links && links->type == JSON_ARR) {
@@ -312,7 +321,8 @@ static void *cov_init(const struct history *h, const struct check_params *p, str
             continue;
         }
         classify(s, i);
-        s->order[s->norder++] = i;
+        if (s->f[i].cls != COV_SELF) /* decided already: no event changes it */
+            s->order[s->norder++] = i;
     }
     if (s->norder > 1)
         qsort_r(s->order, (size_t)s->norder, sizeof(*s->order), cmp_start, (void *)h);
@@ -386,6 +396,8 @@ static int cov_finish(void *st, struct json *res)
                      reason ? reason : "nothing to act on");
         } else if (c->bit == 1) {
             nbit++;
+        } else if (c->cls == COV_SELF) {
+            nnot++;
         } else {
             nnot++;
             snprintf(c->why, sizeof(c->why), "%s",

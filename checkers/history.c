@@ -251,6 +251,16 @@ static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
         struct fault_window *f = fault_find(h, id);
         if (f) {
             f->end = t;
+            /* a kind that can tell whether it bit says so at its end
+             * (kind command: whether its rule acted on a request) */
+            const struct json *bit = json_obj_get(o, "bit");
+            if (bit && bit->type == JSON_BOOL && f->record) {
+                json_obj_set(f->record, "bit", json_clone(bit));
+                json_obj_set_str(f->record, "bit_why", json_get_str(o, "bit_why", ""));
+            }
+            const struct json *req = json_obj_get(o, "requests");
+            if (req && req->type == JSON_OBJ && f->record)
+                json_obj_set(f->record, "requests", json_clone(req));
         } else {
             history_warn(h, "%s:%zu: end of fault %d that never started", c->file, lineno, id);
             history_gap(h, "%s:%zu: end of fault %d, whose start is missing", c->file, lineno,

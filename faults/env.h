@@ -184,6 +184,12 @@ struct fault_env_ops {
     int (*links_clear)(void *ctx, int id, struct ls_err *err);
     /* The counters of link (worker w, node n). */
     void (*link_stats)(void *ctx, int w, int n, struct proxy_link_stats *out);
+    /* Put command rule (tag id) on the links sel marks (nworkers * nnodes,
+     * 1 = covered) and wait for the ack; links_clear(id) lifts it. Its
+     * counters, exact once links_clear returned. */
+    int (*links_cmd_set)(void *ctx, int id, const struct proxy_cmd_rule *rule, const uint8_t *sel,
+                         struct proxy_ack *ack, struct ls_err *err);
+    void (*links_cmd_stats)(void *ctx, int id, struct proxy_cmd_stats *out);
 };
 
 struct fault_env {

@@ -13,6 +13,7 @@ extern const struct fault_ops fault_latency;
 extern const struct fault_ops fault_partition;
 extern const struct fault_ops fault_bandwidth;
 extern const struct fault_ops fault_slicer;
+extern const struct fault_ops fault_command;
 extern const struct fault_ops fault_clock;
 extern const struct fault_ops fault_failover;
 extern const struct fault_ops fault_loop_stall;
@@ -26,6 +27,7 @@ static const struct fault_ops *const registry[] = {
     &fault_partition,
     &fault_bandwidth,
     &fault_slicer,
+    &fault_command,
     &fault_clock,
     &fault_failover,
     &fault_loop_stall,

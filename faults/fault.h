@@ -70,6 +70,11 @@ struct fault_ops {
     /* Shortest `every` the kind takes: what one occurrence costs to start
      * and verify (a restarted worker, a promoted replica). 0: FAULT_MIN_EVERY. */
     int64_t min_every;
+    /* Checks of the kind's own keys the options tables cannot express (a
+     * value's form). Returns NULL, or the name of the first bad key with a
+     * one-line reason in why (the loader reports it at that key). NULL
+     * hook: none. */
+    const char *(*check_keys)(const struct fault_spec *fs, char *why, size_t n);
 };
 
 /* Every workload's fault schedule is bounded (docs/reliability.md "Bounded

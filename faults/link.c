@@ -7,10 +7,15 @@
  * random-worker, all-workers, holder, acquirer: that worker's links to
  * every node). A start counts only once the proxy acknowledged the new
  * rule table; a reset also reports how many open connections it reset.
+ * Kind command puts a command rule on its links' requests instead (the
+ * proxy parses them: faults/proxy_cmd.c) and reports at its end how many
+ * requests matched and what was done to them.
  */
 #include <stddef.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "faults/env.h"
 #include "faults/fault.h"
@@ -87,6 +92,114 @@ static const struct opt_def slicer_tab[] = {
     DIRECTION_ROW(struct slicer_opts),
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
+
+struct command_opts {
+    char *command, *sha, *key, *error;
+    int action;
+    int64_t delay, limit;
+};
+
+static const char *const action_choices[] = {"delay", "drop", "drop-reply", "error", NULL};
+static const int action_proxy[] = {PROXY_CMD_DELAY, PROXY_CMD_DROP, PROXY_CMD_DROP_REPLY,
+                                   PROXY_CMD_ERROR};
+/* what the end line calls the requests acted on, per action */
+static const char *const action_done[] = {"delayed", "dropped", "replies_dropped", "answered"};
+
+static const struct opt_def command_tab[] = {
+    {"command", OPT_STRING, offsetof(struct command_opts, command), NULL, 0, 0, NULL, NULL,
+     "required: the command name requests must have (any case), e.g. DEL, SET, EVALSHA"},
+    {"sha", OPT_STRING, offsetof(struct command_opts, sha), "", 0, 0, NULL, NULL,
+     "EVALSHA only: a prefix (hex) of the script SHA1 the request runs; empty = any"},
+    {"key", OPT_STRING, offsetof(struct command_opts, key), "", 0, 0, NULL, NULL,
+     "a glob (* ? [a-z]) the request's first key must match (EVAL/EVALSHA: KEYS[1]); "
+     "empty = any"},
+    {"action", OPT_ENUM, offsetof(struct command_opts, action), "delay", 0, 0, action_choices,
+     NULL,
+     "delay: forward it `delay` later (what follows it waits too); drop: never forward it; "
+     "drop-reply: forward it, drop the node's reply; error: answer `error` instead of "
+     "forwarding it. After a drop the connection is reset at the client's next request"},
+    {"delay", OPT_DURATION, offsetof(struct command_opts, delay), "100ms", 0, 60 * NS_S, NULL,
+     NULL, "action delay: how much later the request reaches the node"},
+    {"error", OPT_STRING, offsetof(struct command_opts, error), "READONLY", 0, 0, NULL, NULL,
+     "action error: READONLY, OOM, BUSY or NOSCRIPT (Redis's own message for it), or the text "
+     "of the error reply (up to 120 printable characters, e.g. 'ERR no')"},
+    {"limit", OPT_INT, offsetof(struct command_opts, limit), "0", 0, 1e9, NULL, NULL,
+     "act on at most this many matching requests per occurrence (later ones are counted as "
+     "matched, and forwarded); 0 = every one"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+/* The error words action error knows, with Redis's own messages. */
+static const char *const canned_errors[][2] = {
+    {"READONLY", "READONLY You can't write against a read only replica."},
+    {"OOM", "OOM command not allowed when used memory > 'maxmemory'."},
+    {"BUSY", "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+             "SHUTDOWN NOSCRIPT."},
+    {"NOSCRIPT", "NOSCRIPT No matching script. Please use EVAL."},
+};
+
+static const char *command_error_text(const char *e)
+{
+    for (size_t i = 0; i < sizeof(canned_errors) / sizeof(canned_errors[0]); i++)
+        if (strcmp(e, canned_errors[i][0]) == 0)
+            return canned_errors[i][1];
+    return e;
+}
+
+static int printable(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+            return 0;
+    return 1;
+}
+
+static const char *command_check_keys(const struct fault_spec *fs, char *why, size_t n)
+{
+    const struct command_opts *o = fs->params;
+    if (!o->command || !o->command[0]) {
+        snprintf(why, n, "required: the command name to match, e.g. command: DEL");
+        return "command";
+    }
+    size_t len = strlen(o->command);
+    int ok = len <= PROXY_CMD_NAME_MAX;
+    for (size_t i = 0; ok && i < len; i++) {
+        char ch = o->command[i];
+        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '_' || ch == '-' || ch == '|';
+    }
+    if (!ok) {
+        snprintf(why, n, "'%.40s' is not a command name (letters, digits, _ - |; at most %d)",
+                 o->command, PROXY_CMD_NAME_MAX);
+        return "command";
+    }
+    len = strlen(o->sha);
+    ok = len <= PROXY_CMD_SHA_MAX;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (o->sha[i] >= '0' && o->sha[i] <= '9') || (o->sha[i] >= 'a' && o->sha[i] <= 'f') ||
+             (o->sha[i] >= 'A' && o->sha[i] <= 'F');
+    if (!ok) {
+        snprintf(why, n, "'%.48s' is not a SHA1 prefix (up to 40 hex digits)", o->sha);
+        return "sha";
+    }
+    if (len > 0 && strcasecmp(o->command, "EVALSHA") != 0 &&
+        strcasecmp(o->command, "EVALSHA_RO") != 0) {
+        snprintf(why, n, "only applies with command: EVALSHA (the script SHA is its first "
+                         "argument)");
+        return "sha";
+    }
+    if (strlen(o->key) > PROXY_CMD_KEY_MAX || !printable(o->key)) {
+        snprintf(why, n, "a key glob of at most %d printable characters", PROXY_CMD_KEY_MAX);
+        return "key";
+    }
+    const char *e = command_error_text(o->error);
+    if (!o->error[0] || strlen(e) > PROXY_CMD_REPLY_MAX || !printable(e)) {
+        snprintf(why, n, "READONLY, OOM, BUSY, NOSCRIPT or an error text of 1 to %d printable "
+                         "characters", PROXY_CMD_REPLY_MAX);
+        return "error";
+    }
+    return NULL;
+}
 
 static unsigned dir_bits(int direction)
 {
@@ -225,7 +338,8 @@ static void sum_stats(const struct fault_env *env, const uint8_t *sel,
 
 /* Resolve the target, put rule on its links and wait for the proxy's ack. */
 static int link_start(const struct fault_env *env, struct fault_inst *fi, unsigned what,
-                      const struct proxy_rule *rule, int direction, struct ls_err *err)
+                      const struct proxy_rule *rule, int direction,
+                      const struct proxy_cmd_rule *cmd, struct ls_err *err)
 {
     const char *kind = fi->spec->ops->name;
     if (!env->ops->has_links(env->ctx))
@@ -254,7 +368,13 @@ static int link_start(const struct fault_env *env, struct fault_inst *fi, unsign
     ls->sel = sel;
     fi->state = ls;
     struct proxy_ack ack;
-    int rc = env->ops->links_set(env->ctx, fi->id, what, rule, dirs, &ack, err);
+    int rc;
+    if (cmd && !env->ops->links_cmd_set)
+        rc = ls_err_set(err, LS_EENV, "%s: this run's proxy takes no command rules", kind);
+    else if (cmd)
+        rc = env->ops->links_cmd_set(env->ctx, fi->id, cmd, sel, &ack, err);
+    else
+        rc = env->ops->links_set(env->ctx, fi->id, what, rule, dirs, &ack, err);
     free(dirs);
     if (rc < 0)
         return rc; /* stop (called by the scheduler) frees the state */
@@ -268,6 +388,38 @@ static int link_start(const struct fault_env *env, struct fault_inst *fi, unsign
     if ((what & PROXY_SET_PARTITION) && rule->partition == PROXY_PART_RESET)
         json_obj_set_int(fi->detail, "connections_reset", (int64_t)ack.resets);
     return 0;
+}
+
+extern const struct fault_ops fault_command;
+
+/* The end line of a command fault: what its rule met (read after the rule
+ * was lifted, so exact), and whether it bit: a rule that acted on no
+ * request did not (checkers/coverage.c takes `bit` from here). */
+static void command_end(const struct fault_env *env, struct fault_inst *fi, struct json *e,
+                        const struct proxy_link_stats *now, const struct proxy_link_stats *a)
+{
+    const struct command_opts *o = fi->spec->params;
+    struct proxy_cmd_stats cs;
+    memset(&cs, 0, sizeof(cs));
+    if (env->ops->links_cmd_stats)
+        env->ops->links_cmd_stats(env->ctx, fi->id, &cs);
+    struct json *r = json_obj_set(e, "requests", json_new_obj());
+    json_obj_set_int(r, "matched", (int64_t)cs.matched);
+    json_obj_set_int(r, action_done[o->action], (int64_t)cs.acted);
+    json_obj_set_int(r, "oversized", (int64_t)(now->cmd_oversized - a->cmd_oversized));
+    json_obj_set_int(r, "connections_unfollowed",
+                     (int64_t)(now->cmd_unfollowed - a->cmd_unfollowed));
+    json_obj_set_int(r, "connections_lost", (int64_t)(now->cmd_lost - a->cmd_lost));
+    json_obj_set_bool(e, "bit", cs.acted > 0);
+    char why[160];
+    if (cs.acted > 0)
+        snprintf(why, sizeof(why), "%llu %s request%s matched, %llu %s",
+                 (unsigned long long)cs.matched, o->command, cs.matched == 1 ? "" : "s",
+                 (unsigned long long)cs.acted, action_done[o->action]);
+    else
+        snprintf(why, sizeof(why), "no %s request %s its rule during the window", o->command,
+                 cs.matched ? "was acted on by (past its limit)" : "matched");
+    json_obj_set_str(e, "bit_why", why);
 }
 
 /* Lift the fault's rules (acknowledged) and put on the end line what
@@ -297,6 +449,8 @@ static int link_stop(const struct fault_env *env, struct fault_inst *fi, struct 
         }
         json_obj_set_int(e, "connections_accepted", (int64_t)(now.accepted - a->accepted));
         json_obj_set_int(e, "connections_reset", (int64_t)(now.resets - a->resets));
+        if (fi->spec->ops == &fault_command)
+            command_end(env, fi, e, &now, a);
     }
     if (ls) {
         free(ls->sel);
@@ -310,28 +464,76 @@ static int latency_start(const struct fault_env *env, struct fault_inst *fi, str
 {
     const struct latency_opts *o = fi->spec->params;
     struct proxy_rule rule = {.delay_ns = o->delay, .jitter_ns = o->jitter};
-    return link_start(env, fi, PROXY_SET_LATENCY, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_LATENCY, &rule, o->direction, NULL, err);
 }
 
 static int partition_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct partition_opts *o = fi->spec->params;
     struct proxy_rule rule = {.partition = mode_partition[o->mode]};
-    return link_start(env, fi, PROXY_SET_PARTITION, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_PARTITION, &rule, o->direction, NULL, err);
 }
 
 static int bandwidth_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct bandwidth_opts *o = fi->spec->params;
     struct proxy_rule rule = {.rate = o->rate};
-    return link_start(env, fi, PROXY_SET_RATE, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_RATE, &rule, o->direction, NULL, err);
 }
 
 static int slicer_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
 {
     const struct slicer_opts *o = fi->spec->params;
     struct proxy_rule rule = {.slice = o->size, .gap_ns = o->gap};
-    return link_start(env, fi, PROXY_SET_SLICE, &rule, o->direction, err);
+    return link_start(env, fi, PROXY_SET_SLICE, &rule, o->direction, NULL, err);
+}
+
+/* A nemesis draw (or any spec) whose keys would not load: refused at load. */
+static int command_validate(const struct workload *w, const struct fault_spec *fs, char *why,
+                            size_t n)
+{
+    (void)w;
+    char reason[200];
+    const char *key = command_check_keys(fs, reason, sizeof(reason));
+    if (!key)
+        return 0;
+    snprintf(why, n, "command.%s: %s", key, reason);
+    return -1;
+}
+
+static int command_start(const struct fault_env *env, struct fault_inst *fi, struct ls_err *err)
+{
+    const struct command_opts *o = fi->spec->params;
+    char why[160];
+    if (command_check_keys(fi->spec, why, sizeof(why)))
+        return ls_err_set(err, LS_EUSAGE, "command: %s", why);
+    struct proxy_cmd_rule rule;
+    memset(&rule, 0, sizeof(rule));
+    for (size_t i = 0; o->command[i] && i < PROXY_CMD_NAME_MAX; i++)
+        rule.command[i] = (char)toupper((unsigned char)o->command[i]);
+    for (size_t i = 0; o->sha[i] && i < PROXY_CMD_SHA_MAX; i++)
+        rule.sha[i] = (char)tolower((unsigned char)o->sha[i]);
+    snprintf(rule.key, sizeof(rule.key), "%s", o->key);
+    snprintf(rule.reply, sizeof(rule.reply), "%s", command_error_text(o->error));
+    rule.action = action_proxy[o->action];
+    rule.delay_ns = o->delay;
+    rule.limit = o->limit;
+    int rc = link_start(env, fi, 0, NULL, DIR_TO_NODE, &rule, err);
+    if (rc == 0) {
+        json_obj_set_str(fi->detail, "command", rule.command);
+        json_obj_set_str(fi->detail, "action", action_choices[o->action]);
+        if (rule.sha[0])
+            json_obj_set_str(fi->detail, "sha", rule.sha);
+        if (rule.key[0])
+            json_obj_set_str(fi->detail, "key", rule.key);
+        if (rule.action == PROXY_CMD_DELAY)
+            json_obj_set_num(fi->detail, "delay_ms", (double)o->delay / NS_MS);
+        if (rule.action == PROXY_CMD_ERROR)
+            json_obj_set_str(fi->detail, "error", rule.reply);
+        if (o->limit > 0)
+            json_obj_set_int(fi->detail, "limit", o->limit);
+    }
+    return rc;
 }
 
 #define LINK_TARGETS                                                                        \
@@ -388,4 +590,20 @@ const struct fault_ops fault_slicer = {
     .start = slicer_start,
     .stop = link_stop,
     .flags = FAULT_PROXY_ONLY,
+};
+
+const struct fault_ops fault_command = {
+    .version = FAULT_OPS_VERSION,
+    .name = "command",
+    .help = "act on the requests of one Redis command on the target links: delay them, drop "
+            "them, drop their replies, or answer an error (the proxy parses RESP2 while it "
+            "is in force)",
+    .targets = LINK_TARGETS,
+    .options = command_tab,
+    .options_size = sizeof(struct command_opts),
+    .start = command_start,
+    .stop = link_stop,
+    .flags = FAULT_PROXY_ONLY,
+    .check_keys = command_check_keys,
+    .validate = command_validate,
 };

@@ -15,8 +15,9 @@
  * the earliest pending release. A node with a password gets the proxy's
  * AUTH as the first bytes of each connection, outside every rule (it is
  * the proxy's handshake, not the client's traffic), and the first line the
- * node answers is consumed, never forwarded. Not here: the harness side
- * (proxy_ctl.c).
+ * node answers is consumed, never forwarded. A link a command rule covers
+ * takes its requests and replies through proxy_cmd.c, which parses them;
+ * no other byte is parsed. Not here: the harness side (proxy_ctl.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,86 +34,11 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "faults/proxy_int.h"
+#include "faults/proxy_loop.h"
 #include "util/rng.h"
 #include "util/timeutil.h"
 
-#define BUF_INIT 16384
-#define READ_MIN 4096
-#define MAX_HELD (4u << 20)
-#define Q_INIT 8
-#define MAX_EVENTS 128
-
-enum tag_kind { TAG_LISTEN, TAG_WAKE, TAG_TIMER, TAG_SIGNAL, TAG_CONN };
-
-struct pconn;
-
-struct ptag {
-    int kind;          /* enum tag_kind */
-    int idx;           /* TAG_LISTEN: link; TAG_CONN: side (0 client, 1 node) */
-    struct pconn *c;   /* TAG_CONN */
-};
-
-struct pchunk {
-    size_t len;        /* bytes of this chunk still to write */
-    int64_t release;   /* CLOCK_MONOTONIC ns it may leave */
-};
-
-/* One direction: bytes read from fd[k], written to fd[1 - k]. */
-struct pdir {
-    char *buf;
-    size_t cap, head, tail;     /* waiting bytes are buf[head, tail) */
-    struct pchunk *q;           /* ring of chunks covering buf[head, tail) in order */
-    size_t qcap, qhead, qn;
-    int64_t last_release;       /* release of the newest chunk */
-    int64_t wake;               /* time this direction waits for; 0 = none */
-    double tokens;              /* token bucket (rate) */
-    int64_t refill_ns;
-    int64_t next_ok;            /* gap: no write before this */
-    int eof;                    /* the source sent FIN */
-    int shut;                   /* FIN passed on to the sink */
-    int wblocked;               /* the sink's send buffer is full */
-};
-
-struct pconn {
-    int link;
-    int fd[2];                  /* 0 client side, 1 node side */
-    int connecting;             /* node connect in progress */
-    int dead;
-    int lost_bytes;             /* a blackhole dropped bytes of this stream: see apply_table */
-    int gone[2];                /* side hung up and left the epoll set; its last bytes drain */
-    int auth_pending;           /* the node's reply to the proxy's AUTH is still to come */
-    size_t auth_len;
-    char auth_line[64];         /* its first bytes, for the log when it is not +OK */
-    uint32_t ev[2];             /* epoll events registered per side */
-    struct ptag tag[2];
-    struct pdir d[2];           /* d[PROXY_TO_NODE], d[PROXY_FROM_NODE] */
-    struct pconn *prev, *next;  /* live list */
-    struct pconn *next_dead;
-};
-
-struct pstate {
-    const struct proxy_child *pc;
-    struct proxy_shm *shm;
-    struct proxy_stats_shm *stats;
-    int nlinks, nnodes;
-    int ep, timer_fd, sig_fd;
-    struct ptag *ltags, wtag, ttag, stag;
-    struct proxy_rule *rules;   /* local copy, nlinks * 2 */
-    struct pconn *live, *dead;
-    int ntimed;                 /* directions with wake != 0 */
-    int64_t armed;              /* timerfd deadline, 0 = disarmed */
-    struct rng rng;
-    FILE *log;
-    int64_t t0;
-    int stopping;
-    uint64_t gen;
-    int64_t accept_errors, connect_errors;
-};
-
-static void plog(struct pstate *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void plog(struct pstate *st, const char *fmt, ...)
+void plog(struct pstate *st, const char *fmt, ...)
 {
     if (!st->log)
         return;
@@ -124,7 +50,7 @@ static void plog(struct pstate *st, const char *fmt, ...)
     va_end(ap);
 }
 
-static const struct proxy_rule *rule_of(const struct pstate *st, const struct pconn *c, int dir)
+const struct proxy_rule *rule_of(const struct pstate *st, const struct pconn *c, int dir)
 {
     return &st->rules[(size_t)c->link * 2 + (size_t)dir];
 }
@@ -160,7 +86,7 @@ static void close_reset(int fd)
 /* End the pair: both fds closed (with RST when reset), the memory freed
  * after the current batch of events (later events of the batch may still
  * name it). */
-static void conn_kill(struct pstate *st, struct pconn *c, int reset)
+void conn_kill(struct pstate *st, struct pconn *c, int reset)
 {
     if (c->dead)
         return;
@@ -195,6 +121,7 @@ static void free_dead(struct pstate *st)
             free(c->d[k].buf);
             free(c->d[k].q);
         }
+        pcmd_free(c);
         free(c);
     }
 }
@@ -224,7 +151,7 @@ static size_t dir_space(struct pdir *d)
 
 /* Queue len bytes (already at the buffer's tail) released at release.
  * Chunks that are both due merge, so the idle path keeps one chunk. */
-static int push_chunk(struct pdir *d, size_t len, int64_t release, int64_t now)
+int push_chunk(struct pdir *d, size_t len, int64_t release, int64_t now)
 {
     if (d->qn > 0) {
         struct pchunk *t = &d->q[(d->qhead + d->qn - 1) % d->qcap];
@@ -259,7 +186,7 @@ static void pop_bytes(struct pdir *d, size_t n)
         d->qhead = (d->qhead + 1) % d->qcap;
         d->qn--;
     }
-    if (d->qn == 0)
+    if (d->qn == 0 && !d->unpushed)
         d->head = d->tail = 0;
 }
 
@@ -278,7 +205,7 @@ static void maybe_shut(struct pstate *st, struct pconn *c, int k)
 
 /* Write what direction k may write now; arm its wake for what it must
  * wait for. */
-static void dir_flush(struct pstate *st, struct pconn *c, int k, int64_t t)
+void dir_flush(struct pstate *st, struct pconn *c, int k, int64_t t)
 {
     struct pdir *d = &c->d[k];
     if (c->dead || (k == PROXY_TO_NODE && c->connecting))
@@ -412,6 +339,8 @@ static int do_read(struct pstate *st, struct pconn *c, int k)
     }
     if (n == 0) {
         d->eof = 1;
+        if (c->cmd)
+            pcmd_eof(st, c, ls_now_ns());
         maybe_shut(st, c, k);
         return 0;
     }
@@ -428,10 +357,20 @@ static int do_read(struct pstate *st, struct pconn *c, int k)
                                   memory_order_relaxed);
         return 1;
     }
-    d->tail += (size_t)n;
     int64_t rel = t;
     if (r->delay_ns > 0 || r->jitter_ns > 0)
         rel = t + r->delay_ns + (r->jitter_ns > 0 ? rng_range(&st->rng, 0, r->jitter_ns) : 0);
+    if (k == PROXY_TO_NODE ? (r->cmd_mask || c->cmd) : c->cmd != NULL) {
+        /* a command rule covers the link, or the connection is still parsed */
+        if (k == PROXY_TO_NODE)
+            pcmd_to_node(st, c, (size_t)n, t, rel);
+        else
+            pcmd_from_node(st, c, (size_t)n, t, rel);
+        c->last_req = k == PROXY_TO_NODE;
+        return !c->dead;
+    }
+    c->last_req = k == PROXY_TO_NODE;
+    d->tail += (size_t)n;
     if (rel < d->last_release)
         rel = d->last_release;
     d->last_release = rel;
@@ -626,7 +565,9 @@ static void read_table(struct pstate *st)
             r->slice = atomic_load_explicit(&src[i].slice, memory_order_relaxed);
             r->gap_ns = atomic_load_explicit(&src[i].gap_ns, memory_order_relaxed);
             r->partition = atomic_load_explicit(&src[i].partition, memory_order_relaxed);
+            r->cmd_mask = atomic_load_explicit(&src[i].cmd_mask, memory_order_relaxed);
         }
+        pcmd_read_rules(st);
         st->gen = atomic_load_explicit(&st->shm->generation, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&st->shm->seq, memory_order_relaxed) == s1)
@@ -656,6 +597,11 @@ static void apply_table(struct pstate *st)
             resets++;
             continue;
         }
+        if (c->cmd && pcmd_apply(st, c, t)) {
+            atomic_fetch_add_explicit(&st->stats[c->link].resets, 1, memory_order_relaxed);
+            resets++;
+            continue;
+        }
         dir_flush(st, c, 0, t);
         dir_flush(st, c, 1, t);
         update_events(st, c);
@@ -663,7 +609,8 @@ static void apply_table(struct pstate *st)
     int nrules = 0;
     for (int i = 0; i < st->nlinks * 2; i++) {
         const struct proxy_rule *r = &st->rules[i];
-        nrules += r->delay_ns || r->jitter_ns || r->partition || r->rate || r->slice || r->gap_ns;
+        nrules += r->delay_ns || r->jitter_ns || r->partition || r->rate || r->slice || r->gap_ns ||
+                  r->cmd_mask;
     }
     atomic_store_explicit(&st->shm->applied_resets, resets, memory_order_relaxed);
     atomic_store_explicit(&st->shm->applied, st->gen, memory_order_release);

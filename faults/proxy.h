@@ -47,6 +47,8 @@ struct proxy_rule {
     int64_t rate;          /* bytes/s (token bucket), 0 = unlimited */
     int64_t slice;         /* at most this many bytes per write, 0 = off */
     int64_t gap_ns;        /* pause after each write (with slice), 0 = none */
+    uint32_t cmd_mask;     /* to-node: the command rule slots covering it (composed by the
+                            * proxy from proxy_cmd_set; ignored in proxy_fault_set) */
 };
 
 /* Which fields of a proxy_rule a fault sets (proxy_fault_set). */
@@ -69,6 +71,40 @@ struct proxy_config {
     uint64_t seed;                   /* jitter draws */
 };
 
+/* Command rules (docs/faults.md "Per-command faults"): what the proxy does
+ * to the requests (client -> node) a rule matches. The proxy parses a
+ * link's requests and replies only while a command rule covers the link. */
+#define PROXY_MAX_CMD_RULES 16        /* command rules in force at once, over all links */
+#define PROXY_CMD_BOUND 65536         /* bytes of one request held to parse it; a larger one
+                                       * passes unparsed (counted: cmd_oversized) */
+#define PROXY_CMD_NAME_MAX 32
+#define PROXY_CMD_SHA_MAX 40
+#define PROXY_CMD_KEY_MAX 64
+#define PROXY_CMD_REPLY_MAX 120
+
+enum proxy_cmd_action {
+    PROXY_CMD_DELAY,       /* hold the request (and what follows it) delay_ns more */
+    PROXY_CMD_DROP,        /* never forward it; the connection is lost (see proxy.c) */
+    PROXY_CMD_DROP_REPLY,  /* forward it, drop the node's reply; the connection is lost */
+    PROXY_CMD_ERROR,       /* never forward it; answer "-<reply>\r\n" in its place */
+};
+
+struct proxy_cmd_rule {
+    char command[PROXY_CMD_NAME_MAX + 1];  /* upper case, as the request's argument 0 */
+    char sha[PROXY_CMD_SHA_MAX + 1];       /* "" or a prefix of EVALSHA's script SHA (lower case) */
+    char key[PROXY_CMD_KEY_MAX + 1];       /* "" or a glob the request's first key must match */
+    char reply[PROXY_CMD_REPLY_MAX + 1];   /* PROXY_CMD_ERROR: the error line, no '-', no CRLF */
+    int32_t action;                        /* enum proxy_cmd_action */
+    int64_t delay_ns;                      /* PROXY_CMD_DELAY */
+    int64_t limit;                         /* act on at most this many matches; 0 = every one */
+};
+
+/* What one command rule met since it was set. */
+struct proxy_cmd_stats {
+    uint64_t matched;        /* requests that matched it */
+    uint64_t acted;          /* of those, acted on (matched - acted: past its limit) */
+};
+
 /* Counters of one link since the proxy started (read from shared memory). */
 struct proxy_link_stats {
     uint64_t accepted;       /* connections accepted on the link's listener */
@@ -77,6 +113,10 @@ struct proxy_link_stats {
     uint64_t dropped[2];     /* bytes dropped by a blackhole, per direction */
     uint64_t writes[2];      /* writes that forwarded them, per direction */
     uint64_t resets;         /* connections reset (open ones and new ones refused) */
+    uint64_t cmd_oversized;  /* requests larger than PROXY_CMD_BOUND passed unparsed */
+    uint64_t cmd_unfollowed; /* connections whose stream a command rule could not follow
+                              * (not RESP2, subscribe / monitor / RESP3): passed unparsed */
+    uint64_t cmd_lost;       /* connections reset at their next request after a drop */
 };
 
 /* What the proxy reported when it acknowledged a change. */
@@ -116,6 +156,16 @@ int proxy_fault_set(struct proxy *p, int id, unsigned what, const struct proxy_r
 int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err);
 /* Remove every rule (the final heal) and wait for the ack. */
 int proxy_heal(struct proxy *p, struct ls_err *err);
+/* Fault id puts command rule on the links sel marks (nworkers * nnodes
+ * entries, 1 = covered; requests, to-node). Command rules compose by order
+ * of setting: a request takes the first rule it matches. Returns as
+ * proxy_fault_set; LS_EUSAGE when PROXY_MAX_CMD_RULES are in force.
+ * proxy_fault_clear(id) lifts it. */
+int proxy_cmd_set(struct proxy *p, int id, const struct proxy_cmd_rule *rule, const uint8_t *sel,
+                  struct proxy_ack *ack, struct ls_err *err);
+/* The counters of fault id's command rule (zero when it had none); exact
+ * once proxy_fault_clear(id) returned. */
+void proxy_cmd_stats(const struct proxy *p, int id, struct proxy_cmd_stats *out);
 /* The rule in force now for one link direction (what the table holds). */
 void proxy_rule_of(const struct proxy *p, int worker, int node, int dir, struct proxy_rule *out);
 void proxy_link_stats(const struct proxy *p, int worker, int node, struct proxy_link_stats *out);

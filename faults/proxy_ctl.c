@@ -33,6 +33,8 @@ struct contrib {
     unsigned what;            /* PROXY_SET_* */
     struct proxy_rule rule;
     uint8_t *dirs;            /* nlinks entries of PROXY_DIR_BIT (owned) */
+    int slot;                 /* a command rule's slot, or -1 */
+    struct proxy_cmd_rule cmd;
 };
 
 struct proxy {
@@ -47,6 +49,8 @@ struct proxy {
     struct contrib *faults;
     int nfaults, cap;
     struct proxy_rule *table; /* composed rules, nlinks * 2 (scratch) */
+    int slot_owner[PROXY_MAX_CMD_RULES]; /* fault id that last had the slot (-1: none) */
+    uint8_t slot_busy[PROXY_MAX_CMD_RULES];
 };
 
 pid_t proxy_pid(const struct proxy *p)
@@ -179,6 +183,8 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, struct ls_er
     if (!p)
         return ls_err_set(err, LS_ENOMEM, "proxy: out of memory");
     p->wake_fd = p->ack_fd = -1;
+    for (int k = 0; k < PROXY_MAX_CMD_RULES; k++)
+        p->slot_owner[k] = -1;
     p->nworkers = cfg->nworkers;
     p->nnodes = cfg->nnodes;
     p->nlinks = nlinks;
@@ -269,6 +275,12 @@ static void compose(struct proxy *p)
     memset(p->table, 0, (size_t)p->nlinks * 2 * sizeof(*p->table));
     for (int f = 0; f < p->nfaults; f++) {
         const struct contrib *c = &p->faults[f];
+        if (c->slot >= 0) {
+            for (int l = 0; l < p->nlinks; l++)
+                if (c->dirs[l])
+                    p->table[(size_t)l * 2 + PROXY_TO_NODE].cmd_mask |= 1u << c->slot;
+            continue;
+        }
         for (int l = 0; l < p->nlinks; l++) {
             for (int d = 0; d < 2; d++) {
                 if (!(c->dirs[l] & PROXY_DIR_BIT(d)))
@@ -312,6 +324,19 @@ static uint64_t publish(struct proxy *p)
         atomic_store_explicit(&dst[i].slice, r->slice, memory_order_relaxed);
         atomic_store_explicit(&dst[i].gap_ns, r->gap_ns, memory_order_relaxed);
         atomic_store_explicit(&dst[i].partition, r->partition, memory_order_relaxed);
+        atomic_store_explicit(&dst[i].cmd_mask, r->cmd_mask, memory_order_relaxed);
+    }
+    for (int k = 0; k < PROXY_MAX_CMD_RULES; k++) {
+        struct proxy_cmd_rule rule;
+        memset(&rule, 0, sizeof(rule));
+        for (int f = 0; f < p->nfaults; f++)
+            if (p->faults[f].slot == k)
+                rule = p->faults[f].cmd;
+        uint64_t w[PROXY_CMD_WORDS];
+        memset(w, 0, sizeof(w));
+        memcpy(w, &rule, sizeof(rule));
+        for (size_t j = 0; j < PROXY_CMD_WORDS; j++)
+            atomic_store_explicit(&s->cmd[k].words[j], w[j], memory_order_relaxed);
     }
     uint64_t gen = ++p->generation;
     atomic_store_explicit(&s->generation, gen, memory_order_relaxed);
@@ -372,8 +397,10 @@ static int find_fault(const struct proxy *p, int id)
     return -1;
 }
 
-int proxy_fault_set(struct proxy *p, int id, unsigned what, const struct proxy_rule *rule,
-                    const uint8_t *dirs, struct proxy_ack *ack, struct ls_err *err)
+/* Fault id's contribution, made or replaced (not committed). Returns its
+ * index or -1 when out of memory. */
+static int put_contrib(struct proxy *p, int id, unsigned what, const struct proxy_rule *rule,
+                       const uint8_t *dirs)
 {
     int i = find_fault(p, id);
     if (i < 0) {
@@ -381,22 +408,77 @@ int proxy_fault_set(struct proxy *p, int id, unsigned what, const struct proxy_r
             int cap = p->cap ? p->cap * 2 : 8;
             struct contrib *a = realloc(p->faults, (size_t)cap * sizeof(*a));
             if (!a)
-                return ls_err_set(err, LS_ENOMEM, "proxy: out of memory");
+                return -1;
             p->faults = a;
             p->cap = cap;
         }
         uint8_t *d = malloc((size_t)p->nlinks);
         if (!d)
-            return ls_err_set(err, LS_ENOMEM, "proxy: out of memory");
+            return -1;
         i = p->nfaults++;
         p->faults[i].dirs = d;
     }
     struct contrib *c = &p->faults[i];
+    c->slot = -1;
     c->id = id;
     c->what = what;
     c->rule = *rule;
     memcpy(c->dirs, dirs, (size_t)p->nlinks);
+    return i;
+}
+
+int proxy_fault_set(struct proxy *p, int id, unsigned what, const struct proxy_rule *rule,
+                    const uint8_t *dirs, struct proxy_ack *ack, struct ls_err *err)
+{
+    if (put_contrib(p, id, what, rule, dirs) < 0)
+        return ls_err_set(err, LS_ENOMEM, "proxy: out of memory");
     return commit(p, ack, err);
+}
+
+int proxy_cmd_set(struct proxy *p, int id, const struct proxy_cmd_rule *rule, const uint8_t *sel,
+                  struct proxy_ack *ack, struct ls_err *err)
+{
+    int old = find_fault(p, id);
+    if (old >= 0 && p->faults[old].slot >= 0)
+        p->slot_busy[p->faults[old].slot] = 0;
+    int slot = -1;
+    for (int k = 0; k < PROXY_MAX_CMD_RULES && slot < 0; k++)
+        if (!p->slot_busy[k])
+            slot = k;
+    if (slot < 0)
+        return ls_err_set(err, LS_EUSAGE,
+                          "proxy: %d command rules are in force already; end one first",
+                          PROXY_MAX_CMD_RULES);
+    struct proxy_rule none;
+    memset(&none, 0, sizeof(none));
+    uint8_t *dirs = malloc((size_t)p->nlinks);
+    if (!dirs)
+        return ls_err_set(err, LS_ENOMEM, "proxy: out of memory");
+    for (int l = 0; l < p->nlinks; l++)
+        dirs[l] = sel[l] ? (uint8_t)PROXY_DIR_BIT(PROXY_TO_NODE) : 0;
+    /* no generation in force uses the slot: its counters start again */
+    atomic_store(&p->shm->cmd[slot].matched, 0);
+    atomic_store(&p->shm->cmd[slot].acted, 0);
+    int i = put_contrib(p, id, 0, &none, dirs);
+    free(dirs);
+    if (i < 0)
+        return ls_err_set(err, LS_ENOMEM, "proxy: out of memory");
+    p->slot_busy[slot] = 1;
+    p->slot_owner[slot] = id;
+    p->faults[i].slot = slot;
+    p->faults[i].cmd = *rule;
+    return commit(p, ack, err);
+}
+
+void proxy_cmd_stats(const struct proxy *p, int id, struct proxy_cmd_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (int k = 0; k < PROXY_MAX_CMD_RULES; k++) {
+        if (p->slot_owner[k] != id)
+            continue;
+        out->matched = atomic_load(&p->shm->cmd[k].matched);
+        out->acted = atomic_load(&p->shm->cmd[k].acted);
+    }
 }
 
 int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err)
@@ -404,6 +486,8 @@ int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err)
     int i = find_fault(p, id);
     if (i < 0)
         return 0;
+    if (p->faults[i].slot >= 0)
+        p->slot_busy[p->faults[i].slot] = 0;
     free(p->faults[i].dirs);
     p->faults[i] = p->faults[--p->nfaults];
     return commit(p, NULL, err);
@@ -411,6 +495,7 @@ int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err)
 
 int proxy_heal(struct proxy *p, struct ls_err *err)
 {
+    memset(p->slot_busy, 0, sizeof(p->slot_busy));
     for (int i = 0; i < p->nfaults; i++)
         free(p->faults[i].dirs);
     p->nfaults = 0;
@@ -428,6 +513,7 @@ void proxy_rule_of(const struct proxy *p, int worker, int node, int dir, struct 
     out->slice = atomic_load(&r->slice);
     out->gap_ns = atomic_load(&r->gap_ns);
     out->partition = atomic_load(&r->partition);
+    out->cmd_mask = atomic_load(&r->cmd_mask);
 }
 
 void proxy_link_stats(const struct proxy *p, int worker, int node, struct proxy_link_stats *out)
@@ -442,4 +528,7 @@ void proxy_link_stats(const struct proxy *p, int worker, int node, struct proxy_
         out->dropped[d] = atomic_load(&s->dropped[d]);
         out->writes[d] = atomic_load(&s->writes[d]);
     }
+    out->cmd_oversized = atomic_load(&s->cmd_oversized);
+    out->cmd_unfollowed = atomic_load(&s->cmd_unfollowed);
+    out->cmd_lost = atomic_load(&s->cmd_lost);
 }

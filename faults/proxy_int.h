@@ -23,11 +23,22 @@
 struct proxy_rule_shm {
     _Atomic int64_t delay_ns, jitter_ns, rate, slice, gap_ns;
     _Atomic int32_t partition;
+    _Atomic uint32_t cmd_mask;         /* to-node only: the command rule slots covering it */
+};
+
+/* One command rule slot: the rule as words under the seqlock, its
+ * counters written by the proxy alone (zeroed by the harness before the
+ * slot is given to a new fault, while no generation in force uses it). */
+#define PROXY_CMD_WORDS ((sizeof(struct proxy_cmd_rule) + 7) / 8)
+struct proxy_cmd_shm {
+    _Atomic uint64_t words[PROXY_CMD_WORDS];
+    _Atomic uint64_t matched, acted;
 };
 
 struct proxy_stats_shm {
     _Atomic uint64_t accepted, open, resets;
     _Atomic uint64_t bytes[2], dropped[2], writes[2];
+    _Atomic uint64_t cmd_oversized, cmd_unfollowed, cmd_lost;
 };
 
 struct proxy_shm {
@@ -38,6 +49,7 @@ struct proxy_shm {
     _Atomic int32_t ready;             /* the proxy's loop runs */
     _Atomic int32_t upstream_port[PROXY_MAX_NODES];
     int32_t nworkers, nnodes;
+    struct proxy_cmd_shm cmd[PROXY_MAX_CMD_RULES]; /* under the seqlock (words) */
     /* followed by rules[nlinks][2] then stats[nlinks] (proxy_shm_rules / _stats) */
 };
 

@@ -665,6 +665,24 @@ static void e_link_stats(void *ctx, int w, int n, struct proxy_link_stats *out)
         memset(out, 0, sizeof(*out));
 }
 
+static int e_links_cmd_set(void *ctx, int id, const struct proxy_cmd_rule *rule,
+                           const uint8_t *sel, struct proxy_ack *ack, struct ls_err *err)
+{
+    struct run *r = run_of(ctx);
+    if (!r->proxy)
+        return ls_err_set(err, LS_EENV, "this run has no proxy");
+    return proxy_cmd_set(r->proxy, id, rule, sel, ack, err);
+}
+
+static void e_links_cmd_stats(void *ctx, int id, struct proxy_cmd_stats *out)
+{
+    const struct run *r = run_of(ctx);
+    if (r->proxy)
+        proxy_cmd_stats(r->proxy, id, out);
+    else
+        memset(out, 0, sizeof(*out));
+}
+
 static const struct fault_env_ops run_env_ops = {
     .now = e_now,
     .interrupted = e_interrupted,
@@ -712,6 +730,8 @@ static const struct fault_env_ops run_env_ops = {
     .links_set = e_links_set,
     .links_clear = e_links_clear,
     .link_stats = e_link_stats,
+    .links_cmd_set = e_links_cmd_set,
+    .links_cmd_stats = e_links_cmd_stats,
 };
 
 int fault_env_init(struct fault_env *env, struct run *r)

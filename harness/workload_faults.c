@@ -301,6 +301,13 @@ static int parse_fault(struct loader *L, const struct ynode *item, struct fault_
     if (rc == 0 && link_target_check(fs->target, item, path, dg) != 0)
         rc = -1;
     char why[256];
+    const char *bad_key = rc == 0 && ops->check_keys ? ops->check_keys(fs, why, sizeof(why)) : NULL;
+    if (bad_key) {
+        /* the kind's own keys (command: the command, sha, key and error forms) */
+        const struct ynode *kn2 = ymap_get(item, bad_key);
+        ydiag_at(dg, kn2 ? kn2 : item, "%s.%s: %s", path, bad_key, why);
+        rc = -1;
+    }
     if (rc == 0 && ops->validate && ops->validate(L->w, fs, why, sizeof(why)) < 0) {
         /* the kind's own cross-key rules (and what the host must offer) */
         if (L->context)
@@ -538,8 +545,8 @@ void wl_faults_reference(struct strbuf *sb)
     {
         struct opt_hooks lh;
         link_target_hooks(&lh, NULL);
-        sb_puts(sb, "\nLink faults (latency, partition, bandwidth, slicer; docs/faults.md) act on\n"
-                    "proxy links, one per (worker, node) pair. Their default target `links` takes\n"
+        sb_puts(sb, "\nLink faults (latency, partition, bandwidth, slicer, command; docs/faults.md)\n"
+                    "act on proxy links, one per (worker, node) pair. Their default target `links` takes\n"
                     "these keys; `node:N` means every worker's link to node N, and a worker target\n"
                     "means that worker's links to every node:\n\n");
         opt_reference(link_target_tab, "faults[].", 1, 1, &lh, sb);

@@ -63,6 +63,9 @@ static const struct path_row path_table[] = {
      "worker|fence|acquired_ms|valid_until_ms|valid_until_at_grant_ms|enter_ms|exit_ms"},
     {"faults.#", "id|worker|node|start_ms|end_ms|skipped|bit|late_ms"},
     {"faults.#.adapter_clock", "verified|not_moved|unverified|no_answer|pending"},
+    {"faults.#.requests",
+     "matched|delayed|dropped|replies_dropped|answered|oversized|connections_unfollowed|"
+     "connections_lost"},
     {"coverage", "holds|grants|contended_acquires|grant_floor|expected_grants|enough_activity"},
     {"coverage.faults", "occurrences|bit|not_bit|undecided|late|max_late_ms"},
     {"fault_windows.#",

@@ -39,5 +39,6 @@ ADAPTERS=(
     "redis-semaphore-redlock|3|[node, adapters/node/redis-semaphore.js]|{\"kind\": \"redlock-mutex\"}"
     "redis-py|1|[adapters/python/redis_py_lock.py]|{}"
     "redis-lock|1|[node, adapters/node/redis-lock.js]|{}"
+    "node-redis-warlock|1|[node, adapters/node/warlock.js]|{}"
     "minimal|1|[node, adapters/node/minimal.js]|{}"
 )

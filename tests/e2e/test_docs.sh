@@ -78,7 +78,7 @@ done
 outside=$(grep -rnE '(\.\./)?shared/(PROTOCOL|reference|DESIGN|STYLE)|/work/(shared|main)' \
     README.md docs util model locks backends faults checkers reports harness scripts \
     workloads tests/fixtures adapters/node/*.js adapters/node/lib adapters/python \
-    adapters/node/README.md 2>/dev/null | grep -v '^tests/e2e/test_docs.sh' | head -n 3 || true)
+    adapters/node/README.md adapters/node/package.json 2>/dev/null | grep -v '^tests/e2e/test_docs.sh' | head -n 3 || true)
 check "nothing points outside the repository${outside:+ (first: $outside)}" [ -z "$outside" ]
 check "the help text names the project's protocol page" grep -q "docs/protocol.md" <("$LS" help adapter-test 2>&1; "$LS" list locks 2>&1)
 
