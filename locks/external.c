@@ -752,10 +752,12 @@ static int ext_release(struct lock *lk, const struct grant *g, int *err_kind)
     return out;
 }
 
-/* Contract: renewed event ev as news of the worker's grant it names
- * (LOCK_NEWS_RENEWED, validity and the instant it was read). Returns 1, or
- * 0 when the grant is not (or no longer) in the map. */
-static int renewed_news(struct ext_shared *s, const struct amsg *ev, struct lock_news *news)
+/* Contract: event ev (`lost` or `renewed`) as news of the worker's grant it
+ * names: kind, resource and the harness's token; a renewal adds its
+ * validity and the instant it was read. Returns 1, or 0 when the grant is
+ * not (or no longer) in the map (one already released: ignored). */
+static int event_news(struct ext_shared *s, const struct amsg *ev, int kind,
+                      struct lock_news *news)
 {
     int found = 0;
     pthread_mutex_lock(&s->mu);
@@ -765,11 +767,13 @@ static int renewed_news(struct ext_shared *s, const struct amsg *ev, struct lock
         res_name(m->res, res, sizeof(res));
         if (m->used && strcmp(m->atoken, ev->token) == 0 && strcmp(res, ev->res) == 0) {
             memset(news, 0, sizeof(*news));
-            news->kind = LOCK_NEWS_RENEWED;
+            news->kind = kind;
             news->res = m->res;
             memcpy(news->token, m->htoken, sizeof(news->token));
-            news->validity_ns = ev->validity_ns;
-            news->at_ns = ev->read_ns;
+            if (kind == LOCK_NEWS_RENEWED) {
+                news->validity_ns = ev->validity_ns;
+                news->at_ns = ev->read_ns;
+            }
             found = 1;
         }
     }
@@ -848,30 +852,11 @@ static int ext_wait_news(struct lock *lk, int64_t until_ns, struct lock_news *ne
             maybe_write_stats(s);
             continue;
         }
-        if (r == 3) { /* a `renewed` event */
-            int found = renewed_news(s, &ev, news);
-            amsg_free(&ev);
-            if (found)
-                return 1;
-            continue;
-        }
-        /* a `lost` event: whose grant? (one already released: ignored) */
-        int found = 0;
-        pthread_mutex_lock(&s->mu);
-        for (int i = 0; i < TOKEN_MAP && !found; i++) {
-            struct grant_map *m = &s->map[i];
-            char res[RES_NAME_MAX];
-            res_name(m->res, res, sizeof(res));
-            if (m->used && strcmp(m->atoken, ev.token) == 0 && strcmp(res, ev.res) == 0) {
-                news->kind = LOCK_NEWS_LOST;
-                news->res = m->res;
-                memcpy(news->token, m->htoken, sizeof(news->token));
-                found = 1;
-            }
-        }
-        pthread_mutex_unlock(&s->mu);
+        /* r == 3: a `renewed` event, else a `lost` one */
+        int found = event_news(s, &ev, r == 3 ? LOCK_NEWS_RENEWED : LOCK_NEWS_LOST, news);
         amsg_free(&ev);
-        maybe_write_stats(s);
+        if (r != 3)
+            maybe_write_stats(s);
         if (found)
             return 1;
     }
