@@ -5,7 +5,7 @@
  * connects, flush output, read and parse replies, until every node has its
  * reply or the deadline passes. A node's pipeline is [AUTH] [CLIENT
  * SETNAME] [SCRIPT LOAD...] call [EVAL after NOSCRIPT]; replies are matched
- * to it in order. A call that times out with its bytes on the wire keeps
+ * to it in order. A call that times out with its whole pipeline written keeps
  * its connection: the replies it still owes are remembered (rc->late) and
  * skipped when they come, as an asynchronous client does, instead of a
  * reconnect per timeout -- under load, reconnects (each a new handshake
@@ -161,7 +161,7 @@ static void drop_stale(struct rconn *conns, const struct rmulti_call *calls, int
     }
 }
 
-/* The deadline passed with the node's pipeline (partly) on the wire: keep
+/* The deadline passed with the node's whole pipeline on the wire: keep
  * the connection and remember what its replies answer (the call's own reply
  * is skipped when it comes). Returns 0, or -1 when it owes too many. */
 static int keep_late(struct rconn *rc, const struct node_io *io)
@@ -389,7 +389,9 @@ void rmulti_eval(struct rconn *conns, struct rmulti_call *calls, int n, int64_t 
         if (io[i].state == N_CONNECTING) {
             put_err(conns[i].errstr, sizeof(conns[i].errstr), "connect timed out");
             finish_err(&conns[i], &calls[i], &io[i], LOCK_FAIL, EVE_CONN, 0);
-        } else if (io[i].sent && keep_late(&conns[i], &io[i]) == 0) {
+        } else if (io[i].state == N_READING && keep_late(&conns[i], &io[i]) == 0) {
+            /* the whole pipeline is on the wire (a partly written one is
+             * dropped as before: its tail must not go out with a later call) */
             put_err(conns[i].errstr, sizeof(conns[i].errstr), "no reply in time");
             calls[i].outcome = LOCK_UNKNOWN;
             calls[i].err_kind = EVE_TIMEOUT;
