@@ -95,9 +95,12 @@ for proxy in true false; do
 done
 
 # ---- a replicated set with sentinels: replicas and sentinels authenticate ----
+# (8 s: the checks below talk to the run's sentinel and replica while it
+# runs; with 3 s a loaded CI machine saw the run end first, 'connection
+# refused')
 cat >"$T_TMP/repl.yaml" <<'YAML'
 name: pw-sentinels
-duration: 3s
+duration: 8s
 cluster: {topology: replicated, replicas: 1, sentinels: 3}
 lock: {impl: redis-single, ttl: 500ms}
 workers: {count: 2, resources: 1, hold: {dist: uniform, min: 5ms, max: 20ms}, think: 5ms}
