@@ -1,11 +1,12 @@
 /*
  * history.c: loading what the checkers read (see history.h): a run
- * directory (binary event logs, faults.jsonl, storage.jsonl, run.json,
- * workload.yaml) or a JSONL event file made elsewhere. Logs are mapped,
- * never copied; a cleanly closed one is left for the checkers' pass to
- * verify (history.h "unverified"). Optional parts that are missing become
- * warnings; only an unreadable core (no run.json / events, a corrupt log
- * header, a bad JSONL line) is an error. This file judges nothing.
+ * directory (binary event logs, faults.jsonl through histfaults.c,
+ * storage.jsonl, run.json, workload.yaml) or a JSONL event file made
+ * elsewhere. Logs are mapped, never copied; a cleanly closed one is left
+ * for the checkers' pass to verify (history.h "unverified"). Optional parts
+ * that are missing become warnings; only an unreadable core (no run.json /
+ * events, a corrupt log header, a bad JSONL line) is an error. This file
+ * judges nothing.
  */
 #include "checkers/history.h"
 
@@ -20,13 +21,13 @@
 #include <unistd.h>
 
 #include "checkers/evidence.h"
+#include "checkers/histload.h"
 #include "checkers/histmap.h"
 #include "checkers/series.h"
 #include "model/rundir.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-#define NO_END INT64_MIN
 #define MAX_RES 65536
 
 void history_warn(struct history *h, const char *fmt, ...)
@@ -43,7 +44,7 @@ void history_warn(struct history *h, const char *fmt, ...)
 /* Contract: read the whole file at path into a new NUL-terminated buffer
  * (*buf, caller frees). Returns 0 or -errno; -EINVAL when path is not a
  * regular file (a FIFO, a device: never waited on, never read forever). */
-static int read_all(const char *path, char **buf, size_t *len)
+int hist_read_all(const char *path, char **buf, size_t *len)
 {
     *buf = NULL;
     *len = 0;
@@ -79,8 +80,8 @@ static int read_all(const char *path, char **buf, size_t *len)
     return 0;
 }
 
-/* strerror for read_all's codes ("not a regular file" for -EINVAL). */
-static const char *read_error(int rc)
+/* strerror for hist_read_all's codes ("not a regular file" for -EINVAL). */
+const char *hist_read_error(int rc)
 {
     return rc == -EINVAL ? "not a regular file" : strerror(-rc);
 }
@@ -99,8 +100,8 @@ static int read_code(int rc)
 
 /* Contract: call fn(line, len, lineno, arg) for each non-blank line of
  * buf[0..n). Stops and returns the first non-zero value fn returns. */
-static int each_line(const char *buf, size_t n,
-                     int (*fn)(const char *line, size_t len, size_t lineno, void *arg), void *arg)
+int hist_each_line(const char *buf, size_t n,
+                   int (*fn)(const char *line, size_t len, size_t lineno, void *arg), void *arg)
 {
     size_t pos = 0, lineno = 0;
     while (pos < n) {
@@ -214,84 +215,7 @@ static int resmap_get(struct resmap *m, struct history *h, const char *name)
     return idx;
 }
 
-/* ---- faults.jsonl, storage.jsonl, run.json extras ---- */
-
-static struct fault_window *fault_find(struct history *h, int id)
-{
-    for (int i = h->nfaults - 1; i >= 0; i--)
-        if (h->faults[i].id == id && !h->faults[i].skipped)
-            return &h->faults[i];
-    return NULL;
-}
-
-struct line_ctx {
-    struct history *h;
-    const char *file;
-};
-
-/* Contract: one faults.jsonl line. A line that cannot be understood is a
- * warning, never an error: faults only annotate violations. */
-static int fault_line(const char *line, size_t len, size_t lineno, void *arg)
-{
-    struct line_ctx *c = arg;
-    struct history *h = c->h;
-    struct json *o = NULL;
-    char why[256];
-    if (json_parse(line, len, &o, why, sizeof(why)) != 0 || o->type != JSON_OBJ) {
-        history_warn(h, "%s:%zu: ignored: %s", c->file, lineno,
-                     o ? "not a JSON object" : why);
-        history_gap(h, "%s:%zu: damaged line: a fault's window may be missing", c->file, lineno);
-        json_free(o);
-        return 0;
-    }
-    const char *ev = json_get_str(o, "event", "");
-    int id = (int)json_get_int(o, "id", -1);
-    int64_t t = json_get_int(o, "t_ns", 0);
-    if (strcmp(ev, "end") == 0) {
-        struct fault_window *f = fault_find(h, id);
-        if (f) {
-            f->end = t;
-            /* a kind that can tell whether it bit says so at its end
-             * (kind command: whether its rule acted on a request) */
-            const struct json *bit = json_obj_get(o, "bit");
-            if (bit && bit->type == JSON_BOOL && f->record) {
-                json_obj_set(f->record, "bit", json_clone(bit));
-                json_obj_set_str(f->record, "bit_why", json_get_str(o, "bit_why", ""));
-            }
-            const struct json *req = json_obj_get(o, "requests");
-            if (req && req->type == JSON_OBJ && f->record)
-                json_obj_set(f->record, "requests", json_clone(req));
-        } else {
-            history_warn(h, "%s:%zu: end of fault %d that never started", c->file, lineno, id);
-            history_gap(h, "%s:%zu: end of fault %d, whose start is missing", c->file, lineno,
-                        id);
-        }
-        json_free(o);
-        return 0;
-    }
-    /* "failed": the kind could not act (error while starting); like a skip,
-     * nothing was injected, but the line is kept for the report */
-    int not_injected = strcmp(ev, "skipped") == 0 || strcmp(ev, "failed") == 0;
-    if (strcmp(ev, "start") != 0 && !not_injected) {
-        history_warn(h, "%s:%zu: ignored: unknown event '%s'", c->file, lineno, ev);
-        history_gap(h, "%s:%zu: unknown fault event '%.40s': not understood", c->file, lineno, ev);
-        json_free(o);
-        return 0;
-    }
-    h->faults = xrealloc(h->faults, (size_t)(h->nfaults + 1) * sizeof(*h->faults));
-    struct fault_window *f = &h->faults[h->nfaults++];
-    memset(f, 0, sizeof(*f));
-    f->id = id;
-    snprintf(f->kind, sizeof(f->kind), "%s", json_get_str(o, "kind", "?"));
-    snprintf(f->target, sizeof(f->target), "%s", json_get_str(o, "target", ""));
-    f->worker = (int)json_get_int(o, "worker", -1);
-    f->node = (int)json_get_int(o, "node", -1);
-    f->start = t;
-    f->skipped = not_injected;
-    f->end = f->skipped ? t : NO_END;
-    f->record = o;
-    return 0;
-}
+/* ---- storage.jsonl, run.json extras (faults.jsonl: histfaults.c) ---- */
 
 static int storage_line(const char *line, size_t len, size_t lineno, void *arg)
 {
@@ -327,41 +251,21 @@ static int storage_line(const char *line, size_t len, size_t lineno, void *arg)
     return 0;
 }
 
-static void load_faults(struct history *h, const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/faults.jsonl", dir);
-    char *buf;
-    size_t len;
-    int rc = read_all(path, &buf, &len);
-    if (rc) {
-        history_warn(h, "faults.jsonl: %s: fault windows not available", read_error(rc));
-        history_gap(h, "faults.jsonl: %s: which faults were active is not known", read_error(rc));
-        return;
-    }
-    struct line_ctx c = {h, "faults.jsonl"};
-    each_line(buf, len, fault_line, &c);
-    free(buf);
-    for (int i = 0; i < h->nfaults; i++)
-        if (h->faults[i].end == NO_END)
-            h->faults[i].end = h->end > h->faults[i].start ? h->end : h->faults[i].start;
-}
-
 static void load_storage(struct history *h, const char *dir)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/storage.jsonl", dir);
     char *buf;
     size_t len;
-    int rc = read_all(path, &buf, &len);
+    int rc = hist_read_all(path, &buf, &len);
     if (rc) {
         const struct json *st = json_obj_get(h->run, "storage");
         if (rc != -ENOENT)
-            history_warn(h, "storage.jsonl: %s: lost updates not available", read_error(rc));
+            history_warn(h, "storage.jsonl: %s: lost updates not available", hist_read_error(rc));
         /* missing is normal for a run without a storage node */
         if (rc != -ENOENT || (st && st->type == JSON_OBJ))
             history_gap(h, "storage.jsonl: %s, though the run had a storage node: lost updates "
-                           "cannot be counted", read_error(rc));
+                           "cannot be counted", hist_read_error(rc));
         return;
     }
     h->have_storage = 1;
@@ -369,7 +273,7 @@ static void load_storage(struct history *h, const char *dir)
     if (!h->storage) 
         xalloc_die();
     struct line_ctx c = {h, "storage.jsonl"};
-    each_line(buf, len, storage_line, &c);
+    hist_each_line(buf, len, storage_line, &c);
     free(buf);
 }
 
@@ -793,14 +697,14 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, const
     snprintf(path, sizeof(path), "%s/run.json", dir);
     char *buf = NULL;
     size_t len = 0;
-    int rc = have_events ? read_all(path, &buf, &len) : -ENOENT;
+    int rc = have_events ? hist_read_all(path, &buf, &len) : -ENOENT;
     if (rc == -ENOENT)
         return ls_err_set(err, LS_EINPUT,
                           "%s: not a lockstorm run directory (no %s), or a run that never "
                           "started its workers; give a directory `lockstorm run` wrote", dir,
                           have_events ? "run.json" : "events/");
     if (rc)
-        return ls_err_set(err, read_code(rc), "%s: cannot read: %s", path, read_error(rc));
+        return ls_err_set(err, read_code(rc), "%s: cannot read: %s", path, hist_read_error(rc));
     char why[256];
     if (json_parse(buf, len, &h->run, why, sizeof(why)) != 0 || h->run->type != JSON_OBJ) {
         free(buf);
@@ -873,7 +777,7 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, const
 
     load_leftovers(h);
     load_storage(h, dir);
-    load_faults(h, dir);
+    hist_load_faults(h, dir);
     return 0;
 }
 
@@ -1167,16 +1071,16 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     h->memo = xcalloc(1, sizeof(*h->memo));
     char *buf;
     size_t len;
-    int rc = read_all(path, &buf, &len);
+    int rc = hist_read_all(path, &buf, &len);
     if (rc)
         return ls_err_set(err, read_code(rc), "%s: cannot read: %s; give a JSONL history file",
-                          path, read_error(rc));
+                          path, hist_read_error(rc));
     struct jl_ctx c;
     memset(&c, 0, sizeof(c));
     c.h = h;
     c.file = path;
     c.err = err;
-    rc = each_line(buf, len, jl_line, &c);
+    rc = hist_each_line(buf, len, jl_line, &c);
     free(buf);
     free(c.map.slot);
     if (rc == 0 && c.n == 0)

@@ -31,7 +31,14 @@ enum wait_kind { WK_NONE, WK_HELD, WK_FREE, WK_EXPIRED, WK__N };
 
 struct lholder {            /* a grant of the resource with no release outcome yet */
     int wi;
+    int64_t id;             /* the grant's (struct wheld.id) */
     int64_t lease;          /* LEASE_NEVER: no expiry */
+};
+
+struct wheld {              /* a worker's grant with no release outcome yet */
+    int res;
+    int entered;            /* an enter came: a later grant no longer replaces it */
+    int64_t id;             /* its entry in the resource's holders */
 };
 
 struct lev {
@@ -61,7 +68,7 @@ struct rlive {
 
 struct wcount {
     int64_t attempts, grants;
-    int *held;              /* resources it has a grant of (no release outcome yet) */
+    struct wheld *held;     /* its grants with no release outcome yet (owned) */
     int nheld, held_cap;
 };
 
@@ -83,6 +90,7 @@ struct liveness_st {
     int wait_longest_res[WK__N];
     int64_t unserved_longest;
     int unserved_res;
+    int64_t next_id;        /* the last grant id given */
 };
 
 /* Contract: close x's stretch of its current kind at `at` (res r): the
@@ -184,22 +192,31 @@ static struct rlive *touch(struct liveness_st *l, int res, int64_t t)
     return x;
 }
 
-static void holder_add(struct liveness_st *l, int wi, int res, int64_t t, int64_t lease)
+/* Contract: grant `id` of worker wi holds res from t with `lease`; an
+ * entry with id `old` (a grant never entered it replaces, 0: none) leaves
+ * at the same instant. */
+static void holder_add(struct liveness_st *l, int wi, int64_t id, int64_t old, int res, int64_t t,
+                       int64_t lease)
 {
     struct rlive *x = touch(l, res, t);
+    for (int k = 0; old && k < x->nhold; k++)
+        if (x->hold[k].id == old) {
+            x->hold[k] = x->hold[--x->nhold];
+            break;
+        }
     if (x->nhold == x->hold_cap) {
         x->hold_cap = x->hold_cap ? 2 * x->hold_cap : 2;
         x->hold = xrealloc(x->hold, (size_t)x->hold_cap * sizeof(*x->hold));
     }
-    x->hold[x->nhold++] = (struct lholder){wi, lease};
+    x->hold[x->nhold++] = (struct lholder){wi, id, lease};
     served_update(l, x);
 }
 
-static void holder_remove(struct liveness_st *l, int wi, int res, int64_t t)
+static void holder_remove(struct liveness_st *l, int64_t id, int res, int64_t t)
 {
     struct rlive *x = touch(l, res, t);
     for (int k = 0; k < x->nhold; k++)
-        if (x->hold[k].wi == wi) {
+        if (x->hold[k].id == id) {
             x->hold[k] = x->hold[--x->nhold];
             break;
         }
@@ -284,15 +301,33 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         w->attempts++;
         push_lev(l, r->t, r->res, KIND_INVOKE);
         break;
-    case EV_ACQUIRE_OK:
+    case EV_ACQUIRE_OK: {
         w->grants++;
         push_lev(l, r->t, r->res, KIND_GRANT);
-        holder_add(l, wi, r->res, r->t, (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
-        if (w->nheld == w->held_cap) {
-            w->held_cap = w->held_cap ? w->held_cap * 2 : 8;
-            w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
+        /* a grant replaces the worker's grant of res never entered, in its
+         * place (as checkers/mutex.c does): that one has no release to come */
+        int j = 0;
+        while (j < w->nheld && (w->held[j].res != r->res || w->held[j].entered))
+            j++;
+        if (j == w->nheld) {
+            if (w->nheld == w->held_cap) {
+                w->held_cap = w->held_cap ? w->held_cap * 2 : 8;
+                w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
+            }
+            w->held[w->nheld++] = (struct wheld){r->res, 0, 0};
         }
-        w->held[w->nheld++] = r->res;
+        int64_t old = w->held[j].id;
+        w->held[j].id = ++l->next_id;
+        holder_add(l, wi, w->held[j].id, old, r->res, r->t,
+                   (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
+        break;
+    }
+    case EV_ENTER: /* the latest grant of res never entered, as checkers/mutex.c */
+        for (int j = w->nheld - 1; j >= 0; j--)
+            if (w->held[j].res == r->res && !w->held[j].entered) {
+                w->held[j].entered = 1;
+                break;
+            }
         break;
     case EV_ACQUIRE_BUSY:
         l->busy++;
@@ -308,11 +343,12 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
     case EV_RELEASE_FAIL:
     case EV_LOST:
         for (int j = 0; j < w->nheld; j++)
-            if (w->held[j] == r->res) {
+            if (w->held[j].res == r->res) {
+                int64_t id = w->held[j].id;
                 w->held[j] = w->held[--w->nheld];
                 if (l->nbatch && r->t != l->batch_t)
                     flush(l);
-                holder_remove(l, wi, r->res, r->t);
+                holder_remove(l, id, r->res, r->t);
                 break;
             }
         break;
@@ -323,8 +359,8 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         break;
     case EV_CRASH: /* the resources it had a grant of when it crashed */
         for (int j = 0; j < w->nheld; j++) {
-            push_lev(l, r->t, w->held[j], KIND_CRASH);
-            holder_remove(l, wi, w->held[j], r->t);
+            push_lev(l, r->t, w->held[j].res, KIND_CRASH);
+            holder_remove(l, w->held[j].id, w->held[j].res, r->t);
             l->ncrash++;
         }
         w->nheld = 0;
@@ -500,7 +536,7 @@ static int liveness_finish(void *st, struct json *res)
 
 const struct checker_def liveness_checker = {
     {"liveness",
-     PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ACQUIRE_BUSY) |
+     PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ENTER) | PASS_TYPE(EV_ACQUIRE_BUSY) |
          PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_RELEASE_OK) |
          PASS_TYPE(EV_RELEASE_NOT_OWNER) | PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_LOST) |
          PASS_TYPE(EV_CRASH) | PASS_TYPE(EV_RENEW_OK),

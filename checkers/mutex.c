@@ -146,7 +146,7 @@ struct mutex_st {
     int64_t *exits;
     size_t exits_cap;
     uint64_t next_id;
-    int64_t lost_left, lost_expired, lost_unmatched, ral, ral_holds;
+    int64_t lost_left, lost_expired, lost_no_lease, lost_unmatched, ral, ral_holds;
     struct json *anom;          /* the listed anomalies (owned until finish) */
     int64_t nanom_listed[3];    /* per anomaly class: listed so far */
 };
@@ -650,7 +650,8 @@ static void renewal_check(struct mutex_st *m, struct hold *x, const struct ev_re
 
 /* Contract: a `lost` at t for worker slots s on resource res: the grant it
  * names (the token's, else the resource's; else the last exited hold's)
- * classified by its lease as last granted or renewed. */
+ * classified by its lease as last granted or renewed; a grant without
+ * expiry has no lease to have left or run out: no_lease, no anomaly. */
 static void lost_classify(struct mutex_st *m, struct slots *s, const struct ev_rec *r)
 {
     struct hold *x = NULL;
@@ -666,6 +667,10 @@ static void lost_classify(struct mutex_st *m, struct slots *s, const struct ev_r
         m->lost_unmatched++;
         return;
     }
+    if (x->lease == LEASE_NEVER) {
+        m->lost_no_lease++;
+        return;
+    }
     int left = x->lease > r->t;
     if (left)
         m->lost_left++;
@@ -674,8 +679,7 @@ static void lost_classify(struct mutex_st *m, struct slots *s, const struct ev_r
     struct json *o = anomaly_new(m, left ? AN_LOST_LEFT : AN_LOST_EXPIRED, x, r->t);
     if (o) {
         set_lease_ms(o, "valid_until_ms", x->lease);
-        if (x->lease != LEASE_NEVER)
-            json_obj_set_num(o, "lease_left_ms", ns_ms(x->lease - r->t));
+        json_obj_set_num(o, "lease_left_ms", ns_ms(x->lease - r->t));
     }
 }
 
@@ -891,10 +895,11 @@ static int mutex_finish(void *st, struct json *res)
     json_obj_set_int(o, "holds", m->holds);
     json_obj_set_int(o, "renewed_after_loss", m->ral);
     json_obj_set_int(o, "renewed_after_loss_holds", m->ral_holds);
-    json_obj_set_int(o, "losses", m->lost_left + m->lost_expired);
+    json_obj_set_int(o, "losses", m->lost_left + m->lost_expired + m->lost_no_lease);
     struct json *lc = json_obj_set(o, "losses_by_class", json_new_obj());
     json_obj_set_int(lc, "lost_with_lease_left", m->lost_left);
     json_obj_set_int(lc, "expired", m->lost_expired);
+    json_obj_set_int(lc, "no_lease", m->lost_no_lease);
     json_obj_set_int(o, "losses_unmatched", m->lost_unmatched);
     json_obj_set(o, "anomalies", m->anom);
     if (verdict == VERDICT_UNKNOWN)

@@ -803,17 +803,12 @@ static void anomaly_items(struct story *s, const struct history *h, const struct
             "renewed-after-loss: w%d's renewal at %ss succeeded, though its lease had run out "
             "before w%d was granted %s at %ss and w%d still held it: the renewal does not check "
             "the token, or the service lost the successor's key", wid, t1, other, res, t2, other);
-    } else if (strcmp(cls, "lost-with-lease-left") == 0) {
-        if (lease == NO_LEASE) {
-            add(s, t, 2, IK_CONCLUSION, "lost-with-lease-left: w%d gave up %s at %ss, a grant "
-                "with no expiry", wid, res, t1);
-        } else {
-            fmt_dur(d, sizeof(d), lease - t);
-            fmt_s(t2, sizeof(t2), lease);
-            add(s, t, 2, IK_CONCLUSION, "lost-with-lease-left: w%d's grant on %s was given up "
-                "at %ss with %s of its lease left (valid until %ss): the library let go of a "
-                "lock that had not run out", wid, res, t1, d, t2);
-        }
+    } else if (strcmp(cls, "lost-with-lease-left") == 0) { /* never a grant without expiry */
+        fmt_dur(d, sizeof(d), lease - t);
+        fmt_s(t2, sizeof(t2), lease);
+        add(s, t, 2, IK_CONCLUSION, "lost-with-lease-left: w%d's grant on %s was given up "
+            "at %ss with %s of its lease left (valid until %ss): the library let go of a "
+            "lock that had not run out", wid, res, t1, d, t2);
     } else {
         fmt_dur(d, sizeof(d), lease != NO_LEASE ? t - lease : 0);
         add(s, t, 2, IK_CONCLUSION, "expired: w%d's grant on %s was lost at %ss, %s after its "

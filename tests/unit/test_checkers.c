@@ -710,6 +710,56 @@ static void test_stall_and_stuck(void)
     sb_free(&sb);
 }
 
+/* A grant that replaces the worker's grant never entered (as the mutex
+ * checker has it) takes its place among the holders: w0's first grant of r0
+ * (no expiry) is never entered, its second is held and released at 10.5;
+ * w1 waits from 20 to the end with r0 free. Counted as a second holder, the
+ * first kept r0 "held" forever and never stuck. */
+static void test_grant_replaces_unentered(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    grant(&sb, 0, "r0", 0, 1, -1, -1);
+    grant(&sb, 0, "r0", 1.5, 2, -1, -1);
+    hold(&sb, 0, "r0", 3, 10);
+    for (int i = 0; i < 50; i++) {
+        line(&sb, 20 + 100 * i, 1, "acquire_invoke", "r0", "\"attempt\":1");
+        line(&sb, 21 + 100 * i, 1, "acquire_busy", "r0", NULL);
+    }
+    struct history h;
+    struct json *r = check_text(sb.buf, 1, &h);
+    REQUIRE(r != NULL);
+    CHECK_INT(geti(r, "checks.liveness.stuck_resources"), 1);
+    CHECK_STR(gets_(r, "checks.liveness.stuck.0.res"), "r0");
+    CHECK_STR(gets_(r, "checks.liveness.verdict"), "invalid");
+    /* held: only w0's own wait for its second grant behind its first */
+    CHECK(fabs(getd(r, "checks.liveness.waits.held.total_ms") - 0.5) < 1e-9);
+    CHECK_INT(geti(r, "checks.mutex.holds"), 1);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+
+    /* An entered grant is not replaced: w0 holds r0 twice (the second
+     * grant while in its first hold) and releases both; r0 is then free. */
+    grant(&sb, 0, "r0", 0, 1, -1, -1);
+    line(&sb, 2, 0, "enter", "r0", NULL);
+    grant(&sb, 0, "r0", 3, 4, -1, -1);
+    line(&sb, 5, 0, "enter", "r0", NULL);
+    line(&sb, 6, 0, "exit", "r0", NULL);
+    line(&sb, 7, 0, "exit", "r0", NULL);
+    line(&sb, 8, 0, "release_ok", "r0", NULL);
+    line(&sb, 9, 0, "release_ok", "r0", NULL);
+    for (int i = 0; i < 50; i++) {
+        line(&sb, 20 + 100 * i, 1, "acquire_invoke", "r0", "\"attempt\":1");
+        line(&sb, 21 + 100 * i, 1, "acquire_busy", "r0", NULL);
+    }
+    r = check_text(sb.buf, 1, &h);
+    REQUIRE(r != NULL);
+    CHECK_INT(geti(r, "checks.liveness.stuck_resources"), 1);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
 /* Waits split by what the waiters waited behind (docs/checkers.md
  * "Waits"). r0: w1 waits 5..6002 behind w0's 6 s hold inside its lease,
  * then 1.5 ms with the lock free. r1: w3 waits from 5 to the end behind a
@@ -854,6 +904,7 @@ int main(void)
     RUN(test_lost_updates);
     RUN(test_fence_regression);
     RUN(test_stall_and_stuck);
+    RUN(test_grant_replaces_unentered);
     RUN(test_waits);
     RUN(test_stats_details);
     RUN(test_registry);

@@ -276,7 +276,8 @@ static void test_lease_as_stood(void)
  * granted, but left before w1 entered): no violation, yet the mutex
  * verdict is invalid, and after w1's end a renewal is no anomaly. Losses:
  * a lost with lease left, one after the lease ran out (expired), one
- * after the exit (the exited grant's lease), one naming no grant. */
+ * after the exit (the exited grant's lease), one naming no grant, one of a
+ * grant without expiry (no_lease: neither left nor run out). */
 static void test_ral_and_losses(void)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -293,15 +294,20 @@ static void test_ral_and_losses(void)
     ev(&sb, 82 * MS, 2, "lost", 0, NULL);      /* after the exit: still expired */
     ev(&sb, 83 * MS, 2, "release_ok", 0, NULL);
     ev(&sb, 84 * MS, 2, "lost", 0, NULL);      /* no grant any more: unmatched */
+    grant_at(&sb, 90 * MS, 3, 0, 4, -1);       /* no expiry */
+    ev(&sb, 91 * MS, 3, "enter", 0, NULL);
+    ev(&sb, 92 * MS, 3, "lost", 0, NULL);      /* no lease to have left: no_lease */
+    ev(&sb, 93 * MS, 3, "exit", 0, NULL);
     struct history h;
     REQUIRE(load_text(sb.buf, &h) == 0);
     /* w0's renewal at 25 ms: w1 was granted at 20 after w0's lease ran out
      * at 10; w0 left at 2 ms, so it has no slot: nothing to renew. */
     struct json *r = judge(&h, 1, MS, 50);
     CHECK_INT(geti(r, "checks.mutex.renewed_after_loss"), 0);
-    CHECK_INT(geti(r, "checks.mutex.losses"), 3);
+    CHECK_INT(geti(r, "checks.mutex.losses"), 4);
     CHECK_INT(geti(r, "checks.mutex.losses_by_class.lost_with_lease_left"), 1);
     CHECK_INT(geti(r, "checks.mutex.losses_by_class.expired"), 2);
+    CHECK_INT(geti(r, "checks.mutex.losses_by_class.no_lease"), 1);
     CHECK_INT(geti(r, "checks.mutex.losses_unmatched"), 1);
     CHECK_STR(gets_(r, "checks.mutex.anomalies.0.class"), "lost-with-lease-left");
     CHECK_INT(get_ns(r, "checks.mutex.anomalies.0.lease_left_ms"), 5 * MS);
@@ -479,7 +485,7 @@ struct gen {
     int nh;
     struct ghold u[MAXH];       /* grants never entered (acq, lease0; exit: their end) */
     int nu;
-    int64_t lost_left, lost_expired; /* the `lost` records by class, as made */
+    int64_t lost_left, lost_expired, lost_no_lease; /* the `lost` records by class, as made */
 };
 
 /* Append one record of type ty to worker w's log: t, res, then by type
@@ -549,7 +555,7 @@ static void gen_history(struct gen *g)
 {
     struct rng *r = &g->rng;
     g->nh = g->nu = 0;
-    g->lost_left = g->lost_expired = 0;
+    g->lost_left = g->lost_expired = g->lost_no_lease = 0;
     g->coarse = rng_below(r, 4) != 0;
     static const int caps[] = {1, 1, 2, 3};
     g->cap = caps[rng_below(r, 4)];
@@ -609,7 +615,9 @@ static void gen_history(struct gen *g)
             int lost = (int)rng_below(r, 2) == 0;
             rec(g, e, w, lost ? EV_LOST : EV_RELEASE_OK, res, 0, 0);
             if (lost)
-                *(lease == NONE || lease > e ? &g->lost_left : &g->lost_expired) += 1;
+                *(lease == NONE ? &g->lost_no_lease
+                  : lease > e   ? &g->lost_left
+                                : &g->lost_expired) += 1;
             g->u[g->nu] = (struct ghold){w, res, g->nu, acq, lease, acq, e, lease, 0, {0}, {0}};
             g->nu++;
             if (!broken)
@@ -652,7 +660,9 @@ static void gen_history(struct gen *g)
         for (int k = 0; k < nin; k++) {
             if (in[k].lost) {
                 rec(g, in[k].t, w, EV_LOST, res, 0, 0);
-                *(lease == NONE || lease > in[k].t ? &g->lost_left : &g->lost_expired) += 1;
+                *(lease == NONE         ? &g->lost_no_lease
+                  : lease > in[k].t ? &g->lost_left
+                                    : &g->lost_expired) += 1;
                 continue;
             }
             rec(g, in[k].t, w, EV_RENEW_INVOKE, res, 0, 0);
@@ -702,7 +712,7 @@ struct oinc {                   /* one incident, as either side sees it */
 
 struct verdicts {
     int64_t holds, near, stale, broken, inc_stale, inc_broken;
-    int64_t ral, ral_holds, lost_left, lost_expired;
+    int64_t ral, ral_holds, lost_left, lost_expired, lost_no_lease;
     int64_t as_stood;           /* oracle: violations whose class the final lease would flip */
     int64_t lease_at_grant;     /* oracle: active holds whose lease ended at the entering grant */
     int nv, ni;
@@ -759,6 +769,7 @@ static void oracle_ral(const struct gen *g, struct verdicts *o)
     }
     o->lost_left = g->lost_left;
     o->lost_expired = g->lost_expired;
+    o->lost_no_lease = g->lost_no_lease;
 }
 
 /* Contract: the definition, by brute force over g's holds, shares nothing
@@ -850,6 +861,7 @@ static void from_checker(const struct json *r, struct verdicts *o)
     o->ral_holds = geti(r, "checks.mutex.renewed_after_loss_holds");
     o->lost_left = geti(r, "checks.mutex.losses_by_class.lost_with_lease_left");
     o->lost_expired = geti(r, "checks.mutex.losses_by_class.expired");
+    o->lost_no_lease = geti(r, "checks.mutex.losses_by_class.no_lease");
     const struct json *vs = json_obj_get(r, "violations"), *is = json_obj_get(r, "incidents");
     for (size_t i = 0; vs && i < vs->n && o->nv < MAXH; i++) {
         const struct json *v = vs->kids[i], *hl = json_obj_get(v, "holders");
@@ -915,7 +927,8 @@ static int differ(struct verdicts *a, struct verdicts *b, char *why, size_t len)
         what = "incidents";
     else if (a->ral != b->ral || a->ral_holds != b->ral_holds)
         what = "renewed after loss";
-    else if (a->lost_left != b->lost_left || a->lost_expired != b->lost_expired)
+    else if (a->lost_left != b->lost_left || a->lost_expired != b->lost_expired ||
+             a->lost_no_lease != b->lost_no_lease)
         what = "losses";
     if (what)
         snprintf(why, len, "%s: oracle holds=%" PRId64 " violations=%d (stale %" PRId64
@@ -923,10 +936,10 @@ static int differ(struct verdicts *a, struct verdicts *b, char *why, size_t len)
                  " violations=%d (stale %" PRId64 ", broken %" PRId64 ") near=%" PRId64
                  " incidents=%d; renewed after loss %" PRId64 "/%" PRId64 " (holds %" PRId64
                  "/%" PRId64 "), lost with lease left %" PRId64 "/%" PRId64 ", expired %" PRId64
-                 "/%" PRId64, what, a->holds, a->nv, a->stale, a->broken, a->near, a->ni,
+                 "/%" PRId64 ", no lease %" PRId64 "/%" PRId64, what, a->holds, a->nv, a->stale, a->broken, a->near, a->ni,
                  b->holds, b->nv, b->stale, b->broken, b->near, b->ni, a->ral, b->ral,
                  a->ral_holds, b->ral_holds, a->lost_left, b->lost_left, a->lost_expired,
-                 b->lost_expired);
+                 b->lost_expired, a->lost_no_lease, b->lost_no_lease);
     return what != NULL;
 }
 
@@ -1018,7 +1031,7 @@ static void test_oracle(void)
     char path[4096];
     snprintf(path, sizeof(path), "%s/oracle.jsonl", tmp);
     int64_t holds = 0, viols = 0, incs = 0, zero = 0, ties = 0, correct = 0, at_grant = 0;
-    int64_t ral = 0, as_stood = 0, lleft = 0, lexp = 0;
+    int64_t ral = 0, as_stood = 0, lleft = 0, lexp = 0, lnol = 0;
     uint64_t bad = 0, by[6] = {0, 0, 0, 0, 0, 0}, via_jsonl = 0;
     for (uint64_t i = 0; i < n; i++) {
         gen_history(&g);
@@ -1050,6 +1063,7 @@ static void test_oracle(void)
         as_stood += want.as_stood;
         lleft += want.lost_left;
         lexp += want.lost_expired;
+        lnol += want.lost_no_lease;
         correct += want.nv == 0;
         for (int a = 0; a < g.nh; a++) {
             zero += g.h[a].enter == g.h[a].exit;
@@ -1063,14 +1077,14 @@ static void test_oracle(void)
            " entries touching an exit, %" PRId64 " leases ending at an overlapping grant), %" PRId64
            " violations (%" PRId64 " classed otherwise by the final lease), %" PRId64
            " incidents, %" PRId64 " renewals after loss, %" PRId64 " lost with lease left, %"
-           PRId64 " expired, %" PRIu64 " disagreements (holds %" PRIu64 ", violations %" PRIu64
+           PRId64 " expired, %" PRId64 " lost without lease, %" PRIu64 " disagreements (holds %" PRIu64 ", violations %" PRIu64
            ", near misses %" PRIu64 ", incidents %" PRIu64 ", renewed after loss %" PRIu64
            ", losses %" PRIu64 ")\n",
            n, via_jsonl, correct, holds, zero, ties, at_grant, viols, as_stood, incs, ral, lleft,
-           lexp, bad, by[0], by[1], by[2], by[3], by[4], by[5]);
+           lexp, lnol, bad, by[0], by[1], by[2], by[3], by[4], by[5]);
     CHECKF(bad == 0, "%" PRIu64 " of %" PRIu64 " histories disagree with the oracle", bad, n);
     CHECK(n == 0 || viols > 0);
-    CHECK(n < 1000 || (as_stood > 0 && ral > 0 && lleft > 0 && lexp > 0));
+    CHECK(n < 1000 || (as_stood > 0 && ral > 0 && lleft > 0 && lexp > 0 && lnol > 0));
     for (int w = 0; w < MAXW; w++)
         free(g.ev[w]);
 }

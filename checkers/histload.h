@@ -1,0 +1,39 @@
+/*
+ * histload.h: history.c's reading helpers and the readers split out of it
+ * (checkers/histfaults.c: faults.jsonl); not for checkers.
+ */
+#ifndef LS_HISTLOAD_H
+#define LS_HISTLOAD_H
+
+#include <stddef.h>
+
+#include "checkers/history.h"
+
+/* A fault window with no end line yet (closed at the run end). */
+#define NO_END INT64_MIN
+
+/* What a line of a run directory's JSONL file is read for. */
+struct line_ctx {
+    struct history *h;
+    const char *file;       /* its name, for warnings */
+};
+
+/* Contract: read the whole file at path into a new NUL-terminated buffer
+ * (*buf, caller frees). Returns 0 or -errno; -EINVAL when path is not a
+ * regular file. */
+int hist_read_all(const char *path, char **buf, size_t *len);
+
+/* strerror for hist_read_all's codes ("not a regular file" for -EINVAL). */
+const char *hist_read_error(int rc);
+
+/* Contract: call fn(line, len, lineno, arg) for each non-blank line of
+ * buf[0..n). Stops and returns the first non-zero value fn returns. */
+int hist_each_line(const char *buf, size_t n,
+                   int (*fn)(const char *line, size_t len, size_t lineno, void *arg), void *arg);
+
+/* Contract: read dir's faults.jsonl into h->faults (after the events: a
+ * window with no end line ends at h->end). Missing or unreadable: a
+ * warning and a gap. */
+void hist_load_faults(struct history *h, const char *dir);
+
+#endif
