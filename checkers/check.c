@@ -85,17 +85,18 @@ void check_params_from(const struct history *h, struct check_params *p)
 /* Contract: for a clock fault whose start line has adapter probes
  * (clocks[].adapter_clock: faults/clock.c), their results counted, as a new
  * object {"verified":N,"not_moved":N,"unverified":N,"no_answer":N,
- * "pending":N}; NULL when the line has none. */
+ * "pending":N,"indistinguishable":N}; NULL when the line has none. */
 static struct json *adapter_clock_json(const struct json *record)
 {
     const struct json *clocks = json_obj_get(record, "clocks");
     if (!clocks || clocks->type != JSON_ARR)
         return NULL;
-    static const char *const results[] = {"verified", "not moved", "unverified", "no answer",
-                                          "pending"};
-    static const char *const keys[] = {"verified", "not_moved", "unverified", "no_answer",
-                                       "pending"};
-    int64_t n[5] = {0};
+    static const char *const results[] = {"verified",  "not moved", "unverified",
+                                          "no answer", "pending",   "indistinguishable"};
+    static const char *const keys[] = {"verified",  "not_moved", "unverified",
+                                       "no_answer", "pending",   "indistinguishable"};
+    enum { NRES = sizeof(keys) / sizeof(keys[0]) };
+    int64_t n[NRES] = {0};
     int any = 0;
     for (size_t i = 0; i < clocks->n; i++) {
         const struct json *a = json_obj_get(clocks->kids[i], "adapter_clock");
@@ -103,14 +104,14 @@ static struct json *adapter_clock_json(const struct json *record)
             continue;
         any = 1;
         const char *r = json_get_str(a, "result", "");
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < NRES; k++)
             if (strcmp(r, results[k]) == 0)
                 n[k]++;
     }
     if (!any)
         return NULL;
     struct json *o = json_new_obj();
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < NRES; k++)
         json_obj_set_int(o, keys[k], n[k]);
     return o;
 }

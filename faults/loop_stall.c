@@ -97,10 +97,17 @@ static int loop_stall_stop(const struct fault_env *env, struct fault_inst *fi, s
                                     why, sizeof(why));
     fi->end_detail = json_new_obj();
     json_obj_set_bool(fi->end_detail, "stalled", rc == FAULT_STALLED);
-    if (rc == FAULT_STALLED)
+    if (rc == FAULT_STALLED) {
         json_obj_set_num(fi->end_detail, "stalled_ms", (double)stalled / 1e6);
-    else
+    } else {
+        /* no stall happened: it did not bite, whoever held what (coverage
+         * takes `bit` from here, like kind command's) */
         json_obj_set_str(fi->end_detail, "stall_error", why);
+        json_obj_set_bool(fi->end_detail, "bit", 0);
+        char bw[240];
+        snprintf(bw, sizeof(bw), "no stall happened: %s", why[0] ? why : "no answer");
+        json_obj_set_str(fi->end_detail, "bit_why", bw);
+    }
     return 0;
 }
 

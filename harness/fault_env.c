@@ -250,8 +250,11 @@ static int e_stall_result(void *ctx, int i, int ticket, int64_t wait, int64_t *s
             snprintf(why, n, "worker %d had no answer to its stall request yet", i);
             return FAULT_STALL_PENDING;
         }
-        /* no run_sleep here: an interrupted run still collects the answer */
-        ls_sleep_ns(STALL_LOOK);
+        /* interruptible: a stopped run leaves the answer pending */
+        if (run_sleep(r, STALL_LOOK)) {
+            snprintf(why, n, "run interrupted before worker %d answered its stall request", i);
+            return FAULT_STALL_PENDING;
+        }
     }
     int64_t res = atomic_load(&sw->stall_result);
     if (res < 0)

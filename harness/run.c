@@ -701,10 +701,12 @@ static struct json *leftover_keys(const struct run *r)
 #define CMDSTATS_TIMEOUT (500 * LS_NS_PER_MS)
 
 /* Contract: the load phase's first sample of the lock nodes' command
- * counters (NULL when they are not Redis servers); *t_ms its run time. */
-static struct json *cmdload_start(struct run *r, double *t_ms)
+ * counters (NULL when they are not Redis servers), taken before go while
+ * every worker waits for it: the counters as they stand at go (time 0),
+ * so no command of a grant the run counts is missed, and the schedule's
+ * first faults are not held up by it. */
+static struct json *cmdload_start(struct run *r)
 {
-    *t_ms = (double)run_now(r) / 1e6;
     if (!r->cluster.nnodes || !(r->w->cluster.backend->caps & BACKEND_CAP_REDIS))
         return NULL;
     return cmdstats_sample(&r->cluster, CMDSTATS_TIMEOUT);
@@ -813,7 +815,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     progress_init(&pg, PROGRESS_OFF, 1, 0, NULL);
     struct json *leftover = NULL;
     struct json *cmd_start = NULL; /* the lock nodes' command counters at go */
-    double cmd_start_ms = 0;
+    double cmd_start_ms = 0;       /* go: the sample was taken while every worker waited */
     int started = 0;
     /* the nemesis's schedule (drawn from the seed, or replayed) is fixed first */
     struct fault_spec *drawn = NULL;
@@ -895,6 +897,7 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
         rc = wait_ready(r, err);
     if (rc < 0)
         goto teardown;
+    cmd_start = cmdload_start(r);
 
     /* Time 0 of the run is "go": fault times, event stamps and the duration
      * count from the moment every worker is ready, whatever start-up cost
@@ -906,7 +909,6 @@ int run_workload(const struct workload *w, const struct run_opts *opts, struct j
     atomic_store(&r->shm->start_real, r->start_real);
     atomic_store(&r->shm->deadline, r->deadline_mono);
     atomic_store(&r->shm->go, 1);
-    cmd_start = cmdload_start(r, &cmd_start_ms);
     rc = write_run_json(r, 0, 0, NULL, NULL, err);
     if (rc < 0)
         goto teardown;

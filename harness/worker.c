@@ -222,6 +222,27 @@ static void take_stall(struct wctx *c)
     atomic_store(&me->stall_done, seq);
 }
 
+/* Contract: a restarted worker does not take a request its predecessor
+ * left: it answers it (untaken, or taken and never answered) as dropped,
+ * answer first and taken last, so a harness waiting in e_stall_worker or
+ * e_stall_result (harness/fault_env.c) hears at once that no stall
+ * happened instead of reading the dead worker's stall_sent/stall_held. A
+ * request already answered keeps its answer. */
+static void drop_stale_stall(struct wctx *c, int id, int epoch)
+{
+    struct shm_worker *me = c->me;
+    int32_t seq = atomic_load(&me->stall_seq);
+    if (atomic_load(&me->stall_done) != seq) {
+        atomic_store(&me->stall_held, -1);
+        atomic_store(&me->stall_sent, 0);
+        snprintf(me->stall_why, sizeof(me->stall_why),
+                 "worker %d restarted (epoch %d) before answering the stall request", id, epoch);
+        atomic_store(&me->stall_result, SHM_STALL_DROPPED);
+        atomic_store(&me->stall_done, seq);
+    }
+    atomic_store(&me->stall_taken, seq);
+}
+
 /* ---- renewal ---- */
 
 /* One renewal of g through lk, recorded: renew_invoke, then renew_ok, or
@@ -468,7 +489,10 @@ static void store_event(struct wctx *c, int type, int res, const struct grant *g
 
 /* Contract: record a renewal the library made by itself (news n about g):
  * renew_ok with EVF_AUTO, valid until the instant the news was read plus
- * the validity it reported (docs/protocol.md, extension `renewed`). */
+ * the validity it reported (docs/protocol.md, extension `renewed`: the
+ * adapter counts it from its write, which the line does not carry; the
+ * read is the earliest instant known here, so the lease is overstated by
+ * the line's time in the pipe, as that page says). */
 static void record_auto_renewal(struct wctx *c, const struct grant *g, const struct lock_news *n)
 {
     struct ev_rec o = {.t = rel_now(c), .type = EV_RENEW_OK, .res = (uint16_t)g->res,
@@ -807,8 +831,7 @@ int worker_main(const struct worker_args *a)
     c->me = &a->shm->w[a->id];
     atomic_store(&c->me->pid, (int32_t)getpid());
     c->stall_poll = wants_stall_poll(c->w);
-    /* a restarted worker does not take a request its predecessor left */
-    atomic_store(&c->me->stall_taken, atomic_load(&c->me->stall_seq));
+    drop_stale_stall(c, a->id, a->epoch);
     /* a restarted worker (epoch >= 1) draws a fresh stream and numbers its
      * tokens from epoch << 32, so no token repeats one of a dead epoch */
     rng_seed(&c->rng, c->w->seed, 1 + (uint64_t)a->id + ((uint64_t)a->epoch << 32));

@@ -62,7 +62,7 @@ static const struct path_row path_table[] = {
     {"violations.#.holders.#",
      "worker|fence|acquired_ms|valid_until_ms|valid_until_at_grant_ms|enter_ms|exit_ms"},
     {"faults.#", "id|worker|node|start_ms|end_ms|skipped|bit|late_ms"},
-    {"faults.#.adapter_clock", "verified|not_moved|unverified|no_answer|pending"},
+    {"faults.#.adapter_clock", "verified|not_moved|unverified|no_answer|pending|indistinguishable"},
     {"faults.#.requests",
      "matched|delayed|dropped|replies_dropped|answered|oversized|connections_unfollowed|"
      "connections_lost"},

@@ -9,9 +9,10 @@
 # stall with a margin that covers it stays clean; the Python adapter stalls
 # too; an adapter without the extension is recorded as a failed occurrence
 # that did not bite (the run goes on, and with nothing else bitten its
-# verdict is unknown, exit 4); a built-in lock is refused at load.
-# Bounded: about 50 s. Fails (never skips) when the adapters' packages are
-# not installed.
+# verdict is unknown, exit 4); a built-in lock is refused at load; a
+# stalling worker killed and restarted leaves its request answered as
+# dropped, at once. Bounded: about 60 s. Fails (never skips) when the
+# adapters' packages are not installed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/adapters.sh"
@@ -110,4 +111,34 @@ YAML
     fi
     t_no_leftovers "$d"
 done
+
+# the stalling worker killed and restarted at once: its successor answers
+# the pending request as dropped, so the end line comes at the planned end
+# (2.5 s) saying so, not bitten; before, the harness spun 3 s more for an
+# answer that never came (end at 5.5 s, "had no answer")
+cat >"$T_TMP/restart.yaml" <<'YAML'
+name: stall-restart
+seed: 5
+duration: 4s
+cluster: {nodes: 1}
+lock:
+  impl: external
+  ttl: 2s
+  options: {command: [adapters/python/redis_py_lock.py], request_timeout: 250ms}
+workers: {count: 2, resources: 1, hold: {dist: uniform, min: 300ms, max: 500ms}, think: 5ms}
+faults:
+  - {kind: loop_stall, target: "worker:0", at: 1s, duration: 1500ms}
+  - {kind: kill, target: "worker:0", at: 1300ms, restart: 0}
+YAML
+d=$T_TMP/restart
+run_ls "$d" "$T_TMP/restart.yaml"
+check "stall then restart: exit 0 ($RC; $(tail -c 300 "$d.stderr"))" [ "$RC" -eq 0 ]
+end=$(grep '"id":0,"event":"end"' "$d/faults.jsonl" || true)
+check "the restarted worker answered the stall request as dropped ($end)" \
+    grep -q '"stall_error":"worker 0 restarted.*"bit":false' <<<"$end"
+tend=$(printf '%s' "$end" | sed -n 's/.*"t_ns":\([0-9]*\).*/\1/p')
+check "the end line came at the planned end, not 3 s later (t_ns ${tend:-none})" \
+    [ "${tend:-9999999999}" -lt 3500000000 ]
+check "not bitten ($(get "$d" faults.0.bit))" [ "$(get "$d" faults.0.bit)" = false ]
+t_no_leftovers "$d"
 t_finish

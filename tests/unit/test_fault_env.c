@@ -4,9 +4,12 @@
  * second, small one acts on real child processes of the test (no run, no
  * lock nodes): the real `pause` kind stops and resumes them, and overlapping
  * pauses of one process keep it stopped until the last one ends (the count
- * is the kind's own state, held for it by the env's kind_state).
+ * is the kind's own state, held for it by the env's kind_state). The real
+ * `loop_stall` kind meets stall answers the env gives it: one that never
+ * stalled must say it did not bite.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -16,6 +19,7 @@
 #include "faults/fault.h"
 #include "model/workload.h"
 #include "tests/unit/testing.h"
+#include "util/json.h"
 #include "util/proc.h"
 #include "util/rng.h"
 #include "util/timeutil.h"
@@ -31,6 +35,7 @@ struct kids {
     int64_t t0;
     const struct fault_ops *kind;
     void *state;                /* the one kind's state (owned) */
+    int stall_answer;           /* what stall_result says: FAULT_STALLED or a FAULT_STALL_* */
 };
 
 static int64_t k_now(void *ctx)
@@ -123,6 +128,32 @@ static int k_node(void *ctx, int k, struct fault_node *out)
     return -1;
 }
 
+/* The request is sent at once; its answer is the test's (k->stall_answer). */
+static int k_stall_worker(void *ctx, int i, int64_t ns, int64_t take, int64_t *sent_at,
+                          int *held, int *ticket, char *why, size_t n)
+{
+    (void)i;
+    (void)ns;
+    (void)take;
+    (void)why;
+    (void)n;
+    *sent_at = k_now(ctx);
+    *held = 0;
+    *ticket = 1;
+    return FAULT_STALL_SENT;
+}
+
+static int k_stall_result(void *ctx, int i, int ticket, int64_t wait, int64_t *stalled_ns,
+                          char *why, size_t n)
+{
+    struct kids *k = ctx;
+    (void)wait;
+    *stalled_ns = k->stall_answer == FAULT_STALLED ? 5 * LS_NS_PER_MS : 0;
+    if (k->stall_answer != FAULT_STALLED)
+        snprintf(why, n, "worker %d restarted before answering request %d", i, ticket);
+    return k->stall_answer;
+}
+
 static const struct fault_env_ops kids_ops = {
     .now = k_now,
     .interrupted = k_interrupted,
@@ -136,6 +167,8 @@ static const struct fault_env_ops kids_ops = {
     .pause_worker = k_pause_worker,
     .resume = k_resume,
     .node = k_node,
+    .stall_worker = k_stall_worker,
+    .stall_result = k_stall_result,
 };
 
 /* A child in its own process group that sleeps until killed. */
@@ -277,8 +310,50 @@ static void test_pause_all_many(void)
     kids_free(&k);
 }
 
+/* A loop_stall whose stall never happened (dropped, failed, no answer)
+ * did not bite, even though its worker held a lock when it was sent: its
+ * end line says bit:false with a why (checkers/coverage.c would otherwise
+ * count it bitten as a worker fault on a holder). One that stalled leaves
+ * `bit` to coverage. */
+static void test_loop_stall_not_bitten(void)
+{
+    const struct fault_ops *ls = fault_find("loop_stall");
+    REQUIRE(ls != NULL);
+    const int answers[] = {FAULT_STALL_NOT_TAKEN, FAULT_STALL_FAILED, FAULT_STALL_PENDING,
+                           FAULT_STALLED};
+    for (size_t a = 0; a < sizeof(answers) / sizeof(answers[0]); a++) {
+        struct kids k = {.n = 1, .t0 = ls_now_ns(), .stall_answer = answers[a]};
+        rng_seed(&k.rng, 1, 2);
+        k.pid[0] = spawn_child();
+        REQUIRE(k.pid[0] > 0);
+        struct fault_env env = {&kids_ops, &k};
+        struct fault_spec fs = {.ops = ls, .target = TARGET_WORKER, .target_index = 0,
+                                .resource = -1, .duration = 0};
+        struct fault_inst fi;
+        inst(&fi, &fs, 0);
+        struct ls_err err = {0};
+        CHECKF(ls->start(&env, &fi, &err) == 0, "%s", err.msg);
+        CHECK_INT(ls->stop(&env, &fi, &err), 0);
+        REQUIRE(fi.end_detail != NULL);
+        const struct json *bit = json_obj_get(fi.end_detail, "bit");
+        if (answers[a] == FAULT_STALLED) {
+            CHECKF(bit == NULL, "answer %d: a stall that happened leaves bit to coverage",
+                   answers[a]);
+        } else {
+            CHECKF(bit && bit->type == JSON_BOOL && !bit->i, "answer %d: bit:false expected",
+                   answers[a]);
+            CHECKF(strstr(json_get_str(fi.end_detail, "bit_why", ""), "restarted") != NULL,
+                   "answer %d: bit_why says why: %s", answers[a],
+                   json_get_str(fi.end_detail, "bit_why", ""));
+        }
+        inst_free(&fi);
+        kids_free(&k);
+    }
+}
+
 int main(void)
 {
+    RUN(test_loop_stall_not_bitten);
     RUN(test_pause_overlap);
     RUN(test_pause_all_many);
     return t_finish();
