@@ -117,6 +117,8 @@ struct proxy_link_stats {
     uint64_t cmd_unfollowed; /* connections whose stream a command rule could not follow
                               * (not RESP2, subscribe / monitor / RESP3): passed unparsed */
     uint64_t cmd_lost;       /* connections reset at their next request after a drop */
+    uint64_t cmd_taken;      /* connections open and used when a command rule came to cover
+                              * their link: reset then (also in resets), followed on reconnect */
 };
 
 /* What the proxy reported when it acknowledged a change. */

@@ -263,10 +263,10 @@ void pcmd_to_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int64
 {
     struct pdir *d = &c->d[PROXY_TO_NODE];
     uint32_t mask = rule_of(st, c, PROXY_TO_NODE)->cmd_mask;
-    /* Start at a request that follows the node's last reply: a
-     * request/response client has nothing outstanding then, so the next
-     * reply answers this request. */
-    if (!c->cmd && mask && !c->last_req && !c->d[PROXY_FROM_NODE].qn && !d->unpushed)
+    /* Follow a connection from its first byte only: one that already talked
+     * may have requests in flight (pipelining) whose replies nothing here
+     * could pair; pcmd_apply resets those when a rule comes to cover them. */
+    if (!c->cmd && mask && !c->talked)
         c->cmd = pcmd_new();
     struct pcmd *p = c->cmd;
     d->tail += n;
@@ -440,7 +440,15 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
 int pcmd_apply(struct pstate *st, struct pconn *c, int64_t t)
 {
     struct pcmd *p = c->cmd;
-    if (rule_of(st, c, PROXY_TO_NODE)->cmd_mask)
+    int covered = rule_of(st, c, PROXY_TO_NODE)->cmd_mask != 0;
+    if (!p) {
+        if (!covered || !c->talked)
+            return 0;
+        ADD(&st->stats[c->link].cmd_taken, 1);
+        conn_kill(st, c, 1);
+        return 1;
+    }
+    if (covered)
         return 0;
     if (p->lost) {
         ADD(&st->stats[c->link].cmd_lost, 1);

@@ -531,4 +531,5 @@ void proxy_link_stats(const struct proxy *p, int worker, int node, struct proxy_
     out->cmd_oversized = atomic_load(&s->cmd_oversized);
     out->cmd_unfollowed = atomic_load(&s->cmd_unfollowed);
     out->cmd_lost = atomic_load(&s->cmd_lost);
+    out->cmd_taken = atomic_load(&s->cmd_taken);
 }

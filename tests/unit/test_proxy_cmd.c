@@ -6,7 +6,8 @@
  * command (then the connection is reset at the next request), a request
  * dropped, a delay that holds what follows it, a request larger than the
  * parse bound passing unparsed, limit, SHA and key matching, garbage, a
- * rule set on a connection already open, and a RESP3 connection let go.
+ * rule set on a connection already open (reset: a request of it may be in
+ * flight), and a RESP3 connection let go.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -288,6 +289,7 @@ static void test_limit_sha_key(void)
     clear(id, &cs);
     CHECK_INT(cs.matched, 2);
     CHECK_INT(cs.acted, 1);
+    close(fd); /* a connection that talked before a rule is reset when it comes */
 
     redisReply *sr = redisCommand(adm, "SCRIPT LOAD %s", "return 7");
     REQUIRE(sr && sr->type == REDIS_REPLY_STRING && sr->len == 40);
@@ -301,6 +303,8 @@ static void test_limit_sha_key(void)
     snprintf(r.reply, sizeof(r.reply), "NOSCRIPT No matching script. Please use EVAL.");
     r.action = PROXY_CMD_ERROR;
     id = set_rule(&r);
+    fd = link_fd();
+    REQUIRE(fd >= 0);
     char req[256];
     int n = snprintf(req, sizeof(req), "EVALSHA %s 1 lk:1\r\nEVALSHA %s 1 other\r\n", sha, sha);
     send_str(fd, req, (size_t)n, 0);
@@ -311,17 +315,70 @@ static void test_limit_sha_key(void)
     close(fd);
 }
 
-static void test_open_connection_and_garbage(void)
+/* A rule set while a connection that talked is open: a request of it may
+ * be in flight (here a BLPOP pipelined behind a PING, still blocked), so
+ * its next reply may answer that one; the proxy cannot pair replies it did
+ * not see asked for, so it resets the connection at once (counted in the
+ * ack and cmd_taken). Taking it up instead answered ECHO with the proxy's
+ * error ahead of the BLPOP's *-1: each reply paired with the wrong request.
+ * The client's next connection is followed from its first byte. */
+static void test_open_connection_reset(void)
 {
     int fd = link_fd();
     REQUIRE(fd >= 0);
     char buf[256];
     int closed;
-    send_str(fd, "PING\r\n", 6, 0);
+    send_str(fd, "PING\r\nBLPOP nosuchq 0.5\r\n", 26, 0);
     recv_for(fd, buf, sizeof(buf), 7, 2000, &closed);
     CHECK_STR(buf, "+PONG\r\n");
-    /* a rule set while the connection is open takes it up at its next request */
+    struct proxy_link_stats before, after;
+    proxy_link_stats(px, 0, 0, &before);
+    struct proxy_cmd_rule r;
+    memset(&r, 0, sizeof(r));
+    snprintf(r.command, sizeof(r.command), "ECHO");
+    snprintf(r.reply, sizeof(r.reply), "ERR no echo");
+    r.action = PROXY_CMD_ERROR;
+    uint8_t sel[1] = {1};
+    struct proxy_ack ack;
+    struct ls_err err = {0};
+    int id = next_id++;
+    CHECKF(proxy_cmd_set(px, id, &r, sel, &ack, &err) == 0, "proxy_cmd_set: %s", err.msg);
+    CHECK_INT(ack.resets, 1);
+    send_str(fd, "ECHO hi\r\n", 9, 0);
+    size_t n = recv_for(fd, buf, sizeof(buf), 100, 2000, &closed);
+    CHECKF(n == 0 && closed, "replies came on a connection open before the rule: '%s'", buf);
+    close(fd);
+    proxy_link_stats(px, 0, 0, &after);
+    CHECK_INT(after.cmd_taken - before.cmd_taken, 1);
+    CHECK_INT(after.resets - before.resets, 1);
+    /* reconnected: followed from its first byte, pipelined or not */
+    fd = link_fd();
+    REQUIRE(fd >= 0);
+    send_str(fd, "PING\r\nBLPOP nosuchq 0.2\r\nECHO hi\r\n", 35, 0);
+    recv_for(fd, buf, sizeof(buf), 26, 2000, &closed);
+    CHECK_STR(buf, "+PONG\r\n*-1\r\n-ERR no echo\r\n");
+    close(fd);
+    /* open but silent when the rule came: nothing in flight, followed */
+    clear(id, NULL);
+    fd = link_fd();
+    REQUIRE(fd >= 0);
+    id = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR no echo");
+    send_str(fd, "ECHO hi\r\n", 9, 0);
+    recv_for(fd, buf, sizeof(buf), 14, 2000, &closed);
+    CHECK_STR(buf, "-ERR no echo\r\n");
+    struct proxy_cmd_stats cs;
+    clear(id, &cs);
+    CHECK_INT(cs.acted, 1);
+    close(fd);
+}
+
+static void test_open_connection_and_garbage(void)
+{
+    char buf[256];
+    int closed;
     int id = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR no echo");
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
     send_str(fd, "ECHO hi\r\n", 9, 0);
     recv_for(fd, buf, sizeof(buf), 14, 2000, &closed);
     CHECK_STR(buf, "-ERR no echo\r\n");
@@ -405,6 +462,7 @@ int main(void)
     RUN(test_delay);
     RUN(test_oversized);
     RUN(test_limit_sha_key);
+    RUN(test_open_connection_reset);
     RUN(test_open_connection_and_garbage);
     RUN(test_resp3_unfollowed);
 
