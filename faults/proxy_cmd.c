@@ -394,8 +394,7 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
                 conn_kill(st, c, 1);
                 return;
             }
-            unfollow(st, c, "a reply is not RESP2");
-            p->rep_off = 1;
+            unfollow(st, c, "a reply is not RESP2"); /* no specials: replies pass too */
             struct pdir *q = &c->d[PROXY_TO_NODE];
             if (push_req(st, c, q->unpushed, t, t) < 0)
                 return;

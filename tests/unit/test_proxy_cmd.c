@@ -7,7 +7,8 @@
  * dropped, a delay that holds what follows it, a request larger than the
  * parse bound passing unparsed, limit, SHA and key matching, garbage, a
  * rule set on a connection already open (reset: a request of it may be in
- * flight), and a RESP3 connection let go.
+ * flight), a RESP3 connection let go, and a slot kept after an
+ * unacknowledged clear.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -428,6 +429,32 @@ static void test_resp3_unfollowed(void)
     close(fd);
 }
 
+/* A clear the proxy did not acknowledge (stopped: the commit times out)
+ * leaves the slot taken: the proxy may still use the old rule, so the next
+ * rule must not take that slot and zero its counters. */
+static void test_slot_after_unacked_clear(void)
+{
+    int a = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR a");
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
+    char buf[256];
+    int closed;
+    send_str(fd, "ECHO x\r\n", 8, 0);
+    recv_for(fd, buf, sizeof(buf), 8, 2000, &closed);
+    CHECK_STR(buf, "-ERR a\r\n");
+    close(fd);
+    REQUIRE(kill(proxy_pid(px), SIGSTOP) == 0);
+    struct ls_err err = {0};
+    CHECK(proxy_fault_clear(px, a, &err) == LS_ETIMEOUT);
+    kill(proxy_pid(px), SIGCONT);
+    int b = set_cmd("PING", PROXY_CMD_ERROR, "ERR b");
+    struct proxy_cmd_stats cs;
+    proxy_cmd_stats(px, a, &cs);
+    CHECK_INT(cs.acted, 1); /* a's slot was not handed to b */
+    clear(b, NULL);
+    clear(a, NULL);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -465,6 +492,7 @@ int main(void)
     RUN(test_open_connection_reset);
     RUN(test_open_connection_and_garbage);
     RUN(test_resp3_unfollowed);
+    RUN(test_slot_after_unacked_clear);
 
     proxy_stop(px);
     if (adm)
