@@ -121,7 +121,7 @@ static void free_dead(struct pstate *st)
             free(c->d[k].buf);
             free(c->d[k].q);
         }
-        pcmd_free(c);
+        pcmd_free(st, c);
         free(c);
     }
 }

@@ -89,6 +89,8 @@ struct pstate {
     uint64_t gen;
     int64_t accept_errors, connect_errors;
     struct proxy_cmd_rule cmd[PROXY_MAX_CMD_RULES]; /* local copy of the command rules */
+    uint32_t cmd_epoch[PROXY_MAX_CMD_RULES];  /* bumped when a slot takes a rule after none */
+    uint64_t cmd_pending[PROXY_MAX_CMD_RULES]; /* drop-replies matched, reply not yet removed */
 };
 
 void plog(struct pstate *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -115,7 +117,8 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
 int pcmd_apply(struct pstate *st, struct pconn *c, int64_t t);
 /* A source ended: pass the request bytes held for parsing on. */
 void pcmd_eof(struct pstate *st, struct pconn *c, int64_t t);
-void pcmd_free(struct pconn *c);
+/* Free c's parse state; a drop-reply still owed is no longer pending. */
+void pcmd_free(struct pstate *st, struct pconn *c);
 /* Read the command rule slots (inside the seqlock read). */
 void pcmd_read_rules(struct pstate *st);
 

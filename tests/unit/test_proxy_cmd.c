@@ -3,7 +3,8 @@
  * front of a real redis-server, over raw sockets so the bytes and their
  * split are the test's: an error answered in the middle of a pipeline (in
  * one write and byte by byte), a reply dropped after the node applied the
- * command (then the connection is reset at the next request), a request
+ * command (then the connection is reset at the next request; not counted
+ * when the connection dies before the reply), a request
  * dropped, a delay that holds what follows it, a request larger than the
  * parse bound passing unparsed, limit, SHA and key matching, garbage, a
  * rule set on a connection already open (reset: a request of it may be in
@@ -185,6 +186,39 @@ static void test_drop_reply(void)
     CHECK_INT(after.cmd_lost - before.cmd_lost, 1);
     CHECK(after.dropped[PROXY_FROM_NODE] - before.dropped[PROXY_FROM_NODE] == 5); /* "+OK\r\n" */
     close(fd);
+}
+
+/* A drop-reply whose connection dies before the reply came dropped
+ * nothing: matched, not counted as acted (the end line's bit). */
+static void test_drop_reply_never_came(void)
+{
+    struct proxy_link_stats st;
+    proxy_link_stats(px, 0, 0, &st);
+    uint64_t open0 = st.open;
+    int id = set_cmd("BLPOP", PROXY_CMD_DROP_REPLY, NULL);
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
+    send_str(fd, "BLPOP dn:none 2\r\n", 17, 0);
+    struct proxy_cmd_stats cs;
+    memset(&cs, 0, sizeof(cs));
+    for (int i = 0; i < 200 && cs.matched == 0; i++) {
+        ls_sleep_ns(5 * LS_NS_PER_MS);
+        proxy_cmd_stats(px, id, &cs);
+    }
+    CHECK_INT(cs.matched, 1);
+    struct linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd); /* reset, long before BLPOP's 2 s */
+    for (int i = 0; i < 200; i++) {
+        proxy_link_stats(px, 0, 0, &st);
+        if (st.open <= open0)
+            break;
+        ls_sleep_ns(5 * LS_NS_PER_MS);
+    }
+    CHECK(st.open <= open0);
+    clear(id, &cs);
+    CHECK_INT(cs.matched, 1);
+    CHECK_INT(cs.acted, 0);
 }
 
 static void test_drop(void)
@@ -485,6 +519,7 @@ int main(void)
 
     RUN(test_error_pipelined);
     RUN(test_drop_reply);
+    RUN(test_drop_reply_never_came);
     RUN(test_drop);
     RUN(test_delay);
     RUN(test_oversized);
