@@ -8,8 +8,8 @@
  * dropped, a delay that holds what follows it, a request larger than the
  * parse bound passing unparsed, limit, SHA and key matching, garbage, a
  * rule set on a connection already open (reset: a request of it may be in
- * flight), a RESP3 connection let go, and a slot kept after an
- * unacknowledged clear.
+ * flight), a RESP3 connection let go, an answer under a from-node delay,
+ * and a slot kept after an unacknowledged clear.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -463,6 +463,34 @@ static void test_resp3_unfollowed(void)
     close(fd);
 }
 
+/* The proxy's own error answer comes as late as a node reply would under
+ * a from-node delay on the link. */
+static void test_answer_delayed(void)
+{
+    struct proxy_rule lat;
+    memset(&lat, 0, sizeof(lat));
+    lat.delay_ns = 300 * LS_NS_PER_MS;
+    uint8_t dirs[1] = {(uint8_t)PROXY_DIR_BIT(PROXY_FROM_NODE)};
+    struct ls_err err = {0};
+    int lid = next_id++;
+    CHECKF(proxy_fault_set(px, lid, PROXY_SET_LATENCY, &lat, dirs, NULL, &err) == 0,
+           "proxy_fault_set: %s", err.msg);
+    int id = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR late");
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
+    char buf[256];
+    int closed;
+    int64_t t0 = ls_now_ns();
+    send_str(fd, "ECHO x\r\n", 8, 0);
+    recv_for(fd, buf, sizeof(buf), 11, 2000, &closed);
+    int64_t ms = (ls_now_ns() - t0) / LS_NS_PER_MS;
+    CHECK_STR(buf, "-ERR late\r\n");
+    CHECKF(ms >= 290, "the answer came after %lld ms, under a 300 ms delay", (long long)ms);
+    close(fd);
+    clear(id, NULL);
+    clear(lid, NULL);
+}
+
 /* A clear the proxy did not acknowledge (stopped: the commit times out)
  * leaves the slot taken: the proxy may still use the old rule, so the next
  * rule must not take that slot and zero its counters. */
@@ -527,6 +555,7 @@ int main(void)
     RUN(test_open_connection_reset);
     RUN(test_open_connection_and_garbage);
     RUN(test_resp3_unfollowed);
+    RUN(test_answer_delayed);
     RUN(test_slot_after_unacked_clear);
 
     proxy_stop(px);
