@@ -327,6 +327,10 @@ static void sum_stats(const struct fault_env *env, const uint8_t *sel,
             env->ops->link_stats(env->ctx, w, n, &st);
             out->accepted += st.accepted;
             out->resets += st.resets;
+            out->cmd_oversized += st.cmd_oversized;
+            out->cmd_unfollowed += st.cmd_unfollowed;
+            out->cmd_lost += st.cmd_lost;
+            out->cmd_taken += st.cmd_taken;
             for (int d = 0; d < 2; d++) {
                 out->bytes[d] += st.bytes[d];
                 out->dropped[d] += st.dropped[d];
@@ -385,7 +389,7 @@ static int link_start(const struct fault_env *env, struct fault_inst *fi, unsign
     json_obj_set_str(fi->detail, "direction", direction_choices[direction]);
     json_obj_set_int(fi->detail, "proxy_generation", (int64_t)ack.generation);
     json_obj_set_num(fi->detail, "proxy_ack_ms", (double)ack.waited_ns / 1e6);
-    if ((what & PROXY_SET_PARTITION) && rule->partition == PROXY_PART_RESET)
+    if (cmd || ((what & PROXY_SET_PARTITION) && rule->partition == PROXY_PART_RESET))
         json_obj_set_int(fi->detail, "connections_reset", (int64_t)ack.resets);
     return 0;
 }

@@ -121,7 +121,7 @@ static void free_dead(struct pstate *st)
             free(c->d[k].buf);
             free(c->d[k].q);
         }
-        pcmd_free(c);
+        pcmd_free(st, c);
         free(c);
     }
 }
@@ -353,6 +353,7 @@ static int do_read(struct pstate *st, struct pconn *c, int k)
     const struct proxy_rule *r = rule_of(st, c, k);
     if (r->partition == PROXY_PART_BLACKHOLE || r->partition == PROXY_PART_RESET) {
         c->lost_bytes = 1;
+        c->talked = 1;
         atomic_fetch_add_explicit(&st->stats[c->link].dropped[k], (uint64_t)n,
                                   memory_order_relaxed);
         return 1;
@@ -366,10 +367,10 @@ static int do_read(struct pstate *st, struct pconn *c, int k)
             pcmd_to_node(st, c, (size_t)n, t, rel);
         else
             pcmd_from_node(st, c, (size_t)n, t, rel);
-        c->last_req = k == PROXY_TO_NODE;
+        c->talked = 1;
         return !c->dead;
     }
-    c->last_req = k == PROXY_TO_NODE;
+    c->talked = 1;
     d->tail += (size_t)n;
     if (rel < d->last_release)
         rel = d->last_release;
@@ -597,7 +598,7 @@ static void apply_table(struct pstate *st)
             resets++;
             continue;
         }
-        if (c->cmd && pcmd_apply(st, c, t)) {
+        if (pcmd_apply(st, c, t)) {
             atomic_fetch_add_explicit(&st->stats[c->link].resets, 1, memory_order_relaxed);
             resets++;
             continue;

@@ -117,6 +117,8 @@ struct proxy_link_stats {
     uint64_t cmd_unfollowed; /* connections whose stream a command rule could not follow
                               * (not RESP2, subscribe / monitor / RESP3): passed unparsed */
     uint64_t cmd_lost;       /* connections reset at their next request after a drop */
+    uint64_t cmd_taken;      /* connections open and used when a command rule came to cover
+                              * their link: reset then (also in resets), followed on reconnect */
 };
 
 /* What the proxy reported when it acknowledged a change. */
@@ -157,8 +159,10 @@ int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err);
 /* Remove every rule (the final heal) and wait for the ack. */
 int proxy_heal(struct proxy *p, struct ls_err *err);
 /* Fault id puts command rule on the links sel marks (nworkers * nnodes
- * entries, 1 = covered; requests, to-node). Command rules compose by order
- * of setting: a request takes the first rule it matches. Returns as
+ * entries, 1 = covered; requests, to-node). Command rules compose by slot:
+ * a request takes the matching rule in the lowest slot, and a new rule
+ * takes the lowest free slot (one freed by an acknowledged clear), so the
+ * winner is not by order of setting. Returns as
  * proxy_fault_set; LS_EUSAGE when PROXY_MAX_CMD_RULES are in force.
  * proxy_fault_clear(id) lifts it. */
 int proxy_cmd_set(struct proxy *p, int id, const struct proxy_cmd_rule *rule, const uint8_t *sel,

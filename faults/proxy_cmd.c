@@ -33,6 +33,8 @@ struct pent {
     uint32_t n;          /* E_FWD: how many */
     char *text;          /* E_ANSWER: the whole reply (owned) */
     size_t len;
+    int slot;            /* E_DROP: the rule's slot, and its epoch then (-1: none) */
+    uint32_t epoch;
 };
 
 struct pcmd {
@@ -77,7 +79,7 @@ static int q_push(struct pcmd *p, int kind, const char *text, size_t len)
         p->qcap = ncap;
         p->qhead = 0;
     }
-    struct pent e = {kind, 1, NULL, len};
+    struct pent e = {kind, 1, NULL, len, -1, 0};
     if (kind == E_ANSWER) {
         e.text = malloc(len);
         if (!e.text)
@@ -101,13 +103,28 @@ static void q_pop(struct pcmd *p)
     p->qn--;
 }
 
-void pcmd_free(struct pconn *c)
+/* A drop-reply entry leaves: its reply was removed (done) or never will be.
+ * Counted as acted only when removed, and only while the slot still holds
+ * the rule that matched (a slot reused since has a new epoch). */
+static void drop_settle(struct pstate *st, const struct pent *e, int done)
+{
+    if (e->kind != E_DROP || e->slot < 0 || st->cmd_epoch[e->slot] != e->epoch)
+        return;
+    if (st->cmd_pending[e->slot] > 0)
+        st->cmd_pending[e->slot]--;
+    if (done)
+        atomic_fetch_add_explicit(&st->shm->cmd[e->slot].acted, 1, memory_order_relaxed);
+}
+
+void pcmd_free(struct pstate *st, struct pconn *c)
 {
     struct pcmd *p = c->cmd;
     if (!p)
         return;
-    while (p->qn)
+    while (p->qn) {
+        drop_settle(st, q_at(p, 0), 0);
         q_pop(p);
+    }
     free(p->q);
     free(p);
     c->cmd = NULL;
@@ -183,9 +200,13 @@ static int match(struct pstate *st, const struct resp_req *req, uint32_t mask, i
         }
         struct proxy_cmd_shm *cs = &st->shm->cmd[s];
         atomic_fetch_add_explicit(&cs->matched, 1, memory_order_relaxed);
-        if (r->limit > 0 && atomic_load_explicit(&cs->acted, memory_order_relaxed) >= (uint64_t)r->limit)
+        uint64_t acted = atomic_load_explicit(&cs->acted, memory_order_relaxed);
+        if (r->limit > 0 && acted + st->cmd_pending[s] >= (uint64_t)r->limit)
             return -1;
-        atomic_fetch_add_explicit(&cs->acted, 1, memory_order_relaxed);
+        if (r->action == PROXY_CMD_DROP_REPLY)
+            st->cmd_pending[s]++; /* acted once the reply is removed (drop_settle) */
+        else
+            atomic_fetch_add_explicit(&cs->acted, 1, memory_order_relaxed);
         *slot = s;
         return r->action;
     }
@@ -209,11 +230,16 @@ static int stops_following(const struct resp_req *req)
 
 /* Send the proxy's answers that are next in line (nothing of the node's
  * owed before them, the reply stream at a boundary), appended to the
- * from-node direction. */
+ * from-node direction under that direction's rule, as a node's reply read
+ * now would be: its delay and jitter here, rate / slice / gap at the write. */
 static void emit_answers(struct pstate *st, struct pconn *c, int64_t t)
 {
     struct pcmd *p = c->cmd;
     struct pdir *d = &c->d[PROXY_FROM_NODE];
+    const struct proxy_rule *r = rule_of(st, c, PROXY_FROM_NODE);
+    int64_t at = t;
+    if (r->delay_ns > 0 || r->jitter_ns > 0)
+        at = t + r->delay_ns + (r->jitter_ns > 0 ? rng_range(&st->rng, 0, r->jitter_ns) : 0);
     int any = 0;
     while (!p->rep_mid && p->qn && q_at(p, 0)->kind == E_ANSWER) {
         struct pent *e = q_at(p, 0);
@@ -223,7 +249,7 @@ static void emit_answers(struct pstate *st, struct pconn *c, int64_t t)
         }
         memcpy(d->buf + d->tail, e->text, e->len);
         d->tail += e->len;
-        int64_t rel = t < d->last_release ? d->last_release : t;
+        int64_t rel = at < d->last_release ? d->last_release : at;
         d->last_release = rel;
         if (push_chunk(d, e->len, rel, t) < 0) {
             conn_kill(st, c, 1);
@@ -263,10 +289,10 @@ void pcmd_to_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int64
 {
     struct pdir *d = &c->d[PROXY_TO_NODE];
     uint32_t mask = rule_of(st, c, PROXY_TO_NODE)->cmd_mask;
-    /* Start at a request that follows the node's last reply: a
-     * request/response client has nothing outstanding then, so the next
-     * reply answers this request. */
-    if (!c->cmd && mask && !c->last_req && !c->d[PROXY_FROM_NODE].qn && !d->unpushed)
+    /* Follow a connection from its first byte only: one that already talked
+     * may have requests in flight (pipelining) whose replies nothing here
+     * could pair; pcmd_apply resets those when a rule comes to cover them. */
+    if (!c->cmd && mask && !c->talked)
         c->cmd = pcmd_new();
     struct pcmd *p = c->cmd;
     d->tail += n;
@@ -318,6 +344,12 @@ void pcmd_to_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int64
         case PROXY_CMD_DROP_REPLY:
             rc2 = push_req(st, c, len, rel, t);
             rc2 = rc2 ? rc2 : q_push(p, E_DROP, NULL, 0);
+            if (rc2 == 0) {
+                q_at(p, p->qn - 1)->slot = slot;
+                q_at(p, p->qn - 1)->epoch = st->cmd_epoch[slot];
+            } else if (st->cmd_pending[slot] > 0) {
+                st->cmd_pending[slot]--;
+            }
             lose_rest(st, c, pos);
             break;
         case PROXY_CMD_ERROR: {
@@ -394,8 +426,7 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
                 conn_kill(st, c, 1);
                 return;
             }
-            unfollow(st, c, "a reply is not RESP2");
-            p->rep_off = 1;
+            unfollow(st, c, "a reply is not RESP2"); /* no specials: replies pass too */
             struct pdir *q = &c->d[PROXY_TO_NODE];
             if (push_req(st, c, q->unpushed, t, t) < 0)
                 return;
@@ -414,8 +445,10 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
         p->rep_mid = rc == RESP_MORE;
         if (rc == RESP_DONE) {
             resp_reply_reset(&p->rep);
-            if (p->qn)
-                q_pop(p); /* else a reply to a request sent before parsing began */
+            if (p->qn) {
+                drop_settle(st, q_at(p, 0), 1);
+                q_pop(p);
+            }
         }
     }
     size_t m = end - s0;
@@ -434,13 +467,21 @@ void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int
         p->rep_off = 1;
     dir_flush(st, c, PROXY_FROM_NODE, t);
     if (!c->dead && p->rep_off && !rule_of(st, c, PROXY_TO_NODE)->cmd_mask)
-        pcmd_free(c);
+        pcmd_free(st, c);
 }
 
 int pcmd_apply(struct pstate *st, struct pconn *c, int64_t t)
 {
     struct pcmd *p = c->cmd;
-    if (rule_of(st, c, PROXY_TO_NODE)->cmd_mask)
+    int covered = rule_of(st, c, PROXY_TO_NODE)->cmd_mask != 0;
+    if (!p) {
+        if (!covered || !c->talked)
+            return 0;
+        ADD(&st->stats[c->link].cmd_taken, 1);
+        conn_kill(st, c, 1);
+        return 1;
+    }
+    if (covered)
         return 0;
     if (p->lost) {
         ADD(&st->stats[c->link].cmd_lost, 1);
@@ -451,7 +492,7 @@ int pcmd_apply(struct pstate *st, struct pconn *c, int64_t t)
         return 0;
     p->req_off = 1;
     if (!p->specials)
-        pcmd_free(c);
+        pcmd_free(st, c);
     return 0;
 }
 
@@ -465,6 +506,7 @@ void pcmd_eof(struct pstate *st, struct pconn *c, int64_t t)
 void pcmd_read_rules(struct pstate *st)
 {
     for (int k = 0; k < PROXY_MAX_CMD_RULES; k++) {
+        int was_empty = st->cmd[k].command[0] == '\0';
         uint64_t w[PROXY_CMD_WORDS];
         for (size_t j = 0; j < PROXY_CMD_WORDS; j++)
             w[j] = atomic_load_explicit(&st->shm->cmd[k].words[j], memory_order_relaxed);
@@ -473,5 +515,9 @@ void pcmd_read_rules(struct pstate *st)
         st->cmd[k].sha[PROXY_CMD_SHA_MAX] = '\0';
         st->cmd[k].key[PROXY_CMD_KEY_MAX] = '\0';
         st->cmd[k].reply[PROXY_CMD_REPLY_MAX] = '\0';
+        if (was_empty && st->cmd[k].command[0]) {
+            st->cmd_epoch[k]++; /* a new rule in the slot: what the old one owed is not its */
+            st->cmd_pending[k] = 0;
+        }
     }
 }

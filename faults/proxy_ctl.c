@@ -50,8 +50,13 @@ struct proxy {
     int nfaults, cap;
     struct proxy_rule *table; /* composed rules, nlinks * 2 (scratch) */
     int slot_owner[PROXY_MAX_CMD_RULES]; /* fault id that last had the slot (-1: none) */
-    uint8_t slot_busy[PROXY_MAX_CMD_RULES];
+    uint8_t slot_busy[PROXY_MAX_CMD_RULES]; /* enum slot_state */
 };
+
+/* A command rule slot: free, a fault's, or let go by its fault but maybe
+ * still used by the proxy (freed once a generation without it is acked:
+ * reused earlier, its counters would be zeroed under the old rule). */
+enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_LEAVING };
 
 pid_t proxy_pid(const struct proxy *p)
 {
@@ -363,6 +368,9 @@ static int commit(struct proxy *p, struct proxy_ack *ack, struct ls_err *err)
                 ack->resets = atomic_load_explicit(&p->shm->applied_resets, memory_order_relaxed);
                 ack->waited_ns = ls_now_ns() - t0;
             }
+            for (int k = 0; k < PROXY_MAX_CMD_RULES; k++)
+                if (p->slot_busy[k] == SLOT_LEAVING)
+                    p->slot_busy[k] = SLOT_FREE;
             return 0;
         }
         int st;
@@ -440,14 +448,15 @@ int proxy_cmd_set(struct proxy *p, int id, const struct proxy_cmd_rule *rule, co
 {
     int old = find_fault(p, id);
     if (old >= 0 && p->faults[old].slot >= 0)
-        p->slot_busy[p->faults[old].slot] = 0;
+        p->slot_busy[p->faults[old].slot] = SLOT_LEAVING;
     int slot = -1;
     for (int k = 0; k < PROXY_MAX_CMD_RULES && slot < 0; k++)
-        if (!p->slot_busy[k])
+        if (p->slot_busy[k] == SLOT_FREE)
             slot = k;
     if (slot < 0)
         return ls_err_set(err, LS_EUSAGE,
-                          "proxy: %d command rules are in force already; end one first",
+                          "proxy: %d command rules are in force (or not yet acknowledged "
+                          "as lifted); end one first",
                           PROXY_MAX_CMD_RULES);
     struct proxy_rule none;
     memset(&none, 0, sizeof(none));
@@ -463,7 +472,7 @@ int proxy_cmd_set(struct proxy *p, int id, const struct proxy_cmd_rule *rule, co
     free(dirs);
     if (i < 0)
         return ls_err_set(err, LS_ENOMEM, "proxy: out of memory");
-    p->slot_busy[slot] = 1;
+    p->slot_busy[slot] = SLOT_BUSY;
     p->slot_owner[slot] = id;
     p->faults[i].slot = slot;
     p->faults[i].cmd = *rule;
@@ -487,7 +496,7 @@ int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err)
     if (i < 0)
         return 0;
     if (p->faults[i].slot >= 0)
-        p->slot_busy[p->faults[i].slot] = 0;
+        p->slot_busy[p->faults[i].slot] = SLOT_LEAVING; /* free once acknowledged */
     free(p->faults[i].dirs);
     p->faults[i] = p->faults[--p->nfaults];
     return commit(p, NULL, err);
@@ -495,7 +504,9 @@ int proxy_fault_clear(struct proxy *p, int id, struct ls_err *err)
 
 int proxy_heal(struct proxy *p, struct ls_err *err)
 {
-    memset(p->slot_busy, 0, sizeof(p->slot_busy));
+    for (int k = 0; k < PROXY_MAX_CMD_RULES; k++)
+        if (p->slot_busy[k] == SLOT_BUSY)
+            p->slot_busy[k] = SLOT_LEAVING;
     for (int i = 0; i < p->nfaults; i++)
         free(p->faults[i].dirs);
     p->nfaults = 0;
@@ -531,4 +542,5 @@ void proxy_link_stats(const struct proxy *p, int worker, int node, struct proxy_
     out->cmd_oversized = atomic_load(&s->cmd_oversized);
     out->cmd_unfollowed = atomic_load(&s->cmd_unfollowed);
     out->cmd_lost = atomic_load(&s->cmd_lost);
+    out->cmd_taken = atomic_load(&s->cmd_taken);
 }

@@ -38,7 +38,7 @@ struct proxy_cmd_shm {
 struct proxy_stats_shm {
     _Atomic uint64_t accepted, open, resets;
     _Atomic uint64_t bytes[2], dropped[2], writes[2];
-    _Atomic uint64_t cmd_oversized, cmd_unfollowed, cmd_lost;
+    _Atomic uint64_t cmd_oversized, cmd_unfollowed, cmd_lost, cmd_taken;
 };
 
 struct proxy_shm {

@@ -67,7 +67,7 @@ struct pconn {
     struct pdir d[2];           /* d[PROXY_TO_NODE], d[PROXY_FROM_NODE] */
     struct pconn *prev, *next;  /* live list */
     struct pconn *next_dead;
-    int last_req;               /* the last bytes read were the client's (request) */
+    int talked;                 /* a byte was read from either side: too late to begin parsing */
     struct pcmd *cmd;           /* command-rule state while parsing (proxy_cmd.c), or NULL */
 };
 
@@ -89,6 +89,8 @@ struct pstate {
     uint64_t gen;
     int64_t accept_errors, connect_errors;
     struct proxy_cmd_rule cmd[PROXY_MAX_CMD_RULES]; /* local copy of the command rules */
+    uint32_t cmd_epoch[PROXY_MAX_CMD_RULES];  /* bumped when a slot takes a rule after none */
+    uint64_t cmd_pending[PROXY_MAX_CMD_RULES]; /* drop-replies matched, reply not yet removed */
 };
 
 void plog(struct pstate *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -108,11 +110,15 @@ void pcmd_to_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int64
 /* A from-node read of n bytes on a parsed connection (c->cmd). */
 void pcmd_from_node(struct pstate *st, struct pconn *c, size_t n, int64_t t, int64_t rel);
 /* The rules changed: a parsed connection whose link no rule covers now
- * stops (a lost one is reset). Returns 1 when c was reset. */
+ * stops (a lost one is reset); a connection that talked unparsed on a link
+ * a rule covers now is reset (replies to requests in flight cannot be
+ * paired: it is followed from its first byte once the client reconnects).
+ * Returns 1 when c was reset. */
 int pcmd_apply(struct pstate *st, struct pconn *c, int64_t t);
 /* A source ended: pass the request bytes held for parsing on. */
 void pcmd_eof(struct pstate *st, struct pconn *c, int64_t t);
-void pcmd_free(struct pconn *c);
+/* Free c's parse state; a drop-reply still owed is no longer pending. */
+void pcmd_free(struct pstate *st, struct pconn *c);
 /* Read the command rule slots (inside the seqlock read). */
 void pcmd_read_rules(struct pstate *st);
 

@@ -299,73 +299,76 @@ const char *resp_req_first_key(const struct resp_req *p, size_t *len, int *cut)
     return p->arg[a];
 }
 
+/* Match one pattern element (not '*') at *pat against the byte c; *next
+ * gets the element's end. 1 on a match. */
+static int glob_one(const char *pat, char c, const char **next)
+{
+    if (*pat == '?') {
+        *next = pat + 1;
+        return 1;
+    }
+    if (*pat == '[') {
+        const char *q = pat + 1;
+        int neg = *q == '^';
+        if (neg)
+            q++;
+        int match = 0;
+        while (*q && *q != ']') {
+            if (*q == '\\' && q[1]) {
+                q++;
+                match |= *q == c;
+            } else if (q[1] == '-' && q[2] && q[2] != ']') {
+                char lo = q[0], hi = q[2];
+                if (lo > hi) {
+                    char t = lo;
+                    lo = hi;
+                    hi = t;
+                }
+                match |= c >= lo && c <= hi;
+                q += 2;
+            } else {
+                match |= *q == c;
+            }
+            q++;
+        }
+        *next = *q ? q + 1 : q;
+        return neg ? !match : match;
+    }
+    if (*pat == '\\' && pat[1])
+        pat++;
+    *next = pat + 1;
+    return *pat == c;
+}
+
+/* Two pointers, no recursion: on a mismatch after a '*', the star takes one
+ * more byte and matching resumes after it. Only the last star is ever
+ * retried (an earlier star's choice cannot help once a later star matched),
+ * so the work is O(pattern * len) whatever the stars. */
 int resp_glob(const char *pat, const char *s, size_t len)
 {
-    while (*pat) {
-        switch (*pat) {
-        case '*':
-            while (pat[1] == '*')
+    const char *star = NULL; /* pattern just after the last '*' */
+    size_t star_at = 0;      /* where in s that star's match ends */
+    size_t i = 0;
+    while (i < len) {
+        const char *next;
+        if (*pat == '*') {
+            while (*pat == '*')
                 pat++;
-            if (!pat[1])
+            if (!*pat)
                 return 1;
-            for (size_t k = 0; k <= len; k++)
-                if (resp_glob(pat + 1, s + k, len - k))
-                    return 1;
+            star = pat;
+            star_at = i;
+        } else if (*pat && glob_one(pat, s[i], &next)) {
+            pat = next;
+            i++;
+        } else if (star) {
+            pat = star;
+            i = ++star_at;
+        } else {
             return 0;
-        case '?':
-            if (len == 0)
-                return 0;
-            s++;
-            len--;
-            pat++;
-            break;
-        case '[': {
-            if (len == 0)
-                return 0;
-            const char *q = pat + 1;
-            int neg = *q == '^';
-            if (neg)
-                q++;
-            int match = 0;
-            while (*q && *q != ']') {
-                if (*q == '\\' && q[1]) {
-                    q++;
-                    match |= *q == *s;
-                } else if (q[1] == '-' && q[2] && q[2] != ']') {
-                    char lo = q[0], hi = q[2];
-                    if (lo > hi) {
-                        char t = lo;
-                        lo = hi;
-                        hi = t;
-                    }
-                    match |= *s >= lo && *s <= hi;
-                    q += 2;
-                } else {
-                    match |= *q == *s;
-                }
-                q++;
-            }
-            if (neg)
-                match = !match;
-            if (!match)
-                return 0;
-            pat = *q ? q + 1 : q;
-            s++;
-            len--;
-            break;
-        }
-        case '\\':
-            if (pat[1])
-                pat++;
-            /* fall through */
-        default:
-            if (len == 0 || *pat != *s)
-                return 0;
-            s++;
-            len--;
-            pat++;
-            break;
         }
     }
-    return len == 0;
+    while (*pat == '*')
+        pat++;
+    return !*pat;
 }

@@ -3,10 +3,13 @@
  * front of a real redis-server, over raw sockets so the bytes and their
  * split are the test's: an error answered in the middle of a pipeline (in
  * one write and byte by byte), a reply dropped after the node applied the
- * command (then the connection is reset at the next request), a request
+ * command (then the connection is reset at the next request; not counted
+ * when the connection dies before the reply), a request
  * dropped, a delay that holds what follows it, a request larger than the
  * parse bound passing unparsed, limit, SHA and key matching, garbage, a
- * rule set on a connection already open, and a RESP3 connection let go.
+ * rule set on a connection already open (reset: a request of it may be in
+ * flight), a RESP3 connection let go, an answer under a from-node delay,
+ * and a slot kept after an unacknowledged clear.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -185,6 +188,39 @@ static void test_drop_reply(void)
     close(fd);
 }
 
+/* A drop-reply whose connection dies before the reply came dropped
+ * nothing: matched, not counted as acted (the end line's bit). */
+static void test_drop_reply_never_came(void)
+{
+    struct proxy_link_stats st;
+    proxy_link_stats(px, 0, 0, &st);
+    uint64_t open0 = st.open;
+    int id = set_cmd("BLPOP", PROXY_CMD_DROP_REPLY, NULL);
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
+    send_str(fd, "BLPOP dn:none 2\r\n", 17, 0);
+    struct proxy_cmd_stats cs;
+    memset(&cs, 0, sizeof(cs));
+    for (int i = 0; i < 200 && cs.matched == 0; i++) {
+        ls_sleep_ns(5 * LS_NS_PER_MS);
+        proxy_cmd_stats(px, id, &cs);
+    }
+    CHECK_INT(cs.matched, 1);
+    struct linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd); /* reset, long before BLPOP's 2 s */
+    for (int i = 0; i < 200; i++) {
+        proxy_link_stats(px, 0, 0, &st);
+        if (st.open <= open0)
+            break;
+        ls_sleep_ns(5 * LS_NS_PER_MS);
+    }
+    CHECK(st.open <= open0);
+    clear(id, &cs);
+    CHECK_INT(cs.matched, 1);
+    CHECK_INT(cs.acted, 0);
+}
+
 static void test_drop(void)
 {
     adm_set("dq:1", "v");
@@ -288,6 +324,7 @@ static void test_limit_sha_key(void)
     clear(id, &cs);
     CHECK_INT(cs.matched, 2);
     CHECK_INT(cs.acted, 1);
+    close(fd); /* a connection that talked before a rule is reset when it comes */
 
     redisReply *sr = redisCommand(adm, "SCRIPT LOAD %s", "return 7");
     REQUIRE(sr && sr->type == REDIS_REPLY_STRING && sr->len == 40);
@@ -301,6 +338,8 @@ static void test_limit_sha_key(void)
     snprintf(r.reply, sizeof(r.reply), "NOSCRIPT No matching script. Please use EVAL.");
     r.action = PROXY_CMD_ERROR;
     id = set_rule(&r);
+    fd = link_fd();
+    REQUIRE(fd >= 0);
     char req[256];
     int n = snprintf(req, sizeof(req), "EVALSHA %s 1 lk:1\r\nEVALSHA %s 1 other\r\n", sha, sha);
     send_str(fd, req, (size_t)n, 0);
@@ -311,17 +350,70 @@ static void test_limit_sha_key(void)
     close(fd);
 }
 
-static void test_open_connection_and_garbage(void)
+/* A rule set while a connection that talked is open: a request of it may
+ * be in flight (here a BLPOP pipelined behind a PING, still blocked), so
+ * its next reply may answer that one; the proxy cannot pair replies it did
+ * not see asked for, so it resets the connection at once (counted in the
+ * ack and cmd_taken). Taking it up instead answered ECHO with the proxy's
+ * error ahead of the BLPOP's *-1: each reply paired with the wrong request.
+ * The client's next connection is followed from its first byte. */
+static void test_open_connection_reset(void)
 {
     int fd = link_fd();
     REQUIRE(fd >= 0);
     char buf[256];
     int closed;
-    send_str(fd, "PING\r\n", 6, 0);
+    send_str(fd, "PING\r\nBLPOP nosuchq 0.5\r\n", 26, 0);
     recv_for(fd, buf, sizeof(buf), 7, 2000, &closed);
     CHECK_STR(buf, "+PONG\r\n");
-    /* a rule set while the connection is open takes it up at its next request */
+    struct proxy_link_stats before, after;
+    proxy_link_stats(px, 0, 0, &before);
+    struct proxy_cmd_rule r;
+    memset(&r, 0, sizeof(r));
+    snprintf(r.command, sizeof(r.command), "ECHO");
+    snprintf(r.reply, sizeof(r.reply), "ERR no echo");
+    r.action = PROXY_CMD_ERROR;
+    uint8_t sel[1] = {1};
+    struct proxy_ack ack;
+    struct ls_err err = {0};
+    int id = next_id++;
+    CHECKF(proxy_cmd_set(px, id, &r, sel, &ack, &err) == 0, "proxy_cmd_set: %s", err.msg);
+    CHECK_INT(ack.resets, 1);
+    send_str(fd, "ECHO hi\r\n", 9, 0);
+    size_t n = recv_for(fd, buf, sizeof(buf), 100, 2000, &closed);
+    CHECKF(n == 0 && closed, "replies came on a connection open before the rule: '%s'", buf);
+    close(fd);
+    proxy_link_stats(px, 0, 0, &after);
+    CHECK_INT(after.cmd_taken - before.cmd_taken, 1);
+    CHECK_INT(after.resets - before.resets, 1);
+    /* reconnected: followed from its first byte, pipelined or not */
+    fd = link_fd();
+    REQUIRE(fd >= 0);
+    send_str(fd, "PING\r\nBLPOP nosuchq 0.2\r\nECHO hi\r\n", 35, 0);
+    recv_for(fd, buf, sizeof(buf), 26, 2000, &closed);
+    CHECK_STR(buf, "+PONG\r\n*-1\r\n-ERR no echo\r\n");
+    close(fd);
+    /* open but silent when the rule came: nothing in flight, followed */
+    clear(id, NULL);
+    fd = link_fd();
+    REQUIRE(fd >= 0);
+    id = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR no echo");
+    send_str(fd, "ECHO hi\r\n", 9, 0);
+    recv_for(fd, buf, sizeof(buf), 14, 2000, &closed);
+    CHECK_STR(buf, "-ERR no echo\r\n");
+    struct proxy_cmd_stats cs;
+    clear(id, &cs);
+    CHECK_INT(cs.acted, 1);
+    close(fd);
+}
+
+static void test_open_connection_and_garbage(void)
+{
+    char buf[256];
+    int closed;
     int id = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR no echo");
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
     send_str(fd, "ECHO hi\r\n", 9, 0);
     recv_for(fd, buf, sizeof(buf), 14, 2000, &closed);
     CHECK_STR(buf, "-ERR no echo\r\n");
@@ -371,6 +463,60 @@ static void test_resp3_unfollowed(void)
     close(fd);
 }
 
+/* The proxy's own error answer comes as late as a node reply would under
+ * a from-node delay on the link. */
+static void test_answer_delayed(void)
+{
+    struct proxy_rule lat;
+    memset(&lat, 0, sizeof(lat));
+    lat.delay_ns = 300 * LS_NS_PER_MS;
+    uint8_t dirs[1] = {(uint8_t)PROXY_DIR_BIT(PROXY_FROM_NODE)};
+    struct ls_err err = {0};
+    int lid = next_id++;
+    CHECKF(proxy_fault_set(px, lid, PROXY_SET_LATENCY, &lat, dirs, NULL, &err) == 0,
+           "proxy_fault_set: %s", err.msg);
+    int id = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR late");
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
+    char buf[256];
+    int closed;
+    int64_t t0 = ls_now_ns();
+    send_str(fd, "ECHO x\r\n", 8, 0);
+    recv_for(fd, buf, sizeof(buf), 11, 2000, &closed);
+    int64_t ms = (ls_now_ns() - t0) / LS_NS_PER_MS;
+    CHECK_STR(buf, "-ERR late\r\n");
+    CHECKF(ms >= 290, "the answer came after %lld ms, under a 300 ms delay", (long long)ms);
+    close(fd);
+    clear(id, NULL);
+    clear(lid, NULL);
+}
+
+/* A clear the proxy did not acknowledge (stopped: the commit times out)
+ * leaves the slot taken: the proxy may still use the old rule, so the next
+ * rule must not take that slot and zero its counters. */
+static void test_slot_after_unacked_clear(void)
+{
+    int a = set_cmd("ECHO", PROXY_CMD_ERROR, "ERR a");
+    int fd = link_fd();
+    REQUIRE(fd >= 0);
+    char buf[256];
+    int closed;
+    send_str(fd, "ECHO x\r\n", 8, 0);
+    recv_for(fd, buf, sizeof(buf), 8, 2000, &closed);
+    CHECK_STR(buf, "-ERR a\r\n");
+    close(fd);
+    REQUIRE(kill(proxy_pid(px), SIGSTOP) == 0);
+    struct ls_err err = {0};
+    CHECK(proxy_fault_clear(px, a, &err) == LS_ETIMEOUT);
+    kill(proxy_pid(px), SIGCONT);
+    int b = set_cmd("PING", PROXY_CMD_ERROR, "ERR b");
+    struct proxy_cmd_stats cs;
+    proxy_cmd_stats(px, a, &cs);
+    CHECK_INT(cs.acted, 1); /* a's slot was not handed to b */
+    clear(b, NULL);
+    clear(a, NULL);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -401,12 +547,16 @@ int main(void)
 
     RUN(test_error_pipelined);
     RUN(test_drop_reply);
+    RUN(test_drop_reply_never_came);
     RUN(test_drop);
     RUN(test_delay);
     RUN(test_oversized);
     RUN(test_limit_sha_key);
+    RUN(test_open_connection_reset);
     RUN(test_open_connection_and_garbage);
     RUN(test_resp3_unfollowed);
+    RUN(test_answer_delayed);
+    RUN(test_slot_after_unacked_clear);
 
     proxy_stop(px);
     if (adm)

@@ -10,6 +10,7 @@
 
 #include "faults/resp.h"
 #include "tests/unit/testing.h"
+#include "util/timeutil.h"
 
 /* Feed s in pieces of `step` bytes (0: all at once); count the requests
  * that end, keep the last one in *last. Returns the count, or -1 on
@@ -218,6 +219,33 @@ static void test_glob(void)
     CHECK(resp_glob("a\\*", "a*", 2));
     CHECK(resp_glob("[^x]y", "zy", 2));
     CHECK(resp_glob("*", "", 0));
+    CHECK(resp_glob("*a*b", "xaxxb", 5));
+    CHECK(!resp_glob("*a*b", "xaxxbc", 6));
+    CHECK(resp_glob("a*[0-9]?", "abc7z", 5));
+    CHECK(!resp_glob("a*[0-9]?", "abc7", 4));
+    CHECK(resp_glob("**x", "yx", 2));
+    CHECK(!resp_glob("x*", "", 0));
+}
+
+/* Stars against a key that almost matches: a backtracking match takes
+ * about a second with four stars, minutes with six (exponential in the
+ * stars); the proxy is one thread. Two four-star matches of a 128-byte
+ * key well under 100 ms; the six-star one only once that holds. */
+static void test_glob_stars(void)
+{
+    char key[128];
+    memset(key, 'a', sizeof key);
+    int64_t t0 = ls_now_ns();
+    CHECK(!resp_glob("*a*a*a*a*b", key, sizeof key));
+    CHECK(!resp_glob("*a*a*a*a*b", key, sizeof key));
+    int64_t ms = (ls_now_ns() - t0) / 1000000;
+    CHECK(ms < 100);
+    if (ms >= 100)
+        return;
+    CHECK(!resp_glob("*a*a*a*a*a*a*b", key, sizeof key));
+    key[sizeof key - 1] = 'b';
+    CHECK(resp_glob("*a*a*a*a*a*a*b", key, sizeof key));
+    CHECK(ls_now_ns() - t0 < 100 * 1000000LL);
 }
 
 int main(void)
@@ -230,5 +258,6 @@ int main(void)
     RUN(test_replies);
     RUN(test_first_key);
     RUN(test_glob);
+    RUN(test_glob_stars);
     return t_finish();
 }
