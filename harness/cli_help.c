@@ -46,11 +46,17 @@ struct cli_cmd {
 };
 
 #define O_FORMAT {"--format", "LIST", "reports to write, comma-separated: text, json, junit, " \
-                  "charts, html, or all (summary.txt, result.json, junit.xml, *.svg, report.html)", \
-                  "text json junit charts html all"}
+                  "charts, html, md (or markdown), or all (summary.txt, result.json, junit.xml, " \
+                  "*.svg, report.html, summary.md)", "text json junit charts html md markdown all"}
 #define O_JSON {"--json", NULL, "print the result model (the document result.json holds) on " \
                 "stdout instead of the text summary", NULL}
 #define O_QUIET {"--quiet, -q", NULL, "print only the result (no progress, no file list)", NULL}
+#define O_QUIET_VERDICT {"--quiet, -q", NULL, "print only the verdict line on stdout (no " \
+                         "summary, progress or file list; errors still go to stderr; --json and " \
+                         "--md still print their document)", NULL}
+#define O_MD {"--md", NULL, "print the Markdown summary (the text of summary.md: verdict, " \
+              "evidence, incidents, expectations, first story of each class) on stdout instead " \
+              "of the text summary, e.g. >> $GITHUB_STEP_SUMMARY", NULL}
 #define O_SET {"--set", "KEY.PATH=VALUE", "override one workload key before validation (any " \
                "number; e.g. --set lock.ttl=500ms, --set 'faults[0].at=2s')", NULL}
 #define O_HELP {"--help, -h", NULL, "print this help", NULL}
@@ -66,7 +72,7 @@ static const struct cli_opt run_opts[] = {
     O_FORMAT,
     {"--progress", "MODE", "progress on stderr: auto (a live line on a terminal, else none), "
                            "plain (one line per second, for CI logs) or off", "auto plain off"},
-    O_JSON, O_QUIET, O_HELP, O_END,
+    O_JSON, O_MD, O_QUIET_VERDICT, O_HELP, O_END,
 };
 static const struct cli_opt check_opts[] = {
     {"--history", "FILE.jsonl", "check a history made elsewhere (the JSONL of `lockstorm log "
@@ -75,7 +81,7 @@ static const struct cli_opt check_opts[] = {
     {"--near-miss", "DURATION", "a next enter within this of the previous exit is a near miss",
      NULL},
     {"--out", "DIR", "with --history and --format: where the report files go", "@dir"},
-    O_FORMAT, O_JSON, O_QUIET, O_HELP, O_END,
+    O_FORMAT, O_JSON, O_MD, O_QUIET_VERDICT, O_HELP, O_END,
 };
 static const struct cli_opt report_opts[] = {O_FORMAT, O_QUIET, O_HELP, O_END};
 static const struct cli_opt validate_opts[] = {
@@ -85,7 +91,7 @@ static const struct cli_opt validate_opts[] = {
     O_HELP, O_END,
 };
 static const struct cli_opt init_opts[] = {
-    {"--scenario", "NAME", "the starter to write (default stolen-lock); `lockstorm init --list` "
+    {"--scenario", "NAME", "the starter to write (default correct-lock); `lockstorm init --list` "
                            "names them", "@scenario"},
     {"--force", NULL, "overwrite FILE if it exists", NULL},
     {"--list", NULL, "list the scenarios and whether each loads in this build", NULL},
@@ -124,8 +130,8 @@ static const struct cli_opt help_only[] = {O_HELP, O_END};
 static const struct cli_cmd commands[] = {
     {"run",
      {"run WORKLOAD [--out DIR] [--seed N] [--set KEY.PATH=VALUE]... [--format LIST] "
-      "[--progress MODE] [--json] [--quiet]",
-      "run --replay RUN_DIR [--out DIR] [--set KEY.PATH=VALUE]... [--json] [--quiet]"},
+      "[--progress MODE] [--json|--md] [--quiet]",
+      "run --replay RUN_DIR [--out DIR] [--set KEY.PATH=VALUE]... [--json|--md] [--quiet]"},
      "run a workload and print its verdict",
      "WORKLOAD is a .yaml file or the name of a bundled workload (`lockstorm list workloads`); a "
      "directory runs every workload in it, one line per workload (a suite, e.g. "
@@ -134,9 +140,11 @@ static const struct cli_cmd commands[] = {
      "cluster.topology external, uses the servers at cluster.addresses), runs the worker "
      "processes for the workload's duration while it injects the faults, then replays the event "
      "logs through the checkers and writes the run directory: workload.yaml, events/, "
-     "faults.jsonl, result.json, summary.txt, junit.xml, report.html and charts.\n"
+     "faults.jsonl, result.json, summary.txt, summary.md, junit.xml, report.html and charts.\n"
      "The text summary on stdout ends with one greppable verdict line, `lockstorm: PASS` (or "
-     "FAIL or UNKNOWN) followed by key=value fields. With an expect: block the run passes "
+     "FAIL or UNKNOWN) followed by key=value fields; --quiet prints that line alone, --md the "
+     "Markdown summary (for $GITHUB_STEP_SUMMARY and pull-request comments). With an expect: "
+     "block the run passes "
      "exactly when every expectation holds; without one, when no checker found a violation.\n"
      "A workload with a compare: block runs once per variant (the same seed and schedule, "
      "another lock) into sibling run directories under --out DIR, and prints the table of "
@@ -146,9 +154,9 @@ static const struct cli_cmd commands[] = {
      "reference articles' stories (docs/stories.md).",
      run_opts, "@workload"},
     {"check",
-     {"check RUN_DIR [--format LIST] [--json]",
+     {"check RUN_DIR [--format LIST] [--json|--md] [--quiet]",
       "check --history FILE.jsonl [--capacity N] [--near-miss DURATION] [--out DIR] "
-      "[--format LIST] [--json]"},
+      "[--format LIST] [--json|--md] [--quiet]"},
      "re-check a run directory (or a history made elsewhere) offline",
      "Replays the event logs of RUN_DIR through the checkers and prints the verdict; the "
      "checkers read only the directory, so a copied run directory gives the same verdict on "
@@ -158,7 +166,8 @@ static const struct cli_cmd commands[] = {
      {"report RUN_DIR [--format LIST] [--quiet]"},
      "rewrite the report files of a run directory",
      "Checks RUN_DIR again and rewrites its reports (all of them, or those --format names): "
-     "summary.txt, result.json, junit.xml, the gnuplot charts and report.html. The exit status "
+     "summary.txt, summary.md, result.json, junit.xml, the gnuplot charts and report.html. The "
+     "exit status "
      "is the run's verdict.",
      report_opts, "@dir"},
     {"validate",
@@ -198,7 +207,9 @@ static const struct cli_cmd commands[] = {
      "Writes a starter workload for a scenario to FILE (default: the scenario's name with "
      ".yaml, in the current directory), with a comment on every key, loaded once before it is "
      "written so that it is known to load. A scenario that needs a feature this build does not "
-     "have is refused with the reason, and nothing is written.",
+     "have is refused with the reason, and nothing is written. Without --scenario it writes "
+     "correct-lock: a correct lock under holder pauses that passes its expect: block. The "
+     "starter's header names its own file and the command that runs it.",
      init_opts, NULL},
     {"list",
      {"list [locks|faults|workloads]"},
@@ -497,7 +508,7 @@ static void print_man(FILE *out)
     fputs(".SH EXAMPLES\n.nf\n", out);
     static const char *const ex[] = {
         "lockstorm run demo",
-        "lockstorm init --scenario stolen-lock my-lock.yaml",
+        "lockstorm init my-lock.yaml",
         "lockstorm run my-lock.yaml --out run1 --progress plain",
         "lockstorm get run1 verdict checks.mutex.violations",
         "lockstorm check run1 --json",

@@ -26,13 +26,59 @@ struct scenario {
     const char *name;
     const char *summary;
     const char *needs;   /* what a build must have for it to load */
-    const char *text;    /* "@ADAPTERS@" is replaced by the bundled adapters directory */
+    const char *text;    /* "@ADAPTERS@" is replaced by the bundled adapters directory,
+                          * "@FILE@" by the file the starter is written to */
 };
 
+/* The header names the starter's own file and how to run it. */
 #define HEAD(name)                                                                             \
-    "# lockstorm starter workload: " name " (written by `lockstorm init --scenario " name "`)\n"
+    "# @FILE@: lockstorm starter workload (`lockstorm init --scenario " name "`)\n"            \
+    "# run it: lockstorm run @FILE@\n"
 
 static const struct scenario scenarios[] = {
+    {"correct-lock", "a correct lock under holder pauses: never granted twice, fencing saves the "
+     "data (the default)",
+     "the redis-single lock and the pause fault",
+     HEAD("correct-lock")
+     "# A correct lock: redis-single (SET NX PX, a release that compares the\n"
+     "# token first, fencing tokens). Whoever holds the lock is paused (SIGSTOP,\n"
+     "# as a long GC pause would) for longer than the TTL, so a paused holder\n"
+     "# overstays its lease (stale-holder: no lock can prevent that); the lock is\n"
+     "# still never granted twice (lock-broken 0), and the fenced counter rejects\n"
+     "# every write of a stale holder (no fenced lost update). This is what a\n"
+     "# PASS looks like; swap in the broken release and the gate fails:\n"
+     "#   lockstorm run @FILE@ --set lock.impl=naive-del\n"
+     "# Then replace the lock with your own (`lockstorm init --scenario adapter`).\n"
+     "name: correct-lock\n"
+     "description: a correct lock under holder pauses; never granted twice, fencing saves the "
+     "data\n"
+     "seed: 7                     # every random choice derives from it: same seed, same run\n"
+     "duration: 4s                # how long the workers run\n"
+     "\n"
+     "cluster:\n"
+     "  topology: independent     # lockstorm starts its own redis-server on a free loopback port\n"
+     "  nodes: 1\n"
+     "\n"
+     "lock:\n"
+     "  impl: redis-single        # `lockstorm list locks`\n"
+     "  ttl: 200ms                # the lease asked for with each grant\n"
+     "  retry: {attempts: 100, delay: 5ms, jitter: 5ms}   # per hold, before giving up\n"
+     "  fencing: true             # a fencing token with each grant, checked by the storage\n"
+     "\n"
+     "workers:\n"
+     "  count: 6                  # processes contending for the lock\n"
+     "  resources: 1              # one lock name: every worker wants the same lock\n"
+     "  hold: {dist: uniform, min: 30ms, max: 80ms}   # critical-section length\n"
+     "  think: 2ms                # pause between a release and the next acquire\n"
+     "\n"
+     "faults:                     # `lockstorm list faults`\n"
+     "  # pause whoever holds the lock at that instant, for longer than the TTL\n"
+     "  - {kind: pause, target: holder, at: 500ms, duration: 400ms, every: 1s}\n"
+     "\n"
+     "expect:                     # the CI gate: exit 0 exactly when every line holds\n"
+     "  checks.mutex.by_class.lock_broken: 0         # never granted twice\n"
+     "  checks.fencing.fenced_lost_updates: 0        # fencing kept the data right\n"
+     "  counts.grants: \">= 50\"                       # and the lock was really exercised\n"},
     {"stolen-lock", "a holder paused past its TTL; an unconditional DEL steals the next lock",
      "the naive-del lock and the pause fault",
      HEAD("stolen-lock")
@@ -43,8 +89,8 @@ static const struct scenario scenarios[] = {
      "# (lock-broken). Run it, then change lock.impl to redis-single (its release\n"
      "# compares the token first): lock-broken drops to 0 and only stale-holder\n"
      "# violations remain, which fencing makes harmless.\n"
-     "#   lockstorm run stolen-lock.yaml\n"
-     "#   lockstorm run stolen-lock.yaml --set lock.impl=redis-single\n"
+     "#   lockstorm run @FILE@\n"
+     "#   lockstorm run @FILE@ --set lock.impl=redis-single\n"
      "name: stolen-lock\n"
      "description: holders paused past their TTL; an unconditional DEL frees the next holder's lock\n"
      "seed: 7                     # every random choice derives from it: same seed, same run\n"
@@ -83,8 +129,8 @@ static const struct scenario scenarios[] = {
      "# the lock again while the holder is still in its hold with a valid\n"
      "# lease: lock-broken, though the lock did nothing wrong. Then try\n"
      "# lock.wait_replicas: 1 (a grant no replica acknowledged is refused):\n"
-     "#   lockstorm run failover.yaml\n"
-     "#   lockstorm run failover.yaml --set lock.wait_replicas=1 --set expect={}\n"
+     "#   lockstorm run @FILE@\n"
+     "#   lockstorm run @FILE@ --set lock.wait_replicas=1 --set expect={}\n"
      "name: failover\n"
      "description: replication cut, primary killed, replica promoted; a grant is lost\n"
      "seed: 11\n"
@@ -122,8 +168,8 @@ static const struct scenario scenarios[] = {
      "# every second, so they expire the lock early, and another worker gets a\n"
      "# majority while the holder still believes its grant is valid\n"
      "# (lock-broken). Without the clock fault the same workload is safe:\n"
-     "#   lockstorm run redlock-clock.yaml\n"
-     "#   lockstorm run redlock-clock.yaml --set faults=[]\n"
+     "#   lockstorm run @FILE@\n"
+     "#   lockstorm run @FILE@ --set faults=[]\n"
      "name: redlock-clock\n"
      "description: clock jumps on a majority of Redlock nodes expire a held lock\n"
      "seed: 7\n"
@@ -162,7 +208,7 @@ static const struct scenario scenarios[] = {
      "# latency; the smallest TTL with no stale-holder is the safe one for this\n"
      "# load (and every longer TTL costs waiting when a holder dies):\n"
      "#   for ttl in 100ms 200ms 400ms 800ms; do\n"
-     "#     lockstorm run ttl-sweep.yaml --set lock.ttl=$ttl --out runs/ttl-$ttl --quiet\n"
+     "#     lockstorm run @FILE@ --set lock.ttl=$ttl --out runs/ttl-$ttl --quiet\n"
      "#     lockstorm get runs/ttl-$ttl workload.lock.ttl checks.mutex.by_class.stale_holder\n"
      "#   done\n"
      "# `lockstorm sweep` runs such a matrix (TTL x pause length) and recommends\n"
@@ -205,7 +251,7 @@ static const struct scenario scenarios[] = {
      "# replace the command with your own adapter. Holders are paused past the\n"
      "# TTL: a lock without renewal shows stale-holder violations, a correct one\n"
      "# never lock-broken.\n"
-     "#   lockstorm run adapter.yaml\n"
+     "#   lockstorm run @FILE@\n"
      "name: adapter\n"
      "description: a lock library behind an adapter process, holders paused past the TTL\n"
      "seed: 7\n"
@@ -273,19 +319,31 @@ static void adapters_dir(char *buf, size_t n)
     snprintf(buf, n, "adapters");
 }
 
-char *cli_init_text(const char *name)
+char *cli_init_text(const char *name, const char *file)
 {
     const struct scenario *s = find_scenario(name);
     if (!s)
         return NULL;
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], own[PATH_MAX];
     adapters_dir(dir, sizeof(dir));
+    if (!file || strcmp(file, "-") == 0)
+        snprintf(own, sizeof(own), "%s.yaml", s->name);
+    else
+        snprintf(own, sizeof(own), "%s", file);
+    for (char *c = own; *c; c++) /* it goes into a comment line */
+        if ((unsigned char)*c < 0x20)
+            *c = '?';
     struct strbuf sb = STRBUF_INIT;
-    const char *p = s->text, *mark;
-    while ((mark = strstr(p, "@ADAPTERS@"))) {
+    const char *p = s->text, *a, *f;
+    for (;;) {
+        a = strstr(p, "@ADAPTERS@");
+        f = strstr(p, "@FILE@");
+        const char *mark = a && (!f || a < f) ? a : f;
+        if (!mark)
+            break;
         sb_append(&sb, p, (size_t)(mark - p));
-        sb_puts(&sb, dir);
-        p = mark + strlen("@ADAPTERS@");
+        sb_puts(&sb, mark == a ? dir : own);
+        p = mark + strlen(mark == a ? "@ADAPTERS@" : "@FILE@");
     }
     sb_puts(&sb, p);
     return sb_steal(&sb);
@@ -309,7 +367,7 @@ static int list_scenarios(void)
 {
     printf("scenarios (lockstorm init --scenario NAME [FILE]):\n");
     for (size_t i = 0; i < NSCENARIOS; i++) {
-        char *text = cli_init_text(scenarios[i].name);
+        char *text = cli_init_text(scenarios[i].name, NULL);
         char why[512];
         int ok = starter_loads(scenarios[i].name, text, why, sizeof(why)) == 0;
         free(text);
@@ -367,7 +425,7 @@ static int write_starter(const char *path, const char *text, int force)
 
 int cli_init_main(int argc, char **argv)
 {
-    const char *name = "stolen-lock", *file = NULL;
+    const char *name = "correct-lock", *file = NULL;
     int force = 0, list = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--scenario") == 0) {
@@ -403,7 +461,7 @@ int cli_init_main(int argc, char **argv)
         snprintf(defpath, sizeof(defpath), "%s.yaml", s->name);
         file = defpath;
     }
-    char *text = cli_init_text(s->name);
+    char *text = cli_init_text(s->name, file);
     char why[1024];
     if (starter_loads(file, text, why, sizeof(why)) < 0) {
         fprintf(stderr,

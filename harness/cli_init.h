@@ -1,6 +1,7 @@
 /*
  * cli_init.h: `lockstorm init`: write a commented starter workload for a
- * scenario (stolen-lock, failover, redlock-clock, ttl-sweep, adapter).
+ * scenario (correct-lock, the default; stolen-lock, failover, redlock-clock,
+ * ttl-sweep, adapter).
  * Every starter is loaded by the real loader before it is written; one
  * that does not load in this build (its feature is missing) is refused
  * with the reason and nothing is written.
@@ -11,9 +12,10 @@
 /* NULL-terminated scenario names, in the order `init --list` shows them. */
 const char *const *cli_init_scenarios(void);
 
-/* The starter text of scenario name, with bundled paths filled in
- * (caller frees), or NULL for an unknown name. */
-char *cli_init_text(const char *name);
+/* The starter text of scenario name, with bundled paths filled in and
+ * its header naming file (NULL or "-": NAME.yaml) as its own (caller
+ * frees), or NULL for an unknown name. */
+char *cli_init_text(const char *name, const char *file);
 
 /* `lockstorm init [--scenario NAME] [--force] [FILE]` / `init --list`;
  * argv are the arguments after "init". Returns the exit status: 0

@@ -174,7 +174,7 @@ struct common_args {
     int nsets;
     const char *out, *history, *seed, *capacity, *near_miss, *replay;
     const char *format, *progress; /* --format LIST, --progress MODE */
-    int json, quiet, reference;
+    int json, md, quiet, reference; /* --json, --md, --quiet/-q, --reference */
 };
 
 static int parse_args(int argc, char **argv, struct common_args *a)
@@ -185,6 +185,8 @@ static int parse_args(int argc, char **argv, struct common_args *a)
         const char **slot = NULL;
         if (strcmp(s, "--json") == 0) {
             a->json = 1;
+        } else if (strcmp(s, "--md") == 0) {
+            a->md = 1;
         } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
             a->quiet = 1;
         } else if (strcmp(s, "--reference") == 0) {
@@ -328,11 +330,17 @@ static int compare_sets(const struct common_args *a, const char **sets, char *se
     return n;
 }
 
-static int emit_result(const struct json *res, int as_json)
+/* The result on stdout: the JSON document (--json), the Markdown summary
+ * (--md), the verdict line alone (--quiet), or the text summary. */
+static int emit_result(const struct json *res, const struct common_args *a)
 {
     struct strbuf sb = STRBUF_INIT;
-    if (as_json)
+    if (a->json)
         render_json(res, &sb);
+    else if (a->md)
+        render_markdown(res, &sb);
+    else if (a->quiet)
+        render_verdict_line(res, &sb);
     else
         render_text(res, &sb);
     fwrite(sb.buf, 1, sb.len, stdout);
@@ -346,6 +354,8 @@ static int report_opts(const struct common_args *a, unsigned *formats, int *prog
 {
     char why[160];
     *formats = 0;
+    if (a->json && a->md)
+        return usage_error("%s", "--json and --md both choose what goes to stdout; give one");
     if (a->format && reports_parse_formats(a->format, formats, why, sizeof(why)) < 0)
         return usage_error("--format: %s", why);
     if (progress) {
@@ -376,8 +386,9 @@ static int cmd_run(struct common_args *a)
     if (a->npos != 1)
         return usage_error("%s", "run needs exactly one WORKLOAD");
     if (!a->replay && suite_is_dir(a->pos[0])) { /* a directory: the suite (harness/suite.h) */
-        if (a->json)
-            return usage_error("%s", "run DIR prints one line per scenario; --json is per run");
+        if (a->json || a->md)
+            return usage_error("run DIR prints one line per scenario; %s is per run",
+                               a->json ? "--json" : "--md");
         struct suite_opts so = {a->sets, a->nsets, a->seed, a->out, formats};
         return suite_run(a->pos[0], &so, stdout);
     }
@@ -385,6 +396,11 @@ static int cmd_run(struct common_args *a)
     int rc = load_workload(a, &w, 0);
     if (rc)
         return rc;
+    if (w->compare.n > 0 && a->md) {
+        workload_free(w);
+        return usage_error("%s", "a compare: block prints the comparison; --md is per run "
+                                 "(each variant's run directory has its summary.md)");
+    }
     if (w->compare.n > 0) { /* a compare: block: one run per variant (harness/cli_compare.h) */
         char buf[PATH_MAX];
         const char *sets[260];
@@ -422,7 +438,7 @@ static int cmd_run(struct common_args *a)
         if (dir)
             fprintf(stderr, "lockstorm: the run directory is %s\n", dir);
     } else {
-        code = emit_result(res, a->json);
+        code = emit_result(res, a);
         if (!a->quiet)
             fprintf(stderr, "lockstorm: run directory: %s\n", dir);
     }
@@ -513,7 +529,7 @@ static int cmd_check(struct common_args *a)
     struct json *res = result_build(&h, w, &p);
     history_free(&h);
     workload_free(w);
-    int code = emit_result(res, a->json);
+    int code = emit_result(res, a);
     if (a->format && report_dir) {
         if (a->history && mkdir(report_dir, 0755) < 0 && errno != EEXIST) {
             fprintf(stderr, "lockstorm: error: create %s: %s\n", report_dir, strerror(errno));
@@ -530,6 +546,9 @@ static int cmd_report(struct common_args *a)
 {
     if (a->npos != 1)
         return usage_error("%s", "report needs a RUN_DIR");
+    if (a->md)
+        return usage_error("%s", "--md applies to run and check; report writes summary.md with "
+                                 "--format md");
     unsigned formats;
     int rc = report_opts(a, &formats, NULL);
     if (rc)

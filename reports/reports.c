@@ -1,7 +1,7 @@
 /*
  * reports.c: writes the selected report files of one result into a run
- * directory (see reports.h): result.json, summary.txt, junit.xml, the
- * charts and report.html. The one place that knows which renderer makes
+ * directory (see reports.h): result.json, summary.txt, summary.md,
+ * junit.xml, the charts and report.html. The one place that knows which renderer makes
  * which file and in what order; the CLI and harness/run.c call it. It
  * renders nothing itself.
  */
@@ -16,7 +16,8 @@ static const struct {
     unsigned bit;
 } format_names[] = {
     {"text", REPORT_TEXT}, {"json", REPORT_JSON}, {"junit", REPORT_JUNIT},
-    {"charts", REPORT_CHARTS}, {"html", REPORT_HTML}, {"all", REPORT_ALL},
+    {"charts", REPORT_CHARTS}, {"html", REPORT_HTML}, {"md", REPORT_MD},
+    {"markdown", REPORT_MD}, {"all", REPORT_ALL},
 };
 
 int reports_parse_formats(const char *list, unsigned *out, char *why, size_t whylen)
@@ -25,7 +26,7 @@ int reports_parse_formats(const char *list, unsigned *out, char *why, size_t why
     const char *p = list ? list : "";
     if (!*p) {
         snprintf(why, whylen, "empty format list (choose from text, json, junit, charts, "
-                              "html, all)");
+                              "html, md, all)");
         return -1;
     }
     while (*p) {
@@ -41,7 +42,7 @@ int reports_parse_formats(const char *list, unsigned *out, char *why, size_t why
                 break;
         if (i == sizeof(format_names) / sizeof(format_names[0])) {
             snprintf(why, whylen, "unknown format '%.*s' (choose from text, json, junit, "
-                                  "charts, html, all)", (int)len, p);
+                                  "charts, html, md, all)", (int)len, p);
             return -1;
         }
         *out |= format_names[i].bit;
@@ -86,6 +87,11 @@ int reports_write_all(const char *dir, const struct json *result, unsigned forma
     if (rc == 0 && (formats & REPORT_TEXT)) {
         render_text(result, &sb);
         rc = write_one(dir, "summary.txt", &sb, written, err);
+        sb_reset(&sb);
+    }
+    if (rc == 0 && (formats & REPORT_MD)) {
+        render_markdown(result, &sb);
+        rc = write_one(dir, "summary.md", &sb, written, err);
         sb_reset(&sb);
     }
     if (rc == 0 && (formats & REPORT_JUNIT)) {

@@ -22,15 +22,17 @@ enum report_format {
     REPORT_JUNIT = 4,   /* junit.xml */
     REPORT_CHARTS = 8,  /* *.dat, *.gp, style.gp, faults.gp -> *.svg with gnuplot */
     REPORT_HTML = 16,   /* report.html (implies charts) */
-    REPORT_ALL = 31
+    REPORT_MD = 32,     /* summary.md (Markdown: CI step summaries, PR comments) */
+    REPORT_ALL = 63
 };
 
-/* Parse a comma-separated list ("text,json,junit,html,charts", or "all")
+/* Parse a comma-separated list ("text,json,junit,html,charts,md", or "all";
+ * "markdown" is "md")
  * into *out. Returns 0, or -1 with why naming the bad item. */
 int reports_parse_formats(const char *list, unsigned *out, char *why, size_t whylen);
 
 /* Contract: writes the reports of formats into dir (0 means all), in the
- * order json, text, junit, charts, html (HTML embeds the charts' SVG).
+ * order json, text, md, junit, charts, html (HTML embeds the charts' SVG).
  * Each file is replaced atomically. One line per notable condition (e.g.
  * "charts skipped: gnuplot not found") goes to notes when not NULL; a
  * missing gnuplot is not an error. *written (when not NULL) gets the file
@@ -38,6 +40,14 @@ int reports_parse_formats(const char *list, unsigned *out, char *why, size_t why
  * a negative code with err set when a file could not be written. */
 int reports_write_all(const char *dir, const struct json *result, unsigned formats, FILE *notes,
                       struct strbuf *written, struct ls_err *err);
+
+/* The Markdown summary (markdown.c): summary.md, for $GITHUB_STEP_SUMMARY
+ * and pull-request comments. */
+void render_markdown(const struct json *result, struct strbuf *sb);
+/* s[0..n) as the text of a Markdown table cell: | \ ` * _ [ ] escaped with
+ * a backslash, < and & as entities, a newline as <br>, other controls as
+ * spaces (markdown.c). */
+void md_cell(struct strbuf *sb, const char *s, size_t n);
 
 /* JUnit XML (junit.c): one testsuite, a testcase per expectation and per
  * checker; tests/junit.xsd validates it. */

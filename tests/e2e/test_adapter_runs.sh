@@ -43,7 +43,7 @@ YAML
     check "$name: adapter stderr files in the run directory" [ -f "$d/adapters/worker-000.stderr" ]
     caps=$("$LS" get "$d" adapter.caps | tr -d '[]" \n')
     check "$name: the summary names the adapter, its version and caps, and nothing more" \
-        grep -qxF "adapter    $(get "$d" adapter.name) $(get "$d" adapter.version) caps=$caps processes=3" "$d.stdout"
+        grep -qxF "adapter    $(get "$d" adapter.name) $(get "$d" adapter.version) caps=$caps processes=3" "$d/summary.txt"
     t_no_leftovers "$d"
 done
 

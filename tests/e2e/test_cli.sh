@@ -92,7 +92,7 @@ check "version --json: the tool version" \
 
 # ---- init -----------------------------------------------------------------
 scenarios=$("$LS" init --list | awk 'NR > 1 {print $1}')
-check "init --list names five scenarios" [ "$(wc -w <<<"$scenarios")" -eq 5 ]
+check "init --list names six scenarios" [ "$(wc -w <<<"$scenarios")" -eq 6 ]
 mkdir -p "$T_TMP/init"
 for s in $scenarios; do
     f=$T_TMP/init/$s.yaml
@@ -118,7 +118,7 @@ set +e
 "$LS" init --scenario nope "$T_TMP/init/nope.yaml" 2>"$T_TMP/init/nope.err"; rc=$?
 set -e
 check "an unknown scenario: exit 2, the valid ones named (got $rc)" \
-    bash -c '[ "$1" -eq 2 ] && grep -q "one of: stolen-lock" "$2" && [ ! -e "$3" ]' _ \
+    bash -c '[ "$1" -eq 2 ] && grep -q "one of: correct-lock stolen-lock" "$2" && [ ! -e "$3" ]' _ \
     "$rc" "$T_TMP/init/nope.err" "$T_TMP/init/nope.yaml"
 
 # the starters on built-in features show what their expect: says. Not run

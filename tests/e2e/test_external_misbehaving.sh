@@ -110,7 +110,7 @@ check "chatty: then one line saying the rest are only counted" \
     [ "$(grep -c 'more kinds of adapter protocol error: only counted' "$d.stderr" || true)" -eq 1 ]
 check "chatty: nothing else on stderr ($(wc -l <"$d.stderr") lines)" [ "$(wc -l <"$d.stderr")" -eq 6 ]
 check "chatty: the summary's adapter line counts them" \
-    grep -q "^adapter  *bad-adapter chatty caps=ttl,renew processes=2 protocol_errors=$(get "$d" adapter.protocol_errors)\$" "$d.stdout"
+    grep -q "^adapter  *bad-adapter chatty caps=ttl,renew processes=2 protocol_errors=$(get "$d" adapter.protocol_errors)\$" "$d/summary.txt"
 t_no_session_leftovers "$SID" chatty
 check "huge-lines: the real replies came late and were dropped" \
     [ "$("$LS" get "$T_TMP/huge-lines" adapter.late_replies)" -gt 3 ]

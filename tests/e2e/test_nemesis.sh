@@ -96,7 +96,7 @@ check "fault + no_fault grants = total grants" \
     [ $(( $(get "$a" phases.fault.grants) + $(get "$a" phases.no_fault.grants) )) -eq "$total" ]
 expect_val "$a" phases.quiet_tail.start_ms == 2000
 expect_val "$a" phases.quiet_tail.grants ">" 0
-check "the window table is in the summary" grep -q '^fault windows: ' "$a.stdout"
+check "the window table is in the summary" grep -q '^fault windows: ' "$a/summary.txt"
 for d in "$a" "$b" "$c" "$r"; do t_no_leftovers "$d"; done
 
 # the final heal: 60 s pauses of a holder and of the node in a 3 s run

@@ -500,6 +500,10 @@ static void test_formats(void)
     CHECK(contains(why, "unknown format 'pdf'"));
     CHECK(reports_parse_formats("", &f, why, sizeof(why)) < 0);
     CHECK(reports_parse_formats("text,", &f, why, sizeof(why)) < 0);
+    CHECK(reports_parse_formats("md", &f, why, sizeof(why)) == 0 && f == REPORT_MD);
+    CHECK(reports_parse_formats("junit,markdown", &f, why, sizeof(why)) == 0);
+    CHECK_INT(f, REPORT_JUNIT | REPORT_MD);
+    CHECK(reports_parse_formats("all", &f, why, sizeof(why)) == 0 && (f & REPORT_MD));
 }
 
 /* ---- charts and HTML without gnuplot ------------------------------------ */
@@ -683,6 +687,75 @@ static void test_json_rows(void)
     json_free(r);
 }
 
+/* ---- the Markdown summary ----------------------------------------------- */
+
+static void test_markdown_cells(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    const char in[] = "a|b\nc\r\\d <e> & f_g*h`i`";
+    md_cell(&sb, in, strlen(in));
+    CHECK_STR(sb_cstr(&sb), "a\\|b<br>c\\\\d &lt;e> &amp; f\\_g\\*h\\`i\\`");
+    sb_free(&sb);
+}
+
+static void test_markdown(void)
+{
+    struct json *r = incidents_model();
+    /* a table cell's text with a pipe and a newline: escaped, the row whole */
+    struct json *ex = json_arr_get(json_obj_get(r, "expectations"), 2);
+    json_obj_set_str(ex, "why", "not measured: fencing | not\noffered");
+    struct json *inc = json_arr_get(json_obj_get(r, "incidents"), 1);
+    json_obj_set_str(inc, "resource", "r|1\nx");
+    struct strbuf sb = STRBUF_INIT;
+    render_markdown(r, &sb);
+    const char *t = sb_cstr(&sb);
+    CHECKF(contains(t, "## lockstorm FAIL: "), "%s", t);
+    CHECK(contains(t, "**FAIL**: 2 of 3 expectations unmet ("));
+    CHECK(contains(t, "```\nlockstorm: FAIL workload="));
+    CHECK(contains(t, " expectations=1/3\n```\n"));
+    CHECKF(contains(t, "### Incidents: 2 (lock-broken 1, stale-holder 1), grouping 14 "
+                       "violations\n\n| # | class | resource | cause | overlaps | span (ms) | "
+                       "faults |\n|---|---|---|---|---|---|---|\n"
+                       "| 2 | lock-broken | r\\|1<br>x | w1 (killed) | 1 | 2560–2600 | none |\n"
+                       "| 1 | stale-holder | r0 | w3 | 13 | 1511.1–1900 | pause(w3) |\n"),
+           "%s", t);
+    CHECKF(contains(t, "### Expectations: 1 of 3 met\n\n| path | op | expected | got | state |\n"
+                       "|---|---|---|---|---|\n"
+                       "| checks.mutex.by\\_class.stale\\_holder | > | 0 | 13 | met |\n"
+                       "| checks.mutex.by\\_class.lock\\_broken | == | 0 | 1 | **unmet** |\n"
+                       "| checks.fencing.fenced\\_lost\\_updates | == | 0 | - | "
+                       "**not measured**: fencing \\| not<br>offered |\n"), "%s", t);
+    /* every table row has as many unescaped pipes as its header */
+    for (const char *line = t; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line), pipes = 0;
+        for (size_t i = 0; i < n; i++)
+            pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+        if (n && line[0] == '|')
+            CHECKF(pipes == 6 || pipes == 8, "%.*s", (int)n, line);
+        line += n + (nl != NULL);
+    }
+    const char *lb = strstr(t, "### Story of violation 2 (r1 lock-broken, incident #2)\n\n```text\n"
+                               "t=2.559s w4 acquires r1 (no fence)\n=> overlap on r1");
+    CHECKF(lb != NULL, "%s", t);
+    CHECK(contains(t, "=> lock-broken: r1 was granted to w4 while w1 held a grant with no "
+                      "expiry\n```\n"));
+    json_free(r);
+    sb_free(&sb);
+
+    /* the file: --format md writes summary.md and only it */
+    r = model();
+    struct strbuf written = STRBUF_INIT;
+    struct ls_err err = {0, ""};
+    CHECK(reports_write_all(tmp, r, REPORT_MD, NULL, &written, &err) == 0);
+    CHECK_STR(sb_cstr(&written), "summary.md");
+    char *md = file_text(tmp, "summary.md");
+    CHECK(md && contains(md, "## lockstorm FAIL"));
+    free(md);
+    sb_free(&written);
+    json_free(r);
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
@@ -696,6 +769,8 @@ int main(void)
     RUN(test_text_incidents);
     RUN(test_junit_incidents);
     RUN(test_html_incidents);
+    RUN(test_markdown_cells);
+    RUN(test_markdown);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();
