@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "reports/result.h"
+#include "reports/rmodel.h"
 
 #define HTML_MAX_VIOLATIONS 20  /* rows of the violations table */
 #define HTML_MAX_FAULTS 200     /* rows of the fault schedule */
@@ -121,11 +122,6 @@ static void valp(struct strbuf *sb, const struct json *root, const char *path)
     val(sb, json_path(root, path));
 }
 
-static size_t arr_len(const struct json *v)
-{
-    return v && v->type == JSON_ARR ? v->n : 0;
-}
-
 static int is_true(const struct json *v)
 {
     return v && (v->type == JSON_BOOL || v->type == JSON_NUM) && v->i != 0;
@@ -183,7 +179,7 @@ static void banner(struct strbuf *sb, const struct json *r)
     sb_puts(sb, " &middot; checkers ");
     valp(sb, r, "verdict_checks");
     const struct json *ex = json_obj_get(r, "expectations");
-    if (arr_len(ex)) {
+    if (rm_len(ex)) {
         size_t ok = 0;
         for (size_t i = 0; i < ex->n; i++)
             ok += is_true(json_obj_get(ex->kids[i], "ok"));
@@ -280,13 +276,13 @@ static void workload_section(struct strbuf *sb, const struct json *r)
 static void str_list(struct strbuf *sb, const struct json *a, size_t max)
 {
     sb_puts(sb, "<ul>");
-    for (size_t i = 0; i < arr_len(a) && i < max; i++) {
+    for (size_t i = 0; i < rm_len(a) && i < max; i++) {
         sb_puts(sb, "<li>");
         val(sb, a->kids[i]);
         sb_puts(sb, "</li>");
     }
-    if (arr_len(a) > max)
-        sb_printf(sb, "<li>%zu more in result.json</li>", arr_len(a) - max);
+    if (rm_len(a) > max)
+        sb_printf(sb, "<li>%zu more in result.json</li>", rm_len(a) - max);
     sb_puts(sb, "</ul>");
 }
 
@@ -299,10 +295,10 @@ static void evidence_section(struct strbuf *sb, const struct json *r)
     const struct json *ev = json_obj_get(r, "evidence");
     const struct json *cv = json_obj_get(r, "coverage");
     const struct json *why = json_obj_get(r, "verdict_reasons");
-    if ((!ev || ev->type != JSON_OBJ) && (!cv || cv->type != JSON_OBJ) && !arr_len(why))
+    if ((!ev || ev->type != JSON_OBJ) && (!cv || cv->type != JSON_OBJ) && !rm_len(why))
         return;
     sb_puts(sb, "<section id=\"evidence\"><h2>Evidence and coverage</h2>");
-    if (arr_len(why)) {
+    if (rm_len(why)) {
         sb_puts(sb, "<p>The verdict is unknown because:</p>");
         str_list(sb, why, 20);
     }
@@ -319,7 +315,7 @@ static void evidence_section(struct strbuf *sb, const struct json *r)
         kv(sb, "run id", json_obj_get(ev, "run_id"), NULL);
         kv(sb, "run state", json_obj_get(ev, "run_state"), NULL);
         sb_puts(sb, "</div>");
-        if (arr_len(json_obj_get(ev, "gaps")))
+        if (rm_len(json_obj_get(ev, "gaps")))
             str_list(sb, json_obj_get(ev, "gaps"), 50);
     }
     if (cv && cv->type == JSON_OBJ) {
@@ -343,7 +339,7 @@ static void expectations_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *ex = json_obj_get(r, "expectations");
     sb_puts(sb, "<section id=\"expectations\"><h2>Expectations</h2>");
-    if (!arr_len(ex)) {
+    if (!rm_len(ex)) {
         sb_puts(sb, "<p>No <code>expect:</code> block: the checkers decide the verdict.</p>"
                     "</section>\n");
         return;
@@ -497,19 +493,19 @@ static void charts_section(struct strbuf *sb, const char *dir, const char *chart
 static void fault_names(struct strbuf *sb, const struct json *r, const struct json *ids)
 {
     struct strbuf t = STRBUF_INIT;
-    for (size_t i = 0; i < arr_len(ids); i++) {
+    for (size_t i = 0; i < rm_len(ids); i++) {
         if (i)
             sb_puts(&t, ", ");
         report_fault_name(&t, r, ids->kids[i]);
     }
-    html_esc(sb, arr_len(ids) ? sb_cstr(&t) : "none");
+    html_esc(sb, rm_len(ids) ? sb_cstr(&t) : "none");
     sb_free(&t);
 }
 
 static void holders_cell(struct strbuf *sb, const struct json *v, const char *key)
 {
     const struct json *hl = json_obj_get(v, "holders");
-    for (size_t i = 0; i < arr_len(hl); i++) {
+    for (size_t i = 0; i < rm_len(hl); i++) {
         if (i)
             sb_puts(sb, " &rarr; ");
         const struct json *x = json_obj_get(hl->kids[i], key);
@@ -526,10 +522,10 @@ static long incident_story(const struct json *vs, const struct json *inc)
 {
     const struct json *fv = json_obj_get(inc, "first_violation");
     const struct json *listed = json_obj_get(inc, "listed");
-    for (size_t j = 0; j <= arr_len(listed); j++) {
+    for (size_t j = 0; j <= rm_len(listed); j++) {
         const struct json *ix = j == 0 ? fv : listed->kids[j - 1];
-        if (ix && ix->type == JSON_NUM && ix->i >= 0 && (size_t)ix->i < arr_len(vs) &&
-            arr_len(json_obj_get(vs->kids[ix->i], "story")))
+        if (ix && ix->type == JSON_NUM && ix->i >= 0 && (size_t)ix->i < rm_len(vs) &&
+            rm_len(json_obj_get(vs->kids[ix->i], "story")))
             return (long)ix->i;
     }
     return -1;
@@ -630,20 +626,20 @@ static void story_article(struct strbuf *sb, const struct json *v, size_t i)
 static void stories_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *vs = json_obj_get(r, "violations");
-    int64_t total = json_get_int(json_path(r, "checks.mutex"), "violations", (int64_t)arr_len(vs));
+    int64_t total = json_get_int(json_path(r, "checks.mutex"), "violations", (int64_t)rm_len(vs));
     sb_puts(sb, "<section id=\"stories\"><h2>Violations</h2>");
-    if (!arr_len(vs)) {
+    if (!rm_len(vs)) {
         sb_puts(sb, "<p>No mutual-exclusion violation.</p></section>\n");
         return;
     }
     sb_printf(sb, "<p>%lld in total; the first %zu are listed in result.json.</p>",
-              (long long)total, arr_len(vs));
+              (long long)total, rm_len(vs));
     /* the lock's own failures (lock-broken) first, then the others */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < vs->n; i++) {
             const struct json *v = vs->kids[i];
             int broken = strcmp(json_get_str(v, "class", ""), "lock-broken") == 0;
-            if (arr_len(json_obj_get(v, "story")) && broken == (pass == 0))
+            if (rm_len(json_obj_get(v, "story")) && broken == (pass == 0))
                 story_article(sb, v, i);
         }
     sb_puts(sb, "<h3>First violations</h3><table><tr><th>#</th><th>resource</th><th>class</th>"
@@ -674,7 +670,7 @@ static void faults_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *fs = json_obj_get(r, "faults");
     sb_puts(sb, "<section id=\"faults\"><h2>Fault schedule</h2>");
-    if (!arr_len(fs)) {
+    if (!rm_len(fs)) {
         sb_puts(sb, "<p>No fault was injected.</p></section>\n");
         return;
     }
@@ -746,7 +742,7 @@ static void windows_section(struct strbuf *sb, const struct json *r)
     const struct json *ph = json_obj_get(r, "phases");
     const struct json *wins = json_obj_get(r, "fault_windows");
     sb_puts(sb, "<section id=\"windows\"><h2>Fault windows and phases</h2>");
-    if (!(ph && ph->type == JSON_OBJ && ph->n) && !arr_len(wins)) {
+    if (!(ph && ph->type == JSON_OBJ && ph->n) && !rm_len(wins)) {
         sb_puts(sb, "<p>No phase or fault window in the result.</p></section>\n");
         return;
     }
@@ -758,7 +754,7 @@ static void windows_section(struct strbuf *sb, const struct json *r)
         if (o && o->type == JSON_OBJ)
             window_row(sb, o, phases[i][0], phases[i][1]);
     }
-    for (size_t i = 0; i < arr_len(wins) && i < HTML_MAX_FAULTS; i++) {
+    for (size_t i = 0; i < rm_len(wins) && i < HTML_MAX_FAULTS; i++) {
         const struct json *w = wins->kids[i];
         char label[48];
         struct strbuf what = STRBUF_INIT;
@@ -769,7 +765,7 @@ static void windows_section(struct strbuf *sb, const struct json *r)
         window_row(sb, w, label, sb_cstr(&what));
         sb_free(&what);
     }
-    if (arr_len(wins) > HTML_MAX_FAULTS)
+    if (rm_len(wins) > HTML_MAX_FAULTS)
         sb_printf(sb, "<tr><td colspan=\"12\">... %zu more in result.json</td></tr>",
                   wins->n - HTML_MAX_FAULTS);
     sb_puts(sb, "</table></section>\n");
@@ -779,7 +775,7 @@ static void warnings_section(struct strbuf *sb, const struct json *r)
 {
     const struct json *w = json_obj_get(r, "warnings");
     sb_puts(sb, "<section id=\"warnings\"><h2>Warnings</h2>");
-    if (!arr_len(w)) {
+    if (!rm_len(w)) {
         sb_puts(sb, "<p>None.</p></section>\n");
         return;
     }

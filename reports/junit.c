@@ -13,6 +13,7 @@
 #include "model/checkschema.h"
 #include "reports/reports.h"
 #include "reports/result.h"
+#include "reports/rmodel.h"
 
 #include <string.h>
 
@@ -54,21 +55,15 @@ static void put_scalar(struct strbuf *sb, const struct json *v)
         json_write(sb, v, -1);
 }
 
-static size_t arr_len(const struct json *v)
-{
-    return v && v->type == JSON_ARR ? v->n : 0;
-}
-
 /* The story of the first violation of class cls that has one, one event
  * per line, appended to sb; 0 when there is none. */
 static int class_story(const struct json *r, const char *cls, struct strbuf *sb)
 {
-    const struct json *vs = json_obj_get(r, "violations");
-    for (size_t i = 0; i < arr_len(vs); i++) {
-        const struct json *v = vs->kids[i];
+    long at = rm_story_of(r, cls);
+    if (at >= 0) {
+        size_t i = (size_t)at;
+        const struct json *v = json_obj_get(r, "violations")->kids[i];
         const struct json *story = json_obj_get(v, "story");
-        if (strcmp(json_get_str(v, "class", ""), cls) != 0 || !arr_len(story))
-            continue;
         sb_printf(sb, "story of violation %zu (%s %s):\n", i + 1, json_get_str(v, "resource", "?"),
                   cls);
         for (size_t k = 0; k < story->n; k++) {
@@ -190,10 +185,10 @@ void render_junit(const struct json *result, struct strbuf *sb)
     sb_printf(&suite, "lockstorm.%s", wname);
     all_stories(result, &story);
     const struct json *ex = json_obj_get(result, "expectations");
-    int have_expect = arr_len(ex) > 0;
+    int have_expect = rm_len(ex) > 0;
     int tests = 0, failures = 0, errors = 0;
 
-    for (size_t i = 0; i < arr_len(ex); i++) {
+    for (size_t i = 0; i < rm_len(ex); i++) {
         const struct json *e = ex->kids[i];
         struct tcase t;
         tc_init(&t);
@@ -280,7 +275,7 @@ void render_junit(const struct json *result, struct strbuf *sb)
      * too little activity, ...): one error, so the XML says what the exit
      * code 4 says even when every expectation was met. */
     const struct json *reasons = json_obj_get(result, "verdict_reasons");
-    if (arr_len(reasons) && strcmp(json_get_str(result, "verdict", ""), "unknown") == 0) {
+    if (rm_len(reasons) && strcmp(json_get_str(result, "verdict", ""), "unknown") == 0) {
         struct tcase t;
         tc_init(&t);
         sb_puts(&t.name, "verdict decided");

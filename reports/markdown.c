@@ -12,14 +12,10 @@
 
 #include "reports/reports.h"
 #include "reports/result.h"
+#include "reports/rmodel.h"
 
 #define MD_MAX_INCIDENTS 20 /* incident rows; the rest are counted */
 #define MD_MAX_GAPS 10      /* evidence gaps listed */
-
-static size_t arr_len(const struct json *v)
-{
-    return v && v->type == JSON_ARR ? v->n : 0;
-}
 
 static int is_true(const struct json *v)
 {
@@ -156,13 +152,13 @@ static void md_rests_on(const struct json *r, struct strbuf *sb)
         cell_val(sb, json_obj_get(logs, "damaged"));
         sb_puts(sb, ")\n");
         const struct json *gaps = json_obj_get(ev, "gaps");
-        for (size_t i = 0; i < arr_len(gaps) && i < MD_MAX_GAPS; i++) {
+        for (size_t i = 0; i < rm_len(gaps) && i < MD_MAX_GAPS; i++) {
             sb_puts(sb, "  - gap: ");
             cell_val(sb, gaps->kids[i]);
             sb_putc(sb, '\n');
         }
-        if (arr_len(gaps) > MD_MAX_GAPS)
-            sb_printf(sb, "  - %zu more gaps in result.json\n", arr_len(gaps) - MD_MAX_GAPS);
+        if (rm_len(gaps) > MD_MAX_GAPS)
+            sb_printf(sb, "  - %zu more gaps in result.json\n", rm_len(gaps) - MD_MAX_GAPS);
     }
     if (cv && cv->type == JSON_OBJ) {
         const struct json *enough = json_obj_get(cv, "enough_activity");
@@ -189,7 +185,7 @@ static void md_rests_on(const struct json *r, struct strbuf *sb)
 
 static void put_fault_list(struct strbuf *sb, const struct json *r, const struct json *ids)
 {
-    if (!arr_len(ids)) {
+    if (!rm_len(ids)) {
         sb_puts(sb, "none");
         return;
     }
@@ -266,7 +262,7 @@ static void md_incidents(const struct json *r, struct strbuf *sb)
 static void md_expectations(const struct json *r, struct strbuf *sb)
 {
     const struct json *ex = json_obj_get(r, "expectations");
-    size_t n = arr_len(ex), nok = 0;
+    size_t n = rm_len(ex), nok = 0;
     if (!n)
         return;
     for (size_t i = 0; i < n; i++)
@@ -313,22 +309,6 @@ static void md_expectations(const struct json *r, struct strbuf *sb)
     }
 }
 
-/* The id of the incident that lists violation i, or -1 (no incidents). */
-static int64_t incident_of(const struct json *r, size_t i)
-{
-    const struct json *incs = json_obj_get(r, "incidents");
-    for (size_t k = 0; k < arr_len(incs); k++) {
-        const struct json *fv = json_obj_get(incs->kids[k], "first_violation");
-        const struct json *listed = json_obj_get(incs->kids[k], "listed");
-        int hit = fv && fv->type == JSON_NUM && fv->i == (int64_t)i;
-        for (size_t j = 0; !hit && j < arr_len(listed); j++)
-            hit = listed->kids[j]->type == JSON_NUM && listed->kids[j]->i == (int64_t)i;
-        if (hit)
-            return json_get_int(incs->kids[k], "id", (int64_t)k + 1);
-    }
-    return -1;
-}
-
 /* The first story of each violation class present, lock-broken first, as
  * a fenced block (the story's lines are plain text, as in summary.txt). */
 static void md_stories(const struct json *r, struct strbuf *sb)
@@ -336,21 +316,15 @@ static void md_stories(const struct json *r, struct strbuf *sb)
     static const char *const classes[] = {"lock-broken", "stale-holder"};
     const struct json *vs = json_obj_get(r, "violations");
     for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
-        size_t i;
-        const struct json *story = NULL;
-        for (i = 0; i < arr_len(vs); i++) {
-            if (strcmp(json_get_str(vs->kids[i], "class", ""), classes[c]) != 0)
-                continue;
-            story = json_obj_get(vs->kids[i], "story");
-            if (arr_len(story))
-                break;
-        }
-        if (i >= arr_len(vs))
+        long at = rm_story_of(r, classes[c]);
+        if (at < 0)
             continue;
+        size_t i = (size_t)at;
+        const struct json *story = json_obj_get(vs->kids[i], "story");
         sb_printf(sb, "\n### Story of violation %zu (", i + 1);
         cell(sb, json_get_str(vs->kids[i], "resource", "?"));
         sb_printf(sb, " %s", classes[c]);
-        int64_t inc = incident_of(r, i);
+        int64_t inc = rm_incident_of(r, i);
         if (inc >= 0)
             sb_printf(sb, ", incident #%lld", (long long)inc);
         sb_puts(sb, ")\n\n```text\n");

@@ -17,6 +17,7 @@
 #include "model/checkschema.h"
 #include "reports/reports.h"
 #include "reports/result.h"
+#include "reports/rmodel.h"
 
 #define TEXT_MAX_VIOLATIONS 5   /* violations listed one line each */
 #define TEXT_MAX_WARNINGS 10
@@ -132,11 +133,6 @@ static int is_true(const struct json *v)
     return v && (v->type == JSON_BOOL || v->type == JSON_NUM) && v->i != 0;
 }
 
-static size_t arr_len(const struct json *v)
-{
-    return v && v->type == JSON_ARR ? v->n : 0;
-}
-
 /* ---- shared pieces ------------------------------------------------------- */
 
 struct kind_count {
@@ -153,7 +149,7 @@ static size_t count_faults(const struct json *result, struct kind_count *kc, siz
     size_t nk = 0;
     *skipped = 0;
     *injected = 0;
-    for (size_t i = 0; i < arr_len(faults); i++) {
+    for (size_t i = 0; i < rm_len(faults); i++) {
         const struct json *f = faults->kids[i];
         if (is_true(json_obj_get(f, "skipped"))) {
             (*skipped)++;
@@ -222,7 +218,7 @@ void render_verdict_line(const struct json *result, struct strbuf *sb)
     if (wl && num_at(wl, "workers.count"))
         put_path(sb, wl, "workers.count");
     else if (json_obj_get(result, "per_worker"))
-        sb_printf(sb, "%zu", arr_len(json_obj_get(result, "per_worker")));
+        sb_printf(sb, "%zu", rm_len(json_obj_get(result, "per_worker")));
     else
         sb_putc(sb, '-');
     sb_puts(sb, " resources=");
@@ -274,7 +270,7 @@ void render_verdict_line(const struct json *result, struct strbuf *sb)
 
     sb_puts(sb, " expectations=");
     const struct json *ex = json_obj_get(result, "expectations");
-    size_t nex = arr_len(ex), nok = 0;
+    size_t nex = rm_len(ex), nok = 0;
     for (size_t i = 0; i < nex; i++)
         if (is_true(json_obj_get(ex->kids[i], "ok")))
             nok++;
@@ -374,12 +370,12 @@ static void render_adapter(const struct json *r, struct strbuf *sb)
     sb_puts(sb, json_get_str(a, "version", "?"));
     sb_puts(sb, " caps=");
     const struct json *caps = json_obj_get(a, "caps");
-    for (size_t i = 0; i < arr_len(caps); i++) {
+    for (size_t i = 0; i < rm_len(caps); i++) {
         if (i)
             sb_putc(sb, ',');
         put_val(sb, caps->kids[i]);
     }
-    if (!arr_len(caps))
+    if (!rm_len(caps))
         sb_putc(sb, '-');
     put_kv(sb, a, "processes", NULL);
     static const char *const nonzero[] = {"restarts", "protocol_errors", "expired_grants"};
@@ -508,11 +504,11 @@ static void starvation_signs(const struct json *root, const struct json *l, stru
                   STALL_FLAG_SHARE * 100);
     }
     const struct json *stuck = json_obj_get(l, "stuck");
-    for (size_t i = 0; i < arr_len(stuck); i++) {
+    for (size_t i = 0; i < rm_len(stuck); i++) {
         sb_printf(why, "            ??? stuck %s: %s\n", json_get_str(stuck->kids[i], "res", "?"),
                   json_get_str(stuck->kids[i], "reason", "?"));
     }
-    if (!arr_len(stuck) && json_get_int(l, "stuck_resources", 0) > 0)
+    if (!rm_len(stuck) && json_get_int(l, "stuck_resources", 0) > 0)
         sb_puts(why, "            ??? stuck resources at the end of the run\n");
 }
 
@@ -544,7 +540,7 @@ static void render_checks(const struct json *r, struct strbuf *sb)
     sb_puts(sb, json_get_str(r, "verdict_checks", "unknown"));
     /* What these lines are: findings, which decide the verdict only
      * without an expect: block (docs/result-format.md "Verdict"). */
-    if (arr_len(json_obj_get(r, "expectations")))
+    if (rm_len(json_obj_get(r, "expectations")))
         sb_puts(sb, " (findings: the expect: block decides the verdict)\n");
     else
         sb_puts(sb, " (no expect: block: these findings are the verdict)\n");
@@ -560,9 +556,9 @@ static void render_checks(const struct json *r, struct strbuf *sb)
 static void put_fault_names(struct strbuf *sb, const struct json *r, const struct json *ids)
 {
     sb_puts(sb, " faults=");
-    if (!arr_len(ids))
+    if (!rm_len(ids))
         sb_puts(sb, "none");
-    for (size_t k = 0; k < arr_len(ids); k++) {
+    for (size_t k = 0; k < rm_len(ids); k++) {
         if (k)
             sb_putc(sb, ',');
         report_fault_name(sb, r, ids->kids[k]);
@@ -571,7 +567,7 @@ static void put_fault_names(struct strbuf *sb, const struct json *r, const struc
 
 static void put_holders(struct strbuf *sb, const struct json *holders, const char *key)
 {
-    for (size_t i = 0; i < arr_len(holders); i++) {
+    for (size_t i = 0; i < rm_len(holders); i++) {
         const struct json *v = json_obj_get(holders->kids[i], key);
         if (i)
             sb_puts(sb, "->");
@@ -580,7 +576,7 @@ static void put_holders(struct strbuf *sb, const struct json *holders, const cha
         else
             put_val(sb, v);
     }
-    if (!arr_len(holders))
+    if (!rm_len(holders))
         sb_putc(sb, '-');
 }
 
@@ -589,7 +585,7 @@ static void put_holders(struct strbuf *sb, const struct json *holders, const cha
 void report_fault_name(struct strbuf *sb, const struct json *result, const struct json *id)
 {
     const struct json *faults = json_obj_get(result, "faults");
-    for (size_t i = 0; id && id->type == JSON_NUM && i < arr_len(faults); i++) {
+    for (size_t i = 0; id && id->type == JSON_NUM && i < rm_len(faults); i++) {
         const struct json *f = faults->kids[i];
         const struct json *fid = json_obj_get(f, "id");
         if (!fid || fid->type != JSON_NUM || fid->i != id->i)
@@ -611,7 +607,7 @@ void report_fault_name(struct strbuf *sb, const struct json *result, const struc
 static void render_violations(const struct json *r, struct strbuf *sb)
 {
     const struct json *vs = json_obj_get(r, "violations");
-    size_t listed = arr_len(vs);
+    size_t listed = rm_len(vs);
     int64_t total = json_get_int(json_path(r, "checks.mutex"), "violations", (int64_t)listed);
     if (total <= 0 && listed == 0)
         return;
@@ -642,22 +638,6 @@ static void render_violations(const struct json *r, struct strbuf *sb)
                   (long long)(total - (int64_t)show), listed);
 }
 
-/* The id of the incident that lists violation i, or -1 (no incidents). */
-static int64_t incident_of(const struct json *r, size_t i)
-{
-    const struct json *incs = json_obj_get(r, "incidents");
-    for (size_t k = 0; k < arr_len(incs); k++) {
-        const struct json *fv = json_obj_get(incs->kids[k], "first_violation");
-        const struct json *listed = json_obj_get(incs->kids[k], "listed");
-        int hit = fv && fv->type == JSON_NUM && fv->i == (int64_t)i;
-        for (size_t j = 0; !hit && j < arr_len(listed); j++)
-            hit = listed->kids[j]->type == JSON_NUM && listed->kids[j]->i == (int64_t)i;
-        if (hit)
-            return json_get_int(incs->kids[k], "id", (int64_t)k + 1);
-    }
-    return -1;
-}
-
 /* One story per class present, lock-broken first (the first violation of
  * the class that has one: checkers/story.h chooses which get a story), one
  * event per line. */
@@ -666,20 +646,14 @@ static void render_stories(const struct json *r, struct strbuf *sb)
     static const char *const classes[] = {"lock-broken", "stale-holder"};
     const struct json *vs = json_obj_get(r, "violations");
     for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
-        size_t i;
-        const struct json *story = NULL;
-        for (i = 0; i < arr_len(vs); i++) {
-            if (strcmp(json_get_str(vs->kids[i], "class", ""), classes[c]) != 0)
-                continue;
-            story = json_obj_get(vs->kids[i], "story");
-            if (arr_len(story))
-                break;
-        }
-        if (i >= arr_len(vs))
+        long at = rm_story_of(r, classes[c]);
+        if (at < 0)
             continue;
+        size_t i = (size_t)at;
+        const struct json *story = json_obj_get(vs->kids[i], "story");
         sb_printf(sb, "story of violation %zu (%s %s", i + 1,
                   json_get_str(vs->kids[i], "resource", "?"), classes[c]);
-        int64_t inc = incident_of(r, i);
+        int64_t inc = rm_incident_of(r, i);
         if (inc >= 0)
             sb_printf(sb, ", incident #%lld", (long long)inc);
         sb_puts(sb, "):\n");
@@ -706,9 +680,9 @@ static void render_stories(const struct json *r, struct strbuf *sb)
 static void render_anomaly_stories(const struct json *r, struct strbuf *sb)
 {
     const struct json *an = json_path(r, "checks.mutex.anomalies");
-    for (size_t i = 0; i < arr_len(an); i++) {
+    for (size_t i = 0; i < rm_len(an); i++) {
         const struct json *a = an->kids[i], *story = json_obj_get(a, "story");
-        if (!arr_len(story))
+        if (!rm_len(story))
             continue;
         sb_printf(sb, "story of %s (%s, w%lld at %.3fs):\n", json_get_str(a, "class", "?"),
                   json_get_str(a, "resource", "?"), (long long)json_get_int(a, "worker", -1),
@@ -776,7 +750,7 @@ static void render_windows(const struct json *r, struct strbuf *sb)
 {
     const struct json *wins = json_obj_get(r, "fault_windows");
     const struct json *ph = json_obj_get(r, "phases");
-    size_t n = arr_len(wins);
+    size_t n = rm_len(wins);
     if (!n)
         return;
     sb_puts(sb, "fault windows: acquire attempts invoked inside each (times in ms)\n");
@@ -809,7 +783,7 @@ static void render_windows(const struct json *r, struct strbuf *sb)
 static void render_expectations(const struct json *r, struct strbuf *sb)
 {
     const struct json *ex = json_obj_get(r, "expectations");
-    size_t n = arr_len(ex), wpath = 4, wwant = 4, nok = 0;
+    size_t n = rm_len(ex), wpath = 4, wwant = 4, nok = 0;
     if (!n)
         return;
     for (size_t i = 0; i < n; i++) {
@@ -844,7 +818,7 @@ static void render_expectations(const struct json *r, struct strbuf *sb)
 static void render_warnings(const struct json *r, struct strbuf *sb)
 {
     const struct json *w = json_obj_get(r, "warnings");
-    size_t n = arr_len(w);
+    size_t n = rm_len(w);
     if (!n)
         return;
     sb_printf(sb, "warnings   %zu\n", n);
@@ -891,13 +865,13 @@ static void render_evidence(const struct json *r, struct strbuf *sb)
     put_token(sb, str_at(ev, "run_state", NULL));
     sb_putc(sb, '\n');
     const struct json *gaps = json_obj_get(ev, "gaps");
-    for (size_t i = 0; i < arr_len(gaps) && i < TEXT_MAX_GAPS; i++) {
+    for (size_t i = 0; i < rm_len(gaps) && i < TEXT_MAX_GAPS; i++) {
         sb_puts(sb, "  ??? ");
         put_val(sb, gaps->kids[i]);
         sb_putc(sb, '\n');
     }
-    if (arr_len(gaps) > TEXT_MAX_GAPS)
-        sb_printf(sb, "  ... %zu more in result.json\n", arr_len(gaps) - TEXT_MAX_GAPS);
+    if (rm_len(gaps) > TEXT_MAX_GAPS)
+        sb_printf(sb, "  ... %zu more in result.json\n", rm_len(gaps) - TEXT_MAX_GAPS);
 }
 
 /* Contract: "coverage": how much the run exercised the lock (holds, grants,
@@ -1065,7 +1039,7 @@ void render_verdict_why(const struct json *r, struct strbuf *sb)
 {
     const char *verdict = json_get_str(r, "verdict", "unknown");
     const struct json *ex = json_obj_get(r, "expectations");
-    size_t nex = arr_len(ex), nok = 0;
+    size_t nex = rm_len(ex), nok = 0;
     int about_checks = 0;
     for (size_t i = 0; i < nex; i++) {
         if (is_true(json_obj_get(ex->kids[i], "ok")))
@@ -1076,12 +1050,12 @@ void render_verdict_why(const struct json *r, struct strbuf *sb)
     sb_printf(sb, "%s: ", verdict_word(r));
     if (strcmp(verdict, "pass") != 0 && strcmp(verdict, "fail") != 0) {
         const struct json *reasons = json_obj_get(r, "verdict_reasons");
-        for (size_t i = 0; i < arr_len(reasons); i++) {
+        for (size_t i = 0; i < rm_len(reasons); i++) {
             if (i)
                 sb_puts(sb, "; ");
             put_val(sb, reasons->kids[i]);
         }
-        if (arr_len(reasons) == 0) { /* a model from before verdict_reasons */
+        if (rm_len(reasons) == 0) { /* a model from before verdict_reasons */
             if (is_true(json_obj_get(r, "interrupted")))
                 sb_puts(sb, "the run was interrupted before its planned end");
             else if (nex == 0)
