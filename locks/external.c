@@ -866,7 +866,8 @@ const struct lock_ops lock_external = {
     .version = LOCK_OPS_VERSION,
     .name = "external",
     .model = "an adapter process per worker speaking docs/protocol.md: a lock library in "
-             "any language (adapters/: Node.js ioredis, redlock, redis-semaphore; redis-py)",
+             "any language (adapters/: Node.js ioredis, redlock, redis-semaphore, "
+             "redlock-universal, redis-lock, node-redis-warlock; redis-py)",
     .caps = LOCK_CAP_TTL | LOCK_CAP_RENEW | LOCK_CAP_FENCING,
     .options = ext_tab,
     .options_size = sizeof(struct external_options),
