@@ -161,7 +161,8 @@ static int stop_confirmed(pid_t pid, int group, int64_t confirm, int *sys_errno)
 static int e_pause_worker(void *ctx, int i, int64_t confirm, int *pid, int *sys_errno)
 {
     struct run *r = run_of(ctx);
-    *pid = i >= 0 && i < r->nworkers ? r->workers[i].pid : 0;
+    /* an exited worker's pid may belong to another process by now */
+    *pid = i >= 0 && i < r->nworkers && !r->workers[i].exited ? r->workers[i].pid : 0;
     if (*pid <= 0) { /* never kill(0) or kill(-0): that is the harness's own group */
         *sys_errno = ESRCH;
         return FAULT_PAUSE_SIGNAL;
@@ -296,6 +297,9 @@ static int signal_worker(struct run *r, int i, int sig, struct victim *v, struct
     v->i = i;
     v->pid = r->workers[i].pid;
     v->sig = sig;
+    if (v->pid <= 0 || r->workers[i].exited) /* its pid may be another process's by now */
+        return ls_err_set(err, LS_EENV, "worker %d: %s: the worker has exited", i,
+                          strsignal(sig));
     v->held = atomic_load(&r->shm->w[i].holding);
     v->acquiring = atomic_load(&r->shm->w[i].acquiring);
     v->t = run_now(r);
@@ -377,7 +381,7 @@ static int finish_worker(struct run *r, struct fault_inst *fi, int restart, stru
     int holding = atomic_load(&r->shm->w[v->i].holding);
     int acquiring = atomic_load(&r->shm->w[v->i].acquiring);
     int64_t since = atomic_load(&r->shm->w[v->i].acquire_since);
-    rw->exited = 1;
+    run_worker_reaped(r, v->i);
     rw->status = st;
     rw->end_ns = gone;
     rw->fault = fi->id;
@@ -468,7 +472,7 @@ static int e_restart_worker(void *ctx, int i, struct json *arr, struct ls_err *e
     int st;
     while ((st = atomic_load(&sw->state)) == WS_STARTING) {
         if (proc_wait(rw->pid, 0, &rw->status) == 1) {
-            rw->exited = 1;
+            run_worker_reaped(r, i);
             rw->end_ns = run_now(r);
             return ls_err_set(err, LS_EENV, "worker %d epoch %u: exited during start-up", i,
                               epoch);

@@ -492,6 +492,12 @@ static int spawn_workers(struct run *r, struct ls_err *err)
     return 0;
 }
 
+void run_worker_reaped(struct run *r, int i)
+{
+    r->workers[i].exited = 1;
+    atomic_store(&r->shm->w[i].pid, 0);
+}
+
 static void reap_workers(struct run *r)
 {
     for (int i = 0; i < r->nworkers; i++) {
@@ -501,7 +507,7 @@ static void reap_workers(struct run *r)
         int st;
         pid_t p = waitpid(rw->pid, &st, WNOHANG);
         if (p == rw->pid) {
-            rw->exited = 1;
+            run_worker_reaped(r, i);
             rw->status = st;
             rw->end_ns = run_now(r);
         }
@@ -651,7 +657,7 @@ static void stop_workers(struct run *r, int64_t grace_ns)
         kill(-rw->pid, SIGKILL);
         int64_t t = run_now(r);
         proc_wait(rw->pid, 5 * LS_NS_PER_S, &rw->status);
-        rw->exited = 1;
+        run_worker_reaped(r, i);
         rw->killed_by_harness = 1;
         rw->end_ns = run_now(r);
         char path[2100];

@@ -127,6 +127,12 @@ void run_fault_log(struct run *r, struct json *line);
  * is already set and stops at the shm deadline. Returns 0 (workers[i].pid
  * set) or a negative code with err set. */
 int run_spawn_worker(struct run *r, int i, uint32_t epoch, struct ls_err *err);
+/* Worker i's process was reaped: mark it exited and clear its pid in shm,
+ * so nothing (the reaper kills the process groups named there) signals a
+ * number the kernel may since have given to another process's group
+ * (pid_max is often 32768; a worker killed early in a long run is long
+ * gone by its end). */
+void run_worker_reaped(struct run *r, int i);
 
 /* Execute w. On success *result is the result model (caller frees) and
  * *dir_out (when not NULL) the run directory (caller frees). Returns 0, or a
