@@ -76,9 +76,15 @@ static int ignored_signal(int s)
 static int take_signal(struct run *r, int64_t ns)
 {
     struct timespec ts = {(time_t)(ns / LS_NS_PER_S), (long)(ns % LS_NS_PER_S)};
-    int s = sigtimedwait(&r->sigs, NULL, &ts);
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    int s = sigtimedwait(&r->sigs, &si, &ts);
     if (s <= 0)
         return 0;
+    /* who sent it: a signal nobody meant for this run shows its sender */
+    char from[48] = "";
+    if (si.si_code == SI_USER || si.si_code == SI_QUEUE)
+        snprintf(from, sizeof(from), "; sent by pid %d", (int)si.si_pid);
     if (ignored_signal(s)) {
         if (!r->said_ignored++)
             fprintf(stderr, "lockstorm: %s ignored (a run stops on SIGINT, SIGTERM or SIGHUP)\n",
@@ -90,12 +96,12 @@ static int take_signal(struct run *r, int64_t ns)
     r->nsignals++;
     if (r->checking)
         fprintf(stderr, "lockstorm: %s: checking stopped (`lockstorm check %s` gives the verdict "
-                "later)\n", signal_name(s), r->dir);
+                "later%s)\n", signal_name(s), r->dir, from);
     else if (r->nsignals == 1)
-        fprintf(stderr, "lockstorm: %s: stopping (teardown started)\n", signal_name(s));
+        fprintf(stderr, "lockstorm: %s: stopping (teardown started%s)\n", signal_name(s), from);
     else
         fprintf(stderr, "lockstorm: %s again: already stopping; a grace still running is cut "
-                "short\n", signal_name(s));
+                "short%s\n", signal_name(s), from);
     return s;
 }
 

@@ -124,5 +124,16 @@ wait_for() {
 
 t_finish() {
     echo "$T_PASS passed, $T_FAIL failed"
+    if [ "$T_FAIL" -gt 0 ]; then
+        # what the test's runs said on stderr goes with its temp dir: show
+        # the last lines of each (at most 8 files) so a CI log keeps them
+        local f n=0
+        for f in "$T_TMP"/*.stderr "$T_TMP"/*.err; do
+            [ -s "$f" ] && [ "$n" -lt 8 ] || continue
+            n=$((n + 1))
+            echo "# $(basename "$f"), last lines:"
+            tail -n 3 "$f" | sed 's/^/#   /'
+        done
+    fi
     [ "$T_FAIL" -eq 0 ]
 }
