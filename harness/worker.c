@@ -761,11 +761,19 @@ static void job_process(struct wctx *c, int64_t job)
         g = &gr;
     }
     int64_t hold = dist_draw(&w->workers.hold, &c->rng);
-    int64_t enter_mono = hold_begin(c, g, res);
+    /* With the lock, the hold (shm "holding", what a pause of the holder
+     * looks for) is the logged enter..exit. Without it, the log shows the
+     * job from `claimed` to its effect or abort, and shm must say "holding"
+     * only inside that span: a pause that caught the worker in the check
+     * before `claimed`, or in the mark-done after the effect, would stamp
+     * no logged step late and the checker could not tell it bit. */
+    int64_t enter_mono = g ? hold_begin(c, g, res) : 0;
     int st = (layers & JOB_LAYER_IDEMPOTENCY) ? jobstore_claim(c->js, job, c->a->id)
                                               : jobstore_check(c->js, job);
     job_event(c, res, job, st == JOBR_FREE ? JOBS_CLAIMED : st == JOBR_DONE ? JOBS_SKIP_DONE
                                                                             : JOBS_ERROR, g);
+    if (!g)
+        enter_mono = st == JOBR_FREE ? hold_begin(c, NULL, res) : ls_now_ns();
     int cut = st != JOBR_FREE;
     if (!cut)
         cut = hold_for(c, g, enter_mono + hold);
@@ -776,6 +784,8 @@ static void job_process(struct wctx *c, int64_t job)
         int e = jobstore_effect(c->js, job, c->a->id, (layers & JOB_LAYER_CONSTRAINT) != 0);
         job_event(c, res, job, e == JOBR_APPLIED ? JOBS_EFFECT : e == JOBR_REFUSED ? JOBS_REFUSED
                                                                                 : JOBS_ERROR, g);
+        if (!g)
+            hold_end(c, NULL, res);
         if (e == JOBR_APPLIED && jobstore_mark_done(c->js, job, c->a->id) < 0)
             job_event(c, res, job, JOBS_ERROR, g);
     }

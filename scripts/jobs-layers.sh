@@ -36,7 +36,8 @@ for layers in "[]" "[lock]" "[idempotency]" "[constraint]" "[lock, idempotency, 
     rc=$?
     set -e
     if [ "$rc" -gt 1 ]; then
-        echo "jobs-layers: run with layers $layers failed (exit $rc): $(tail -1 "$d.stderr")" >&2
+        why=$("$LS" get "$d" verdict_reasons.0 2>/dev/null || true)
+        echo "jobs-layers: run with layers $layers failed (exit $rc): ${why:-$(tail -1 "$d.stderr")}" >&2
         exit "$rc"
     fi
     mapfile -t v < <("$LS" get "$d" checks.jobs.jobs checks.jobs.duplicates \
