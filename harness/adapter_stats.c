@@ -19,7 +19,7 @@ static const char *const counters[] = {"starts",          "restarts",     "resta
                                        "exits",           "requests",     "timeouts",
                                        "late_replies",    "protocol_errors", "lost_events",
                                        "log_events",      "expired_grants", "renewed_events",
-                                       "stalls",          NULL};
+                                       "stalls",          "renewed_stamps_ignored", NULL};
 
 static int cmp_name(const void *a, const void *b)
 {

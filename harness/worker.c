@@ -488,11 +488,10 @@ static void store_event(struct wctx *c, int type, int res, const struct grant *g
 }
 
 /* Contract: record a renewal the library made by itself (news n about g):
- * renew_ok with EVF_AUTO, valid until the instant the news was read plus
- * the validity it reported (docs/protocol.md, extension `renewed`: the
- * adapter counts it from its write, which the line does not carry; the
- * read is the earliest instant known here, so the lease is overstated by
- * the line's time in the pipe, as that page says). */
+ * renew_ok with EVF_AUTO, valid until n->at_ns plus the validity it
+ * reported (docs/protocol.md, extension `renewed`: the adapter counts it
+ * from its write; at_ns is that instant when the line says it, host_mono_ms,
+ * else the read, which overstates the lease by the line's time in the pipe). */
 static void record_auto_renewal(struct wctx *c, const struct grant *g, const struct lock_news *n)
 {
     struct ev_rec o = {.t = rel_now(c), .type = EV_RENEW_OK, .res = (uint16_t)g->res,

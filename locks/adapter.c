@@ -277,6 +277,7 @@ static void queue_renewed(struct adapter *a, struct amsg *m, int64_t read_ns)
     a->renewed[k].token = m->token;
     a->renewed[k].validity_ns = m->validity_ns;
     a->renewed[k].read_ns = read_ns;
+    a->renewed[k].written_ns = m->written_ns;
     m->res = m->token = NULL;
     a->renewed_n++;
 }
@@ -294,6 +295,7 @@ static int take_renewed(struct adapter *a, struct amsg *ev)
     ev->has_validity = 1;
     ev->validity_ns = a->renewed[k].validity_ns;
     ev->read_ns = a->renewed[k].read_ns;
+    ev->written_ns = a->renewed[k].written_ns;
     a->renewed[k].res = a->renewed[k].token = NULL;
     a->renewed_head = (a->renewed_head + 1) % ADAPTER_RENEWED_QUEUE;
     a->renewed_n--;

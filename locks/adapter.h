@@ -107,7 +107,7 @@ struct adapter {
     /* renewed events not yet taken by wait_event, each with when it was read */
     struct {
         char *res, *token;
-        int64_t validity_ns, read_ns;
+        int64_t validity_ns, read_ns, written_ns;
     } renewed[ADAPTER_RENEWED_QUEUE];
     int renewed_head, renewed_n;
     struct adapter_stats st;

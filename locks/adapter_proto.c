@@ -325,7 +325,9 @@ static int parse_stall_reply(const struct json *o, struct amsg *m, char *why, si
 }
 
 /* Contract: {"event":"renewed","res":R,"token":T,"validity_ms":V} into m
- * (AMSG_RENEWED): all three required. 0 or -1 with why. */
+ * (AMSG_RENEWED): all three required; `host_mono_ms` (revision 3), the
+ * host's CLOCK_MONOTONIC when the line was written, optional: a positive
+ * number of milliseconds. 0 or -1 with why. */
 static int parse_renewed(const struct json *o, struct amsg *m, char *why, size_t n)
 {
     m->kind = AMSG_RENEWED;
@@ -336,6 +338,17 @@ static int parse_renewed(const struct json *o, struct amsg *m, char *why, size_t
     if (!m->res || !m->token || !m->has_validity) {
         snprintf(why, n, "renewed event: needs 'res' and 'token' strings and 'validity_ms'");
         return -1;
+    }
+    const struct json *v = json_obj_get(o, "host_mono_ms");
+    if (v && v->type != JSON_NULL) {
+        /* 1e12 ms is 31 years of uptime: anything beyond is not this clock */
+        if (v->type != JSON_NUM || v->d != v->d || v->d <= 0 || v->d > 1e12) {
+            snprintf(why, n, "renewed event: 'host_mono_ms' must be a positive number of "
+                             "milliseconds (the host's CLOCK_MONOTONIC), got %s",
+                     v->type == JSON_NUM ? "a number out of range" : type_text(v));
+            return -1;
+        }
+        m->written_ns = v->is_int ? v->i * LS_NS_PER_MS : (int64_t)(v->d * 1e6);
     }
     return 0;
 }

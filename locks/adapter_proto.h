@@ -96,6 +96,8 @@ struct amsg {
     char *msg;          /* AMSG_LOG: owned */
     int64_t read_ns;    /* AMSG_RENEWED: CLOCK_MONOTONIC when the harness read the line
                          * (set by adapter.c, 0 from aproto_parse) */
+    int64_t written_ns; /* AMSG_RENEWED: the host's CLOCK_MONOTONIC when the adapter wrote
+                         * it (`host_mono_ms`, revision 3); 0 when absent or refused */
 };
 
 /* Parse one line. Returns 0 with *m filled (free with amsg_free), or -1

@@ -226,6 +226,7 @@ struct grant_map {
     int res;
     char htoken[EVLOG_TOKEN_LEN + 1];  /* the worker's token */
     char *atoken;                      /* the adapter's token (owned) */
+    int64_t asked_ns;                  /* CLOCK_MONOTONIC before the acquire was sent */
 };
 
 /* One per worker, owned by the first lock instance; the renewal thread's
@@ -241,6 +242,7 @@ struct ext_shared {
     int64_t ttl_ns;
     int started;                       /* the first handshake passed */
     int64_t restarts, restart_failures, expired_grants;
+    int64_t stamps_ignored;   /* renewed events whose host_mono_ms was refused */
     int64_t next_restart;              /* CLOCK_MONOTONIC: no restart attempt before */
     char last_error[512];              /* the last failed restart */
     struct grant_map map[TOKEN_MAP];
@@ -314,6 +316,7 @@ static void write_stats(struct ext_shared *s)
     json_obj_set_int(o, "renewed_events", (int64_t)st.renewed_events);
     json_obj_set_int(o, "stalls", (int64_t)st.stalls);
     json_obj_set_int(o, "expired_grants", s->expired_grants);
+    json_obj_set_int(o, "renewed_stamps_ignored", s->stamps_ignored);
     /* relative to the run directory, which may be copied elsewhere */
     const char *rel = strstr(s->stderr_path, "adapters/");
     json_obj_set_str(o, "stderr", rel ? rel : s->stderr_path);
@@ -341,7 +344,8 @@ static void maybe_write_stats(struct ext_shared *s)
         write_stats(s);
 }
 
-static void map_put(struct ext_shared *s, const struct grant *g, const char *atoken)
+static void map_put(struct ext_shared *s, const struct grant *g, const char *atoken,
+                    int64_t asked_ns)
 {
     pthread_mutex_lock(&s->mu);
     struct grant_map *m = &s->map[s->map_next];
@@ -351,6 +355,7 @@ static void map_put(struct ext_shared *s, const struct grant *g, const char *ato
     m->res = g->res;
     snprintf(m->htoken, sizeof(m->htoken), "%s", g->token);
     m->atoken = strdup(atoken);
+    m->asked_ns = asked_ns;
     if (!m->atoken)
         m->used = 0;
     pthread_mutex_unlock(&s->mu);
@@ -658,6 +663,7 @@ static int ext_acquire(struct lock *lk, struct grant *g, int *err_kind)
     struct amsg m;
     int sent = 0;
     char why[300];
+    int64_t asked = ls_now_ns();
     int rc = adapter_request(&s->ad, AOP_ACQUIRE, res, NULL, s->ttl_ns, s->opt->request_timeout,
                              &m, &sent, why, sizeof(why));
     int out;
@@ -675,7 +681,7 @@ static int ext_acquire(struct lock *lk, struct grant *g, int *err_kind)
                 s->expired_grants++;
                 pthread_mutex_unlock(&s->mu);
             }
-            map_put(s, g, m.token);
+            map_put(s, g, m.token, asked);
         }
         amsg_free(&m);
     }
@@ -754,8 +760,11 @@ static int ext_release(struct lock *lk, const struct grant *g, int *err_kind)
 
 /* Contract: event ev (`lost` or `renewed`) as news of the worker's grant it
  * names: kind, resource and the harness's token; a renewal adds its
- * validity and the instant it was read. Returns 1, or 0 when the grant is
- * not (or no longer) in the map (one already released: ignored). */
+ * validity and the instant it counts from: when the adapter wrote it
+ * (host_mono_ms) if that lies between the grant's acquire being sent and
+ * the line being read, else (absent, or not this host's CLOCK_MONOTONIC:
+ * counted) when it was read. Returns 1, or 0 when the grant is not (or no
+ * longer) in the map (one already released: ignored). */
 static int event_news(struct ext_shared *s, const struct amsg *ev, int kind,
                       struct lock_news *news)
 {
@@ -773,6 +782,10 @@ static int event_news(struct ext_shared *s, const struct amsg *ev, int kind,
             if (kind == LOCK_NEWS_RENEWED) {
                 news->validity_ns = ev->validity_ns;
                 news->at_ns = ev->read_ns;
+                if (ev->written_ns >= m->asked_ns && ev->written_ns <= ev->read_ns)
+                    news->at_ns = ev->written_ns;
+                else if (ev->written_ns)
+                    s->stamps_ignored++;
             }
             found = 1;
         }

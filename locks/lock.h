@@ -86,7 +86,8 @@ struct lock_news {
     int res;
     char token[EVLOG_TOKEN_LEN + 1]; /* the grant's token as the worker set it */
     int64_t validity_ns;            /* LOCK_NEWS_RENEWED: the validity the library reported */
-    int64_t at_ns;                  /* LOCK_NEWS_RENEWED: CLOCK_MONOTONIC when it was learnt */
+    int64_t at_ns;                  /* LOCK_NEWS_RENEWED: CLOCK_MONOTONIC the validity counts
+                                     * from (written by the adapter, else read here) */
 };
 
 /* What lock_ops.stall returns. */

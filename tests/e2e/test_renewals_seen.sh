@@ -47,6 +47,48 @@ expect_val "$d" checks.mutex.renewed_after_loss == 0
 expect_val "$d" checks.mutex.losses_by_class.expired ">" 0
 t_no_leftovers "$d"
 
+# renewed events stamped by the adapter (host_mono_ms, protocol revision 3):
+# the fixture's first renewal of each grant says it was written 100 ms after
+# the acquire arrived, though the line comes 200 ms after it; the lease is
+# counted from the stamp (ttl + ~100 ms after the grant), not from the read
+# (ttl + ~200 ms: before the stamp, a line that waited in the pipe, as one
+# does when the worker is paused or starved, lengthened the lease, and a
+# next grant inside that length was called lock-broken). Its second
+# renewal is stamped a minute ahead: refused, counted, read time used.
+cat >"$T_TMP/stamped.yaml" <<EOF
+name: stamped-renewals
+seed: 1
+duration: 1500ms
+cluster: {nodes: 1, persistence: none}
+lock:
+  impl: external
+  ttl: 2s
+  options: {command: [python3, $SRC/tests/fixtures/stamped_adapter.py]}
+workers: {count: 1, resources: 1, hold: {dist: fixed, value: 700ms}, think: 5ms}
+EOF
+d=$T_TMP/stamped
+run_ls "$d" "$T_TMP/stamped.yaml"
+check "stamped renewals: the run passed (exit $RC)" [ "$RC" -eq 0 ]
+"$LS" log export "$d" >"$T_TMP/stamped.jsonl"
+cat >"$T_TMP/first_leases.py" <<'PY'
+import json, sys
+grant, firsts = None, []
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["type"] == "acquire_ok":
+        grant = e["t"]
+    elif e["type"] == "renew_ok" and grant is not None:
+        firsts.append((e["valid_until"] - grant) / 1e6)
+        grant = None
+print("# first renewal's lease after the grant (ms):", [round(x, 1) for x in firsts])
+sys.exit(0 if firsts and all(2080 < x < 2150 for x in firsts) else 1)
+PY
+check "stamped renewals: each grant's first renewal counts from its stamp (ttl + 100 ms, not + 200)" \
+    python3 "$T_TMP/first_leases.py" "$T_TMP/stamped.jsonl"
+check "stamped renewals: a stamp a minute ahead is refused and counted" \
+    [ "$(get "$d" adapter.renewed_stamps_ignored)" -ge 1 ]
+t_no_leftovers "$d"
+
 d=$T_TMP/long
 run_ls "$d" "$WL/long-holds.yaml"
 check "long-holds: its expectations hold (exit $RC)" [ "$RC" -eq 0 ]

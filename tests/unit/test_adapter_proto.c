@@ -212,6 +212,20 @@ static void test_extensions(void)
     bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":5,\"validity_ms\":3}", "'token' must be a string");
     bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":\"3\"}",
         "'validity_ms' must be");
+    /* revision 3: the instant of writing on the host's monotonic clock */
+    CHECK(m.written_ns == 0);
+    REQUIRE(parse("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":3,"
+                  "\"host_mono_ms\":81234567.25}", &m, why) == 0);
+    CHECK(m.written_ns == 81234567250000);
+    amsg_free(&m);
+    REQUIRE(parse("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":3,"
+                  "\"host_mono_ms\":null}", &m, why) == 0);
+    CHECK(m.written_ns == 0);
+    amsg_free(&m);
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":3,\"host_mono_ms\":\"5\"}",
+        "'host_mono_ms' must be a positive number");
+    bad("{\"event\":\"renewed\",\"res\":\"r\",\"token\":\"t\",\"validity_ms\":3,\"host_mono_ms\":0}",
+        "'host_mono_ms' must be a positive number");
 }
 
 static void bad(const char *line, const char *want)

@@ -32,9 +32,13 @@ let harnessExtensions = new Set();
 const emit = {
   lost: (res, token) => write({ event: 'lost', res, token }),
   log: (msg) => write({ event: 'log', msg: String(msg) }),
+  // validity_ms counts from this write; host_mono_ms says when it was, on
+  // the host's CLOCK_MONOTONIC (libuv's hrtime), so a line that waits in
+  // the pipe does not lengthen the lease the harness records
   renewed: (res, token, validityMs) => {
     if (harnessExtensions.has('renewed')) {
-      write({ event: 'renewed', res, token, validity_ms: validityMs });
+      const hostMonoMs = Number(process.hrtime.bigint()) / 1e6;
+      write({ event: 'renewed', res, token, validity_ms: validityMs, host_mono_ms: hostMonoMs });
     }
   },
 };
