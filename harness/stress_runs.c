@@ -242,9 +242,14 @@ static void say_run(const struct stress_ctx *x, const struct srun *r)
                                                      : "UNKNOWN";
     const char *phase = r->phase == PHASE_STRESS ? "stress" : r->phase == PHASE_REDUCE
                                                                  ? "reduce" : "confirm";
-    fprintf(stderr, "lockstorm: %s seed %llu: %s%s%s%s (%.1fs) [%s]\n", phase,
-            (unsigned long long)r->seed, what, cls, r->why[0] ? ": " : "", r->why,
-            (double)(r->t_end - r->t_start) / 1e9, r->dir);
+    if (r->state == SRUN_STOPPED) /* why first: the classes are what it saw until then */
+        fprintf(stderr, "lockstorm: %s seed %llu: stopped (%s)%s (%.1fs) [%s]\n", phase,
+                (unsigned long long)r->seed, r->why, cls, (double)(r->t_end - r->t_start) / 1e9,
+                r->dir);
+    else
+        fprintf(stderr, "lockstorm: %s seed %llu: %s%s%s%s (%.1fs) [%s]\n", phase,
+                (unsigned long long)r->seed, what, cls, r->why[0] ? ": " : "", r->why,
+                (double)(r->t_end - r->t_start) / 1e9, r->dir);
 }
 
 /* Contract: SIGTERM every running run of x from index first on (by pid),
@@ -312,14 +317,14 @@ void stress_batch_run(struct stress_ctx *x, struct sbatch *b)
                 say_run(x, x->runs[x->nruns - 1]);
                 stop = 1;
                 if (x->running)
-                    stop_running(x, b, first, "stopped: another run could not start");
+                    stop_running(x, b, first, "another run could not start");
             }
             take_signal(x, 0);
         }
         if (x->running == 0)
             break;
         if (take_signal(x, TICK_NS)) {
-            stop_running(x, b, first, "stopped: the stress was interrupted");
+            stop_running(x, b, first, "the stress was interrupted");
             break;
         }
         for (int i = first; i < x->nruns; i++) {
@@ -341,13 +346,13 @@ void stress_batch_run(struct stress_ctx *x, struct sbatch *b)
             if (r->state == SRUN_ERROR && b->first_error < 0) {
                 b->first_error = run_index(x, r);
                 stop = 1;
-                stop_running(x, b, first, "stopped: another run could not run");
+                stop_running(x, b, first, "another run could not run");
             }
             if (r->hit && b->first_hit < 0) {
                 b->first_hit = run_index(x, r);
                 if (b->stop_on_hit) {
                     char why[96];
-                    snprintf(why, sizeof(why), "stopped: seed %llu showed it first",
+                    snprintf(why, sizeof(why), "seed %llu showed it first",
                              (unsigned long long)r->seed);
                     stop = 1;
                     stop_running(x, b, first, why);

@@ -5,11 +5,12 @@
 # at once and reduced to fewer workers and/or a shorter duration; the
 # reduced.yaml it writes loads, says where it came from, and FAILs with
 # lock_broken when run again (up to 3 seeds: timing varies); stress.json
-# records every run. A correct lock over 3 seeds exits 0 with the "not a
-# proof" line. A bad --until, a bad workload and a pipe are refused (exit
+# records every run; two runs at once, the one still going at the hit is
+# stopped by pid. A correct lock over 3 seeds exits 0 with the "not a
+# proof" line; runs that cannot be judged (UNKNOWN) exit 4, never clean. A bad --until, a bad workload and a pipe are refused (exit
 # 2, one line, nothing created). SIGINT mid-stress: exit 130, the running
 # run stopped by pid (its run directory readable), stress.json written,
-# nothing of the session left. Bounded: about 45 s on 2 busy cores.
+# nothing of the session left. Bounded: about 50 s on 2 busy cores.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -52,7 +53,7 @@ sed -e '/^expect:/,$d' -e 's/^duration: 8s/duration: 2s/' -e 's/^  count: 6/  co
 check "the negative control has no expect: block" bash -c '! grep -q "^expect:" "$1"' _ "$T_TMP/nd.yaml"
 s=$T_TMP/s1
 set +e
-"$LS" stress "$T_TMP/nd.yaml" --until lock_broken --out "$s" --tries 2 --confirm 1 \
+"$LS" stress "$T_TMP/nd.yaml" --until lock_broken --out "$s" --jobs 2 --tries 2 --confirm 1 \
     --max-runs 8 >"$s.stdout" 2>"$s.stderr"
 rc=$?
 set -e
@@ -64,8 +65,24 @@ seed=$(get "$J" found.seed || true)
 fdir=$s/$(get "$J" found.dir || true)
 check "the failing run ($seed) is a run directory with lock_broken" \
     num_cmp "$(get "$fdir" checks.mutex.by_class.lock_broken)" '>' 0
+k=$(get "$J" found.run || true)
 check "its stress.json entry says so" \
-    [ "$(get "$J" runs.0.hit)/$(get "$J" runs.0.phase)/$(get "$J" runs.0.verdict)" = "true/stress/fail" ]
+    [ "$(get "$J" runs.$k.hit)/$(get "$J" runs.$k.phase)/$(get "$J" runs.$k.verdict)" = "true/stress/fail" ]
+# two at once: the run still going when the first hit came in was stopped by
+# pid and no further seed started. A stopped run wound down through its
+# teardown: run.json is final, interrupted (stopped mid-run) or finished
+# (stopped in its checking or after it: `lockstorm check` judges it).
+check "the stress phase started 2 runs at most ($(get "$J" stress_runs))" \
+    num_cmp "$(get "$J" stress_runs)" '<=' 2
+check "every stopped run wound down and is readable" \
+    python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+stopped = [r["dir"] for r in d["runs"] if r["state"] == "stopped"]
+bad = [x for x in stopped if json.load(open(os.path.join(sys.argv[2], x, "run.json")))["state"]
+       not in ("interrupted", "finished")]
+print("# stopped:", stopped, "bad:", bad)
+sys.exit(1 if bad else 0)' "$J" "$s"
 check "summary names the failing seed" grep -q "^stress naive-del: lock_broken at seed $seed" "$s.stdout"
 check "summary says where reduced.yaml is" grep -q "run it: lockstorm run $s/reduced.yaml" "$s.stdout"
 nacc=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(1 for x in d["reduction"]["steps"] if x["accepted"]))' "$J" 2>/dev/null || echo 0)
@@ -86,8 +103,8 @@ check "its header says what it was reduced from" grep -q "^# Reduced from: $T_TM
 check "its header names the class" grep -q '^# Class: lock_broken\.' "$R"
 check "its header lists the changes and the evidence" \
     bash -c 'grep -q "^# Changes accepted ([0-9]* of [0-9]* candidates run" "$1" && grep -q "^# Evidence: this file showed lock_broken in [01] of 1 confirmation runs" "$1" && grep -q "^# Rule: a candidate is accepted when lock_broken appears in at least 1 of up to 2 runs" "$1"' _ "$R"
-check "every reduction run has a run directory" \
-    python3 -c 'import json,os,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if all(os.path.isfile(os.path.join(sys.argv[2], r["dir"], "result.json")) for r in d["runs"]) else 1)' "$J" "$s"
+check "every run not stopped has a run directory with result.json" \
+    python3 -c 'import json,os,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if all(os.path.isfile(os.path.join(sys.argv[2], r["dir"], "result.json")) for r in d["runs"] if r["state"] != "stopped") else 1)' "$J" "$s"
 # the reduced workload, run as a user would: FAIL with lock_broken (3 seeds at most)
 got=none
 for k in 0 1 2; do
@@ -130,6 +147,27 @@ check "a correct lock: stress.json outcome 'no failure', 3 runs, no reduction" \
     [ "$(get "$o/stress.json" outcome)/$(get "$o/stress.json" stress_runs)/$(get "$o/stress.json" reduction)" = "no failure/3/null" ]
 check "a correct lock: no reduced.yaml" [ ! -e "$o/reduced.yaml" ]
 
+# ---- runs that cannot be judged are not clean: exit 4 ---------------------------------------
+# each worker does one short cycle, then thinks past the end: the pause of
+# worker 0 bites nothing, so the run is UNKNOWN (docs/checkers.md coverage)
+cat >"$T_TMP/nobite.yaml" <<'EOF'
+name: no-bite
+duration: 2s
+lock: {impl: redis-single, ttl: 1s}
+workers: {count: 2, resources: 2, hold: 1ms, think: 10s}
+faults:
+  - {kind: pause, target: "worker:0", at: 800ms, duration: 300ms}
+EOF
+u=$T_TMP/s4
+set +e
+"$LS" stress "$T_TMP/nobite.yaml" --seeds 1 --out "$u" >"$u.stdout" 2>"$u.stderr"
+rc=$?
+set -e
+check "runs not judged: exit 4 ($rc)" [ "$rc" -eq 4 ]
+check "runs not judged: the summary says so and never calls it clean" \
+    grep -q "^stress no-bite: no FAIL in 1 runs, but 1 could not be judged (UNKNOWN: no fault occurrence bit.*that is not a clean result$" "$u.stdout"
+check "runs not judged: stress.json outcome" [ "$(get "$u/stress.json" outcome)" = "not judged" ]
+
 # ---- SIGINT: children stopped by pid, stress.json written, exit 130 ------------------------
 i=$T_TMP/s3
 setsid "$LS" stress "$T_TMP/ok.yaml" --seeds 50 --jobs 1 --out "$i" >"$i.stdout" 2>"$i.stderr" &
@@ -142,6 +180,8 @@ rc=$?
 set -e
 check "interrupted stress exits 130 ($rc)" [ "$rc" -eq 130 ]
 check "it said so on stderr" grep -q '^lockstorm: SIGINT: stopping (1 run stopped by pid' "$i.stderr"
+check "the stopped run is named on stderr" \
+    grep -q '^lockstorm: stress seed 5: stopped (the stress was interrupted)' "$i.stderr"
 check "stress.json: interrupted, outcome interrupted" \
     [ "$(get "$i/stress.json" interrupted)/$(get "$i/stress.json" outcome)/$(get "$i/stress.json" exit_code)" = "true/interrupted/130" ]
 check "the running run was stopped and is readable" \
