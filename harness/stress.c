@@ -452,16 +452,19 @@ static void summary(const struct stress_ctx *x, int code, int nstress, int unkno
         if (x->reduced[0])
             sb_printf(&sb, "  run it: lockstorm run %s\n", x->reduced);
     } else if (x->signal) {
-        sb_printf(&sb, "stress %s: interrupted by %s after %d runs; no %s seen so far\n",
-                  x->base->name, strsignal(x->signal), nstress, what);
+        sb_printf(&sb, "stress %s: interrupted by %s after %d run%s; no %s seen so far\n",
+                  x->base->name, stress_signal_name(x->signal), nstress,
+                  nstress == 1 ? "" : "s", what);
     } else if (code == 0) {
-        sb_printf(&sb, "stress %s: no failure in %d runs (seeds %llu..%llu, every one judged); "
-                       "this is not a proof\n", x->base->name, nstress,
+        sb_printf(&sb, "stress %s: no failure in %d run%s (seeds %llu..%llu, every one "
+                       "judged); this is not a proof\n", x->base->name, nstress,
+                  nstress == 1 ? "" : "s",
                   (unsigned long long)x->seed0,
                   (unsigned long long)(x->seed0 + (uint64_t)nstress - 1));
     } else if (code == 4) {
-        sb_printf(&sb, "stress %s: no %s in %d runs, but %d could not be judged (UNKNOWN: %s); "
-                       "that is not a clean result\n", x->base->name, what, nstress, unknown,
+        sb_printf(&sb, "stress %s: no %s in %d run%s, but %d could not be judged (UNKNOWN: "
+                       "%s); that is not a clean result\n", x->base->name, what, nstress,
+                  nstress == 1 ? "" : "s", unknown,
                   first_unknown ? first_unknown : "see stress.json");
     } else {
         sb_printf(&sb, "stress %s: stopped: %s\n", x->base->name, x->error);
@@ -582,7 +585,7 @@ int stress_command(int argc, char **argv, sweep_resolver resolve)
         x.found = b.first_hit;
         if (!x.until)
             primary_class(&x);
-        if (!x.signal)
+        if (!stress_poll_signal(&x))
             stress_reduce(&x);
         code = 1;
     } else if (b.first_error >= 0) {

@@ -128,6 +128,9 @@ void stress_reduce(struct stress_ctx *x);
 /* Contract: stress.json from x into x->dir (atomically); 0 or -errno. */
 int stress_write_json(const struct stress_ctx *x, int final, int exit_code);
 
+/* Contract: "SIGINT", "SIGTERM", "SIGHUP" (else "signal"). */
+const char *stress_signal_name(int s);
+
 /* Contract: 1 when a signal is pending or was taken (x->signal set). */
 int stress_poll_signal(struct stress_ctx *x);
 

@@ -194,6 +194,8 @@ static int try_cand(struct reducer *r, const struct cand *k)
     struct stress_ctx *x = r->x;
     struct workload *w = NULL;
     char why[320];
+    if (stress_poll_signal(x))
+        return -1;
     if (load_cand(r, k, &w, why, sizeof(why)) < 0) {
         struct sstep *s = new_step(x);
         s->cand = -1;

@@ -30,7 +30,7 @@ static int64_t elapsed(const struct stress_ctx *x)
     return ls_now_ns() - x->t0;
 }
 
-static const char *sig_name(int s)
+const char *stress_signal_name(int s)
 {
     return s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "signal";
 }
@@ -52,10 +52,10 @@ static int take_signal(struct stress_ctx *x, int64_t ns)
     if (!x->signal) {
         x->signal = s;
         fprintf(stderr, "lockstorm: %s: stopping (%d run%s stopped by pid; stress.json keeps "
-                        "what is known)\n", sig_name(s), x->running, x->running == 1 ? "" : "s");
+                        "what is known)\n", stress_signal_name(s), x->running, x->running == 1 ? "" : "s");
     } else {
         fprintf(stderr, "lockstorm: %s again: the runs still stopping are killed now\n",
-                sig_name(s));
+                stress_signal_name(s));
     }
     return s;
 }
@@ -307,6 +307,7 @@ void stress_batch_run(struct stress_ctx *x, struct sbatch *b)
     int first = x->nruns, stop = 0;
     int64_t next = 0;
     for (;;) {
+        take_signal(x, 0); /* one taken before or between batches stops this one too */
         while (!x->signal && !stop && x->running < x->jobs && more_seeds(x, b, next) &&
                !(b->budgeted && stress_budget_spent(x))) {
             int rc = start_run(x, b, b->seed0 + (uint64_t)next++);
@@ -323,7 +324,7 @@ void stress_batch_run(struct stress_ctx *x, struct sbatch *b)
         }
         if (x->running == 0)
             break;
-        if (take_signal(x, TICK_NS)) {
+        if (x->signal || take_signal(x, TICK_NS)) {
             stop_running(x, b, first, "the stress was interrupted");
             break;
         }
