@@ -1,14 +1,10 @@
 /*
- * stress_reduce.c: the reduction of `lockstorm stress` (docs/stress.md
- * "How reduction decides"). From the failing workload, greedy and
- * QuickCheck-style: list the candidates one change smaller (shorter,
- * fewer faults, workers, resources, fault occurrences; boldest first),
- * run each up to x->tries times on the reproducing seed and its
- * neighbours, accept the first in which the class appears at least once,
- * and start over from it; stop when no candidate reproduces or the budget
- * is spent. Every change goes through the loader's --set overrides (or a
- * fault left out, as compare variants do) and every candidate is the
- * loaded workload written back (workload_to_yaml), so the file a
+ * stress_reduce.c: the reduction of `lockstorm stress` (docs/stress.md "How
+ * reduction decides"): greedy, QuickCheck-style. Each round lists the
+ * candidates one change smaller than the current workload, runs each up to
+ * x->tries times and accepts the first that shows the class once. Changes
+ * go through the loader (--set, or a fault left out as compare variants
+ * do) and each candidate is the loaded workload written back, so what a
  * candidate ran is exactly what reduced.yaml holds.
  */
 #include "harness/stress_int.h"

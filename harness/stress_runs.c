@@ -1,12 +1,10 @@
 /*
- * stress_runs.c: the runs of `lockstorm stress` (harness/stress_int.h). A
- * batch runs one workload file over consecutive seeds, each run the
- * lockstorm binary itself as a `run` child into its own run directory
- * (argv, no shell, util/proc.h; as harness/sweep_run.c starts its cells),
- * at most x->jobs at once. The command's process is single-threaded and
- * takes SIGINT / SIGTERM / SIGHUP synchronously (sigtimedwait): on one,
- * every running child is sent SIGTERM by pid (its run winds down and
- * writes what it saw), SIGKILLed after a grace or at a second signal.
+ * stress_runs.c: the runs of `lockstorm stress` (harness/stress_int.h): a
+ * batch runs one workload file over consecutive seeds, each the lockstorm
+ * binary itself as a `run` child (argv, no shell, util/proc.h, as
+ * harness/sweep_run.c starts its cells), at most x->jobs at once. Signals
+ * are taken synchronously (sigtimedwait): running children get SIGTERM by
+ * pid, SIGKILL after a grace or at a second signal.
  */
 #include "harness/stress_int.h"
 

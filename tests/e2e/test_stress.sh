@@ -7,7 +7,8 @@
 # lock_broken when run again (up to 3 seeds: timing varies); stress.json
 # records every run; two runs at once, the one still going at the hit is
 # stopped by pid. A correct lock over 3 seeds exits 0 with the "not a
-# proof" line; runs that cannot be judged (UNKNOWN) exit 4, never clean. A bad --until, a bad workload and a pipe are refused (exit
+# proof" line; runs that cannot be judged (UNKNOWN) exit 4, never clean; a
+# run that cannot run (no such adapter) exit 3. A bad --until, a bad workload and a pipe are refused (exit
 # 2, one line, nothing created). SIGINT mid-stress: exit 130, the running
 # run stopped by pid (its run directory readable), stress.json written,
 # nothing of the session left. Bounded: about 50 s on 2 busy cores.
@@ -68,30 +69,34 @@ check "the failing run ($seed) is a run directory with lock_broken" \
 k=$(get "$J" found.run || true)
 check "its stress.json entry says so" \
     [ "$(get "$J" runs.$k.hit)/$(get "$J" runs.$k.phase)/$(get "$J" runs.$k.verdict)" = "true/stress/fail" ]
+# stress.json read once (python3 starts slowly on a busy machine): the
+# stress phase's states, stopped runs whose run.json is not final, the
+# accepted steps, runs not stopped without a result.json
+facts=$(python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+print(",".join(sorted(r["state"] for r in runs if r["phase"] == "stress")))
+stopped = [r["dir"] for r in runs if r["state"] == "stopped"]
+print(" ".join(x for x in stopped if json.load(open(os.path.join(sys.argv[2], x, "run.json")))
+               ["state"] not in ("interrupted", "finished")) or "-")
+print(sum(1 for x in (d["reduction"] or {}).get("steps", []) if x["accepted"]))
+print(" ".join(r["dir"] for r in runs if r["state"] != "stopped" and
+               not os.path.isfile(os.path.join(sys.argv[2], r["dir"], "result.json"))) or "-")
+' "$J" "$s" 2>&1 || true)
+echo "# stress.json facts: $(echo $facts)"
+line() { sed -n "${1}p" <<<"$facts"; }
 # two at once: the run still going when the first hit came in was stopped by
 # pid and no further seed started. A stopped run wound down through its
 # teardown: run.json is final, interrupted (stopped mid-run) or finished
 # (stopped in its checking or after it: `lockstorm check` judges it).
-check "the stress phase started 2 runs, one of them stopped at the hit" \
-    python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-st = [r["state"] for r in d["runs"] if r["phase"] == "stress"]
-print("# stress phase:", st)
-sys.exit(0 if sorted(st) == ["done", "stopped"] else 1)' "$J"
-check "every stopped run wound down and is readable" \
-    python3 -c '
-import json, os, sys
-d = json.load(open(sys.argv[1]))
-stopped = [r["dir"] for r in d["runs"] if r["state"] == "stopped"]
-bad = [x for x in stopped if json.load(open(os.path.join(sys.argv[2], x, "run.json")))["state"]
-       not in ("interrupted", "finished")]
-print("# stopped:", stopped, "bad:", bad)
-sys.exit(1 if bad else 0)' "$J" "$s"
+check "the stress phase started 2 runs, one of them stopped at the hit ($(line 1))" \
+    [ "$(line 1)" = "done,stopped" ]
+check "every stopped run wound down and is readable (not: $(line 2))" [ "$(line 2)" = - ]
 check "summary names the failing seed" grep -q "^stress naive-del: lock_broken at seed $seed" "$s.stdout"
 check "summary says where reduced.yaml is" grep -q "run it: lockstorm run $s/reduced.yaml" "$s.stdout"
-nacc=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(1 for x in d["reduction"]["steps"] if x["accepted"]))' "$J" 2>/dev/null || echo 0)
-check "at least one reduction step accepted ($nacc)" [ "$nacc" -ge 1 ]
+nacc=$(line 3)
+check "at least one reduction step accepted ($nacc)" [ "${nacc:-0}" -ge 1 ]
 check "reduction within its budget of 8 runs" num_cmp "$(get "$J" reduction.runs)" '<=' 8
 R=$s/reduced.yaml
 check "reduced.yaml written" [ -s "$R" ]
@@ -108,8 +113,8 @@ check "its header says what it was reduced from" grep -q "^# Reduced from: $T_TM
 check "its header names the class" grep -q '^# Class: lock_broken\.' "$R"
 check "its header lists the changes and the evidence" \
     bash -c 'grep -q "^# Changes accepted ([0-9]* of [0-9]* candidates run" "$1" && grep -q "^# Evidence: this file showed lock_broken in [01] of 1 confirmation runs" "$1" && grep -q "^# Rule: a candidate is accepted when lock_broken appears in at least 1 of up to 2 runs" "$1"' _ "$R"
-check "every run not stopped has a run directory with result.json" \
-    python3 -c 'import json,os,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if all(os.path.isfile(os.path.join(sys.argv[2], r["dir"], "result.json")) for r in d["runs"] if r["state"] != "stopped") else 1)' "$J" "$s"
+check "every run not stopped has a run directory with result.json (not: $(line 4))" \
+    [ "$(line 4)" = - ]
 # the reduced workload, run as a user would: FAIL with lock_broken (3 seeds at most)
 got=none
 for k in 0 1 2; do
@@ -127,7 +132,7 @@ cat >"$T_TMP/ok.yaml" <<'EOF'
 name: stress-correct
 description: a correct single-node lock, holders paused well inside the TTL
 seed: 5
-duration: 1500ms
+duration: 1s
 lock:
   impl: redis-single
   ttl: 2s
@@ -172,6 +177,22 @@ check "runs not judged: exit 4 ($rc)" [ "$rc" -eq 4 ]
 check "runs not judged: the summary says so and never calls it clean" \
     grep -q "^stress no-bite: no FAIL in 1 run, but 1 could not be judged (UNKNOWN: no fault occurrence bit.*that is not a clean result$" "$u.stdout"
 check "runs not judged: stress.json outcome" [ "$(get "$u/stress.json" outcome)" = "not judged" ]
+
+# ---- a run that cannot run stops the stress: exit 3 ------------------------------------------
+cat >"$T_TMP/noadapter.yaml" <<'EOF'
+name: no-adapter
+duration: 1s
+lock: {impl: external, ttl: 500ms, options: {command: [/nonexistent/adapter]}}
+EOF
+e=$T_TMP/s5
+set +e
+"$LS" stress "$T_TMP/noadapter.yaml" --seeds 3 --out "$e" >"$e.stdout" 2>"$e.stderr"
+rc=$?
+set -e
+check "a run that cannot run: exit 3 ($rc), no further run" \
+    bash -c '[ "$1" -eq 3 ] && [ "$("$2" get "$3" outcome)" = error ] && [ ! -e "$4/runs/seed-2" ]' _ "$rc" "$LS" "$e/stress.json" "$e"
+check "a run that cannot run: the summary names its error" \
+    grep -q "^stress no-adapter: stopped: runs/seed-1 could not run: exited 3: .*cannot run /nonexistent/adapter" "$e.stdout"
 
 # ---- SIGINT: children stopped by pid, stress.json written, exit 130 ------------------------
 i=$T_TMP/s3
