@@ -8,6 +8,7 @@
  */
 #include "harness/stress_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -247,6 +248,20 @@ static int mkdirs(const char *path)
     return mkdir(tmp, 0755) < 0 ? -errno : 0;
 }
 
+/* Contract: 1 when path is a directory with no entries. */
+static int is_empty_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int empty = 1;
+    while (empty && (de = readdir(d)))
+        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+    closedir(d);
+    return empty;
+}
+
 /* Contract: create the stress directory (--out, which must be new or
  * empty, or runs/stress-NAME-UTC); 0, 2 (usage) or 3. */
 static int make_dir(struct stress_ctx *x, const char *out)
@@ -254,8 +269,8 @@ static int make_dir(struct stress_ctx *x, const char *out)
     if (out) {
         snprintf(x->dir, sizeof(x->dir), "%s", out);
         int rc = mkdirs(x->dir);
-        if (rc == -EEXIST && rmdir(x->dir) == 0 && mkdir(x->dir, 0755) == 0)
-            rc = 0; /* it was an empty directory */
+        if (rc == -EEXIST && is_empty_dir(x->dir))
+            rc = 0;
         if (rc == -EEXIST)
             return usage("--out %s: exists and is not an empty directory; choose a new path or "
                          "remove it", x->dir);
