@@ -121,6 +121,33 @@ static const struct cli_opt sweep_opts[] = {
     {"--progress", "MODE", "progress on stderr: auto, plain or off", "auto plain off"},
     O_JSON, O_QUIET, O_HELP, O_END,
 };
+static const struct cli_opt stress_opts[] = {
+    {"--seeds", "N", "runs of the stress phase, seeds S, S+1, ... (default 10)", NULL},
+    {"--time", "DURATION", "instead of --seeds: start runs until this much time has passed",
+     NULL},
+    {"--until", "CLASS", "stop at the first run that shows CLASS (lock_broken, stale_holder, "
+                         "fenced_lost_updates, duplicates, ..., a checker's name such as mutex "
+                         "or fencing, or fail); default: the first FAIL verdict",
+     "lock_broken stale_holder fenced_lost_updates fence_regressions renewed_after_loss "
+     "duplicates extra_effects plain_lost_updates missed stuck_resources "
+     "crashes_without_next_grant mutex fencing liveness stats jobs commands fail"},
+    {"--jobs, -j", "N", "runs at once (1..256; default max(1, cores / 2))", NULL},
+    {"--out", "DIR", "the stress directory (created; refused if it exists and is not empty); "
+                     "default runs/stress-NAME-UTCTIME/", "@dir"},
+    {"--seed", "N", "the first seed (default: the workload's seed)", NULL},
+    O_SET,
+    {"--tries", "N", "runs of each reduction candidate, stopping at the first that shows the "
+                     "class (1..20, default 3)", NULL},
+    {"--confirm", "N", "runs of reduced.yaml itself once written, all counted in its header "
+                       "(0..20, default 3)", NULL},
+    {"--max-runs", "N", "budget of reduction runs (default 40; 0: do not reduce)", NULL},
+    {"--reduce-time", "DURATION", "time budget of the reduction (default 15m)", NULL},
+    {"--min-duration", "DURATION", "the shortest duration a candidate is cut to (default 1s)",
+     NULL},
+    {"--format", "LIST", "reports each run writes (default json,text; json is always added)",
+     "text json junit charts html md markdown all"},
+    O_QUIET, O_HELP, O_END,
+};
 static const struct cli_opt compare_opts[] = {
     {"--json", NULL, "print the comparison document (compare.json) instead of the tables", NULL},
     O_HELP, O_END,
@@ -185,6 +212,26 @@ static const struct cli_cmd commands[] = {
      "own run directory under the sweep directory, several at once. The report recommends the "
      "smallest safe TTL and shows what it costs (docs/sweep.md).",
      sweep_opts, "@file"},
+    {"stress",
+     {"stress WORKLOAD [--seeds N | --time DURATION] [--until CLASS] [--jobs N] [--out DIR] "
+      "[--set KEY.PATH=VALUE]... [--quiet]"},
+     "run a workload over seeds until it fails, then reduce the failing workload",
+     "Runs WORKLOAD with seeds S, S+1, ... (each its own `lockstorm run` into DIR/runs/seed-N, "
+     "several at once) and stops at the first run whose verdict is FAIL, or with --until at the "
+     "first that shows that class; runs still going are stopped by pid. Then it reduces the "
+     "failing workload: candidates one change smaller (half the duration, a fault left out, "
+     "fewer workers, resources or fault occurrences) each run up to --tries times on the "
+     "reproducing seed and its neighbours, the first that shows the class again accepted, "
+     "until none does or the budget is spent. It writes DIR/reduced.yaml (a workload `lockstorm "
+     "run` loads, its header naming what it was reduced from, the class and the evidence) and "
+     "DIR/stress.json (every run and every reduction step), and prints a summary "
+     "(docs/stress.md).\n"
+     "Exit status: 1 a run failed (reduced or not), 0 no run failed and every run was judged "
+     "(no failure in N runs is not a proof), 2 bad input (nothing started), 3 a run could not "
+     "run, 4 no run failed but some could not be judged (UNKNOWN), 128 + N when stopped by "
+     "signal N (130 SIGINT, 143 SIGTERM; the runs are stopped by pid and stress.json keeps "
+     "what is known).",
+     stress_opts, "@workload"},
     {"compare",
      {"compare RUN_DIR... [--json]"},
      "print several runs side by side (single-node vs Redlock)",

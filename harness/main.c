@@ -25,6 +25,7 @@
 #include "harness/cli_init.h"
 #include "harness/progress.h"
 #include "harness/run.h"
+#include "harness/stress.h"
 #include "harness/suite.h"
 #include "harness/sweep.h"
 #include "harness/workload.h"
@@ -712,6 +713,8 @@ int main(int argc, char **argv)
         return cli_compare_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "sweep"))
         return sweep_command(argc - 2, argv + 2, resolve_workload); /* harness/sweep_run.c */
+    if (!strcmp(cmd, "stress"))
+        return stress_command(argc - 2, argv + 2, resolve_workload); /* harness/stress.c */
     int rc = parse_args(argc - 2, argv + 2, &a);
     if (rc)
         return rc;
