@@ -400,15 +400,15 @@ static int adapter_init(const char *lang, const char *dir)
     free(package);
     if (rc != 0)
         return rc;
-    printf("lockstorm: wrote %s/%s, %s%s/workload.yaml (sample lock: SET NX PX, "
-           "compare-and-delete)\nnext:\n", dir, file, node ? "package.json, " : "", dir);
+    printf("lockstorm: wrote %s, %sworkload.yaml in %s (sample lock: SET NX PX, "
+           "compare-and-delete)\nnext:\n", file, node ? "package.json, " : "", dir);
     printf("  cd %s\n", dir);
     if (node)
-        printf("  npm install                                   # the SDK (from %s) and "
+        printf("  npm install                                 # the SDK (from %s) and "
                "ioredis\n", sdk);
-    printf("  lockstorm adapter-test -- %s   # the protocol, in seconds\n",
-           node ? "node adapter.js          " : "/usr/bin/python3 adapter.py");
-    printf("  lockstorm run workload.yaml                   # the verdict under faults\n");
+    printf("  lockstorm adapter-test -- %-17s # the protocol, in seconds\n",
+           node ? "node adapter.js" : "/usr/bin/python3 adapter.py");
+    printf("  lockstorm run workload.yaml                 # the verdict under faults\n");
     printf("then put your lock between the YOUR LOCK markers of %s\n", file);
     return 0;
 }
