@@ -57,6 +57,12 @@ for lang in node python; do
         check "node: ... and on ioredis $pinned, as adapters/node pins it" \
             grep -q "\"ioredis\": \"$pinned\"" "$d/package.json"
         set +e
+        (cd "$d" && timeout 60 "$LS" adapter-test -- node adapter.js) >"$T_TMP/noinstall.at" 2>&1
+        set -e
+        check "node: before npm install, adapter-test says to run it ($(grep -o 'lockstorm adapter error.*' "$T_TMP/noinstall.at" | head -1))" \
+            grep -q "lockstorm adapter error: Cannot find module '@lockstorm/adapter'.*: run npm install in $d" \
+            "$T_TMP/noinstall.at"
+        set +e
         (cd "$d" && timeout 120 npm install --prefer-offline --no-audit --no-fund \
             --loglevel=error) >"$T_TMP/npm.out" 2>&1; rc=$?
         set -e
