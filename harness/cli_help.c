@@ -279,6 +279,17 @@ static const struct cli_cmd commands[] = {
      "release with a stale token, renew, unknown op, garbage input. One pass/fail line per "
      "check; the exit status is 1 when any check fails.",
      adapter_test_opts, "@file"},
+    {"adapter",
+     {"adapter init node|python DIR"},
+     "write an adapter skeleton for your own lock, and a workload that runs it",
+     "Writes into DIR (new or empty) a working adapter on this checkout's SDK (Node: adapter.js "
+     "and a package.json depending on adapters/node/sdk by path; Python: adapter.py on "
+     "adapters/python/lockstorm_adapter.py) around a sample lock (SET NX PX, compare-and-delete, "
+     "compare-and-pexpire), with a marked place for your own lock calls, and workload.yaml, "
+     "which runs it under holder pauses and passes for a correct lock. Prints the commands to "
+     "run next. A DIR that is not empty is refused (exit 2) and nothing is written. Quick "
+     "start: docs/adapters.md.",
+     help_only, "init"},
     {"get",
      {"get RUN_DIR|FILE.json PATH..."},
      "print values of result.json by JSON path (for scripts)",

@@ -18,6 +18,7 @@
 #include "checkers/history.h"
 #include "faults/fault.h"
 #include "harness/leftover.h"
+#include "harness/adapter_init.h"
 #include "harness/adapter_test.h"
 #include "harness/checkproc.h"
 #include "harness/cli_compare.h"
@@ -707,6 +708,8 @@ int main(int argc, char **argv)
     struct common_args a;
     if (!strcmp(cmd, "adapter-test"))
         return adapter_test_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "adapter")) /* adapter init (harness/adapter_init.c) */
+        return adapter_cli_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "get"))
         return cmd_get(&a, argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) /* any number of RUN_DIRs (harness/cli_compare.c) */

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -47,8 +48,9 @@
 static const struct opt_def ext_tab[] = {
     {"command", OPT_CUSTOM, OFF(command), NULL, 0, 0, NULL, NULL,
      "the adapter's argv, a list run without a shell (PATH lookup for the first item), "
-     "e.g. [node, adapters/node/ioredis-handrolled.js]; relative paths are relative to the "
-     "directory lockstorm runs in"},
+     "e.g. [node, adapters/node/ioredis-handrolled.js]; a relative path to a file next to the "
+     "workload file is resolved there first, else it is relative to the directory lockstorm "
+     "runs in"},
     {"adapter", OPT_CUSTOM, OFF(adapter), "{}", 0, 0, NULL, NULL,
      "mapping handed to the adapter untouched (hello.options): the library's own settings"},
     {"request_timeout", OPT_DURATION, OFF(request_timeout), "2s", 1e6, 60e9, NULL, NULL,
@@ -94,6 +96,27 @@ static struct json *ynode_json(const struct ynode *v)
     return json_new_strn(v->text, v->len);
 }
 
+/* Contract: 1 when arg is a relative path naming a regular file in the
+ * directory of the workload file (file as the loader names it), with its
+ * absolute path in out (PATH_MAX bytes); else 0 and the argument stays as
+ * written (relative to the directory lockstorm runs in, or a PATH lookup).
+ * The workload's directory wins over the current one (docs/adapters.md).
+ * The program (first) must contain a '/' to be looked for: a bare name is
+ * a PATH lookup. */
+static int resolve_near_workload(const char *file, const char *arg, int program, char *out)
+{
+    if (!file || !*file || arg[0] == '/' || (program && !strchr(arg, '/')))
+        return 0;
+    const char *slash = strrchr(file, '/');
+    char cand[PATH_MAX];
+    int n = slash ? snprintf(cand, sizeof(cand), "%.*s/%s", (int)(slash - file), file, arg)
+                  : snprintf(cand, sizeof(cand), "./%s", arg);
+    struct stat st;
+    if (n < 0 || (size_t)n >= sizeof(cand) || stat(cand, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    return realpath(cand, out) != NULL;
+}
+
 static int parse_command(struct external_options *o, const struct ynode *v,
                          const struct ynode *where, const char *path, struct ydiag *dg)
 {
@@ -121,12 +144,19 @@ static int parse_command(struct external_options *o, const struct ynode *v,
                                                                       : ynode_kind_text(it));
             return -1;
         }
-        if (len + it->len + 1 > sizeof(o->command)) {
+        char resolved[PATH_MAX];
+        const char *text = it->text;
+        size_t tlen = it->len;
+        if (resolve_near_workload(dg->file, it->text, i == 0, resolved)) {
+            text = resolved;
+            tlen = strlen(resolved);
+        }
+        if (len + tlen + 1 > sizeof(o->command)) {
             ydiag_at(dg, it, "%s: longer than %zu bytes in all", path, sizeof(o->command));
             return -1;
         }
-        memcpy(o->command + len, it->text, it->len + 1);
-        len += it->len + 1;
+        memcpy(o->command + len, text, tlen + 1);
+        len += tlen + 1;
     }
     o->argc = (int)v->n;
     return 0;

@@ -15,7 +15,7 @@
 // node_modules/redis-semaphore/lib/Lock.js, from its setInterval), and a
 // true result is a refresh that set the key's PEXPIRE to lockTimeout; the
 // validity reported is lockTimeout less the time since the refresh was sent.
-// Extension `stall` is served by lib/protocol.js.
+// Written on the SDK (adapters/node/sdk), which serves `stall` and `clock`.
 // hello.options: kind, refresh_interval_ms, on_lock_lost, command_timeout_ms.
 // Keys: the library prefixes "mutex:" (resource lockstorm:r0 is key
 // mutex:lockstorm:r0). Release: the library's release() does not say
@@ -23,93 +23,83 @@
 // the library's own compare-and-delete script (delIfEqualLua, exported by
 // the package) to answer released:true/false.
 const { performance } = require('node:perf_hooks');
-const { run } = require('./lib/protocol');
-const { makeClients, waitReady, errorReply, quitAll } = require('./lib/redis');
+const { serve, BUSY } = require('./sdk');
+const { makeClients, waitReady, isUnknown, quitAll } = require('./lib/redis');
 const { Mutex, RedlockMutex } = require('redis-semaphore');
 const { delIfEqualLua } = require('redis-semaphore/lib/mutex/release');
 const { expireIfEqualLua } = require('redis-semaphore/lib/mutex/refresh');
 const version = require('redis-semaphore/package.json').version;
 
-run(async ({ nodes, options = {}, emit }) => {
-  const redlock = options.kind === 'redlock-mutex';
-  const clients = makeClients(redlock ? nodes : nodes.slice(0, 1), options);
-  await waitReady(clients);
-  const quorum = Math.floor(clients.length / 2) + 1;
-  const held = new Map(); // identifier -> { mutex, res }
+serve({
+  version,
+  definite: (err) => !isUnknown(err),
+  async hello({ nodes, options = {}, emit }) {
+    const redlock = options.kind === 'redlock-mutex';
+    const clients = makeClients(redlock ? nodes : nodes.slice(0, 1), options);
+    await waitReady(clients);
+    const quorum = Math.floor(clients.length / 2) + 1;
+    const held = new Map(); // identifier -> { mutex, res }
+    const refreshInterval = (ttl) => (options.refresh_interval_ms === undefined
+      ? Math.round(ttl * 0.8) : Number(options.refresh_interval_ms));
 
-  function refreshInterval(ttl) {
-    if (options.refresh_interval_ms === undefined) return Math.round(ttl * 0.8);
-    return Number(options.refresh_interval_ms);
-  }
+    // Run a compare-and-X script of the library on every client: true with
+    // a quorum of yes, else the first error (thrown), else false.
+    async function onAll(script, args) {
+      const results = await Promise.all(clients.map((c) => script(c, args).then(
+        (r) => ({ r: +r }), (e) => ({ e }))));
+      if (results.filter((x) => x.r === 1).length >= quorum) return true;
+      const failed = results.find((x) => x.e);
+      if (failed) throw failed.e;
+      return false;
+    }
 
-  // Run a compare-and-X script of the library on every client; count yes.
-  async function onAll(script, args) {
-    const results = await Promise.all(clients.map((c) => script(c, args).then((r) => ({ r: +r }),
-                                                                                   (e) => ({ e }))));
-    return { yes: results.filter((x) => x.r === 1).length, errors: results.filter((x) => x.e) };
-  }
-
-  return {
-    name: redlock ? 'redis-semaphore RedlockMutex' : 'redis-semaphore Mutex',
-    version,
-    caps: ['ttl', 'renew', ...(refreshInterval(1000) > 0 ? ['auto_renew', 'renewed'] : []), 'stall'],
-
-    async acquire({ res, ttl_ms: ttl }) {
-      let token = null;
-      const opts = {
-        lockTimeout: ttl,
-        acquireAttemptsLimit: 1,
-        retryInterval: 0,
-        refreshInterval: refreshInterval(ttl),
-      };
-      if (options.on_lock_lost !== 'library') {
-        opts.onLockLost = () => {
-          if (token && held.has(token)) emit.lost(res, token);
+    return {
+      name: redlock ? 'redis-semaphore RedlockMutex' : 'redis-semaphore Mutex',
+      autoRenew: refreshInterval(1000) > 0,
+      async acquire({ res, ttl_ms: ttl }) {
+        let token = null;
+        const opts = {
+          lockTimeout: ttl,
+          acquireAttemptsLimit: 1,
+          retryInterval: 0,
+          refreshInterval: refreshInterval(ttl),
         };
-      }
-      const mutex = redlock ? new RedlockMutex(clients, res, opts) : new Mutex(clients[0], res, opts);
-      try {
+        if (options.on_lock_lost !== 'library') {
+          opts.onLockLost = () => {
+            if (token && held.has(token)) emit.lost(res, token);
+          };
+        }
+        const mutex = redlock ? new RedlockMutex(clients, res, opts) : new Mutex(clients[0], res, opts);
         // RedlockMutex swallows node errors: unreachable nodes look busy
-        if (!(await mutex.tryAcquire())) return { ok: false, busy: true };
-      } catch (err) {
-        return errorReply(err);
-      }
-      token = mutex.identifier;
-      held.set(token, { mutex, res });
-      const refresh = mutex._refresh;
-      mutex._refresh = async function refreshReported() {
-        const sent = performance.now();
-        const ok = await refresh.call(this);
-        if (ok && held.has(token)) emit.renewed(res, token, ttl - (performance.now() - sent));
-        return ok;
-      };
-      return { ok: true, token, validity_ms: ttl };
-    },
-
-    async renew({ token, ttl_ms: ttl }) {
-      const h = held.get(token);
-      if (!h) return { ok: false, error: 'unknown token' };
-      const { yes, errors } = await onAll(expireIfEqualLua, [`mutex:${h.res}`, token, ttl]);
-      if (yes >= quorum) return { ok: true, validity_ms: ttl };
-      if (errors.length) return errorReply(errors[0].e);
-      return { ok: false, error: 'lock lost' };
-    },
-
-    async release({ token }) {
-      const h = held.get(token);
-      held.delete(token);
-      if (!h) return { ok: true, released: false };
-      h.mutex.stopRefresh();
-      h.mutex._acquired = false; // what release() sets: a refresh in flight is not a loss
-      const { yes, errors } = await onAll(delIfEqualLua, [`mutex:${h.res}`, token]);
-      if (yes >= quorum) return { ok: true, released: true };
-      if (errors.length) return errorReply(errors[0].e);
-      return { ok: true, released: false };
-    },
-
-    async close() {
-      for (const h of held.values()) h.mutex.stopRefresh();
-      await quitAll(clients);
-    },
-  };
+        if (!(await mutex.tryAcquire())) return BUSY;
+        token = mutex.identifier;
+        held.set(token, { mutex, res });
+        const refresh = mutex._refresh;
+        mutex._refresh = async function refreshReported() {
+          const sent = performance.now();
+          const ok = await refresh.call(this);
+          if (ok && held.has(token)) emit.renewed(res, token, ttl - (performance.now() - sent));
+          return ok;
+        };
+        return token;
+      },
+      async extend({ token, ttl_ms: ttl }) {
+        const h = held.get(token);
+        if (!h) return { ok: false, error: 'unknown token' };
+        return onAll(expireIfEqualLua, [`mutex:${h.res}`, token, ttl]);
+      },
+      async release({ token }) {
+        const h = held.get(token);
+        held.delete(token);
+        if (!h) return false;
+        h.mutex.stopRefresh();
+        h.mutex._acquired = false; // what release() sets: a refresh in flight is not a loss
+        return onAll(delIfEqualLua, [`mutex:${h.res}`, token]);
+      },
+      async close() {
+        for (const h of held.values()) h.mutex.stopRefresh();
+        await quitAll(clients);
+      },
+    };
+  },
 });
