@@ -49,8 +49,8 @@ static void check_password_env(const struct workload *w, const struct ynode *at,
                  "name (e.g. REDIS_PASSWORD), never the password itself", name);
 }
 
-/* Contract: whether w runs an external adapter (lock.impl external) on
- * password-protected Redis nodes. An adapter learns only host:port
+/* Contract: whether w runs an external adapter (lock.impl external, or a
+ * record-mode program: lock.impl record) on password-protected Redis nodes. An adapter learns only host:port
  * (PROTOCOL.md hello): it reaches such nodes only through the proxy, which
  * authenticates for it. */
 static int adapter_needs_proxy(const struct workload *w)
@@ -59,7 +59,9 @@ static int adapter_needs_proxy(const struct workload *w)
     int protected_nodes = caps & BACKEND_CAP_ADDRESSES
                               ? w->cluster.password_env && w->cluster.password_env[0]
                               : w->cluster.password == PASSWORD_AUTO;
-    return protected_nodes && w->lock.ops && strcmp(w->lock.ops->name, "external") == 0 &&
+    return protected_nodes && w->lock.ops &&
+           (strcmp(w->lock.ops->name, "external") == 0 ||
+            strcmp(w->lock.ops->name, "record") == 0) &&
            (caps & BACKEND_CAP_REDIS);
 }
 
