@@ -968,11 +968,13 @@ static void rec_take(struct wctx *c, struct rec_state *rs, const struct lock_rec
             r.valid_until = t + e->validity_ns;
         }
         break;
-    case LREC_GONE: /* its grant died with it (the lock may live on until its TTL) */
+    case LREC_GONE:
+        /* the program crashed: what it held ends here, as a killed
+         * worker's does (a crash record; the lock may live on until its
+         * TTL, which the checkers know from the grant) */
         if (rs->cur >= 0) {
-            r.type = EV_LOST;
+            r.type = EV_CRASH;
             r.res = (uint16_t)rs->toks[rs->cur].res;
-            set_grant(&r, &rs->toks[rs->cur].g);
             rs->cur = -1;
         }
         atomic_store(&c->me->holding, -1);

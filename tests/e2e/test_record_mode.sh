@@ -5,7 +5,8 @@
 # runs as each worker under holder pauses past the TTL. The correct program
 # shows stale-holder only and the pauses bite; the same program with an
 # unconditional DEL release is caught (lock-broken); one that skips the lock
-# is recorded as holds with no grant, its sequence errors counted; a program
+# is recorded as holds with no grant, its sequence errors counted; one that
+# crashes holding is recorded as a crash and restarted; a program
 # that does not list `record` fails the run with one line (exit 3); bad
 # workload input is refused before anything starts (exit 2); SIGTERM
 # mid-run leaves no process of the run. Needs Debian's python3-redis.
@@ -52,6 +53,16 @@ run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[test
 check "no lock: the run fails (exit $RC)" [ "$RC" -eq 1 ]
 expect_val "$d" checks.mutex.violations ">" 0
 expect_val "$d" adapter.record_sequence_errors ">" 0
+t_no_leftovers "$d"
+
+# a program that crashes inside its critical section: the hold ends there
+# (a crash record), the program is restarted, no overlap is made up
+d=$T_TMP/crash
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3"]' --set 'faults=[]' --set 'expect={}' --set duration=2s
+check "crashing program: exit 0 ($RC)" [ "$RC" -eq 0 ]
+expect_val "$d" counts.crashes ">" 0
+expect_val "$d" adapter.restarts ">" 0
+expect_val "$d" checks.mutex.violations == 0
 t_no_leftovers "$d"
 
 # a program without the record cap: one clear line, exit 3 (found when it answers)
