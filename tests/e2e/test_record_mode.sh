@@ -35,6 +35,7 @@ expect_val "$d" adapter.processes == 4
 expect_val "$d" adapter.record_events ">" 100
 expect_val "$d" adapter.record_sequence_errors == 0
 expect_val "$d" adapter.record_bad_events == 0
+expect_val "$d" adapter.record_stamps_ignored == 0
 expect_val "$d" adapter.exits == 0
 check "correct program: summary names it" grep -q "^adapter    record-program 1.0 caps=ttl,record" "$d/summary.txt"
 t_no_leftovers "$d"
@@ -56,11 +57,13 @@ expect_val "$d" adapter.record_sequence_errors ">" 0
 t_no_leftovers "$d"
 
 # a program that crashes inside its critical section: the hold ends there
-# (a crash record), the program is restarted, no overlap is made up
+# (a crash record), the program is restarted, no overlap is made up; its
+# stamps are of another clock: refused, counted, timed by the read
 d=$T_TMP/crash
-run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3"]' --set 'faults=[]' --set 'expect={}' --set duration=2s
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3", --stamp-offset-ms, "100000"]' --set 'faults=[]' --set 'expect={}' --set duration=2s
 check "crashing program: exit 0 ($RC)" [ "$RC" -eq 0 ]
 expect_val "$d" counts.crashes ">" 0
+expect_val "$d" adapter.record_stamps_ignored ">" 0
 expect_val "$d" adapter.restarts ">" 0
 expect_val "$d" checks.mutex.violations == 0
 t_no_leftovers "$d"
