@@ -121,8 +121,8 @@ void workload_resolve_proxy(struct workload *w)
         }
     }
     if (adapter_needs_proxy(w)) {
-        snprintf(why, n, "an external adapter on password-protected nodes (the proxy "
-                 "authenticates for it)");
+        snprintf(why, n, "an external adapter or record-mode program on password-protected "
+                 "nodes (the proxy authenticates for it)");
         return;
     }
     w->cluster.proxy = PROXY_OFF;
@@ -142,7 +142,8 @@ void workload_replicated_check(struct workload *w, const char *path, const struc
         }
     } else if (strcmp(path, "lock.impl") == 0 && !w->cluster.proxy && adapter_needs_proxy(w)) {
         ydiag_at(dg, at,
-                 "lock.impl: external adapters cannot authenticate to password-protected nodes "
+                 "lock.impl: external adapters and record-mode programs cannot authenticate to "
+                 "password-protected nodes "
                  "without the proxy (the adapter protocol carries no password); set "
                  "cluster.proxy: true or auto, or cluster.password: none");
         return;
