@@ -33,6 +33,7 @@
 #include "util/timeutil.h"
 
 #define REC_RESTART_BACKOFF_NS (1000LL * 1000 * 1000)
+#define REC_STATS_EVERY_NS (250LL * 1000 * 1000) /* counters rewritten while events come */
 
 /* ---- options ---- */
 
@@ -89,7 +90,7 @@ struct rec {
     int64_t stamps_ignored, bad_events, sequence_errors, expected_ends;
     char samples[3][256];               /* the first bad or out-of-sequence events */
     int nsamples;
-    int64_t written_events;             /* record_events at the last stats write */
+    int64_t last_write;                 /* CLOCK_MONOTONIC of the last stats write */
 };
 
 /* Contract: write adapters/worker-NNN[.eE].json: the hello and every
@@ -151,7 +152,7 @@ static void write_stats(struct rec *r)
     json_free(o);
     sb_write_file(&sb, r->stats_path); /* best effort: the run goes on without it */
     sb_free(&sb);
-    r->written_events = (int64_t)st.record_events;
+    r->last_write = ls_now_ns();
 }
 
 /* Contract: keep a sample of a bad or out-of-sequence event (the first 3). */
@@ -401,10 +402,6 @@ static int rec_next(struct lock *lk, int64_t until_ns, struct lock_rec *out)
         if (w == 0) {
             if (until < until_ns && ls_now_ns() < until_ns)
                 continue; /* time to try the restart */
-            struct adapter_stats st;
-            adapter_get_stats(&r->ad, &st);
-            if ((int64_t)st.record_events - r->written_events >= 1000)
-                write_stats(r); /* a worker killed by a fault leaves its counters */
             return 0;
         }
         if (w == 2) { /* its end: expected after stop, else it is restarted */
@@ -424,6 +421,8 @@ static int rec_next(struct lock *lk, int64_t until_ns, struct lock_rec *out)
         }
         int ok = convert(r, &ev, out);
         amsg_free(&ev);
+        if (ls_now_ns() - r->last_write >= REC_STATS_EVERY_NS)
+            write_stats(r); /* a worker killed by a fault leaves its counters */
         if (ok)
             return 1;
     }

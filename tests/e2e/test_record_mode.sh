@@ -58,11 +58,15 @@ t_no_leftovers "$d"
 
 # a program that crashes inside its critical section: the hold ends there
 # (a crash record), the program is restarted, no overlap is made up; its
-# stamps are of another clock: refused, counted, timed by the read
+# stamps are of another clock: refused, counted, timed by the read; a kill
+# of the holder's worker takes its program too, and the restarted worker
+# (epoch 1) starts a new one, whose counters are kept apart
 d=$T_TMP/crash
-run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3", --stamp-offset-ms, "100000"]' --set 'faults=[]' --set 'expect={}' --set duration=2s
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3", --stamp-offset-ms, "100000"]' --set 'faults=[{kind: kill, target: holder, at: 500ms}]' --set 'expect={}' --set duration=3s
 check "crashing program: exit 0 ($RC)" [ "$RC" -eq 0 ]
-expect_val "$d" counts.crashes ">" 0
+expect_val "$d" counts.crashes ">" 1
+expect_val "$d" adapter.processes == 5
+expect_val "$d" coverage.faults.bit == 1
 expect_val "$d" adapter.record_stamps_ignored ">" 0
 expect_val "$d" adapter.restarts ">" 0
 expect_val "$d" checks.mutex.violations == 0
