@@ -3,7 +3,9 @@
  * {name, version, protocol, caps, command, processes, starts, restarts,
  *  restart_failures, exits, requests, timeouts, late_replies,
  *  protocol_errors, protocol_error_samples, lost_events, log_events,
- *  expired_grants, renewed_events, stalls, per_worker: [...]}. Reads only the run directory, so
+ *  expired_grants, renewed_events, stalls, renewed_stamps_ignored, record_events,
+ *  record_stamps_ignored, record_bad_events, record_sequence_errors,
+ *  per_worker: [...]}. Reads only the run directory, so
  * `lockstorm check` on a copied directory gives the same section.
  */
 #include "harness/adapter_stats.h"
@@ -19,7 +21,10 @@ static const char *const counters[] = {"starts",          "restarts",     "resta
                                        "exits",           "requests",     "timeouts",
                                        "late_replies",    "protocol_errors", "lost_events",
                                        "log_events",      "expired_grants", "renewed_events",
-                                       "stalls",          "renewed_stamps_ignored", NULL};
+                                       "stalls",          "renewed_stamps_ignored",
+                                       /* record mode (locks/record.c) */
+                                       "record_events",   "record_stamps_ignored",
+                                       "record_bad_events", "record_sequence_errors", NULL};
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -60,7 +65,7 @@ struct json *adapter_stats_load(const char *dir)
     struct json *per = json_new_arr();
     struct json *samples = json_new_arr();
     struct json *warn = json_new_arr();
-    int64_t sums[16] = {0};
+    int64_t sums[32] = {0}; /* one per counters[] entry */
     int first = 1;
     for (int i = 0; i < nn; i++) {
         snprintf(path, sizeof(path), "%s/adapters/%s", dir, names[i]);

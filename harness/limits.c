@@ -28,7 +28,8 @@ void limits_need_of(const struct workload *w, struct limits_need *n)
     int64_t W = w->workers.count, N = w->cluster.nodes > 0 ? w->cluster.nodes : 1;
     int renew_thread = w->lock.renew_every > 0 && w->lock.renew_mode == RENEW_THREAD;
     int64_t conns = 1 + (renew_thread ? 1 : 0); /* per worker and node */
-    int external = w->lock.ops && strcmp(w->lock.ops->name, "external") == 0;
+    int external = w->lock.ops && (strcmp(w->lock.ops->name, "external") == 0 ||
+                                   strcmp(w->lock.ops->name, "record") == 0); /* a process each */
     memset(n, 0, sizeof(*n));
     /* a lock node (and the storage node): every worker's connections */
     n->nofile = W * conns + REDIS_RESERVED + BASE_FDS;

@@ -23,6 +23,7 @@
 #include "backends/backend.h"
 #include "backends/storage.h"
 #include "faults/clock.h"
+#include "locks/record.h"
 #include "util/clockctl.h"
 #include "util/timeutil.h"
 
@@ -813,6 +814,219 @@ static void jobs_loop(struct wctx *c)
     }
 }
 
+/* ---- record mode (lock.impl record, locks/record.c) ---- */
+
+#define REC_TOKENS 8 /* recent grants whose program tokens lost/renewed may name */
+
+/* The program's grants as the worker numbers them. */
+struct rec_state {
+    int cur;                          /* the current grant is toks[cur] (-1: none) */
+    int64_t inv_t;                    /* its acquire's time (ns since the run start) */
+    struct {
+        int used, res;
+        struct grant g;               /* the worker's token, fence */
+        int has_ptoken;
+        char ptoken[LOCK_REC_TOKEN_MAX];
+    } toks[REC_TOKENS];
+    int next;
+};
+
+/* Contract: a new grant of res for the program: the worker's next token
+ * (as acquire numbers them) in a fresh slot, which becomes the current. */
+static struct grant *rec_new_grant(struct wctx *c, struct rec_state *rs, int res)
+{
+    int k = rs->next;
+    rs->next = (rs->next + 1) % REC_TOKENS;
+    memset(&rs->toks[k], 0, sizeof(rs->toks[k]));
+    rs->toks[k].used = 1;
+    rs->toks[k].res = res;
+    rs->toks[k].g.res = res;
+    format_token(rs->toks[k].g.token, c->a->id, ++c->grant_seq);
+    rs->cur = k;
+    return &rs->toks[k].g;
+}
+
+/* Contract: the grant an event of res refers to: the current one when it
+ * is of res, else a new one (an event out of sequence: counted by the
+ * lock, recorded as it came; the checkers see, e.g., an enter with no
+ * grant). */
+static struct grant *rec_grant(struct wctx *c, struct rec_state *rs, int res)
+{
+    if (rs->cur >= 0 && rs->toks[rs->cur].res == res)
+        return &rs->toks[rs->cur].g;
+    return rec_new_grant(c, rs, res);
+}
+
+/* Contract: the grant the program's token names (a lost or renewed
+ * event), NULL when it names none of the recent ones. */
+static struct grant *rec_by_token(struct rec_state *rs, const struct lock_rec *e)
+{
+    for (int i = 0; i < REC_TOKENS; i++)
+        if (rs->toks[i].used && rs->toks[i].res == e->res &&
+            (e->has_token ? rs->toks[i].has_ptoken && strcmp(rs->toks[i].ptoken, e->token) == 0
+                          : i == rs->cur))
+            return &rs->toks[i].g;
+    return NULL;
+}
+
+/* Contract: one event of the program as the event-log record the normal
+ * loop writes for the same step, stamped with the event's time, and shm in
+ * step (acquiring, holding, the progress counters). */
+static void rec_take(struct wctx *c, struct rec_state *rs, const struct lock_rec *e)
+{
+    int64_t t = e->at_ns - c->start_mono;
+    struct ev_rec r = {.t = t, .res = (uint16_t)(e->res >= 0 ? e->res : 0)};
+    struct grant *g;
+    switch (e->what) {
+    case LREC_ACQUIRE:
+        g = rec_new_grant(c, rs, e->res);
+        rs->inv_t = t;
+        r.type = EV_ACQUIRE_INVOKE;
+        r.aux = 1;
+        set_token(&r, g);
+        atomic_fetch_add_explicit(&c->me->attempts, 1, memory_order_relaxed);
+        atomic_store_explicit(&c->me->acquire_since, e->at_ns, memory_order_relaxed);
+        atomic_store_explicit(&c->me->acquiring, e->res, memory_order_relaxed);
+        break;
+    case LREC_ACQUIRED:
+        if (rs->cur < 0 || rs->toks[rs->cur].res != e->res || rs->toks[rs->cur].has_ptoken) {
+            rec_new_grant(c, rs, e->res); /* no acquire before it: counted from now */
+            rs->inv_t = t;
+        }
+        g = &rs->toks[rs->cur].g;
+        if (e->has_token) {
+            rs->toks[rs->cur].has_ptoken = 1;
+            memcpy(rs->toks[rs->cur].ptoken, e->token, sizeof(e->token));
+        }
+        g->has_fence = e->has_fence;
+        g->fence = e->fence;
+        r.type = EV_ACQUIRE_OK;
+        set_grant(&r, g);
+        if (!(c->lk.ops->caps & LOCK_CAP_TTL) || c->w->lock.ttl <= 0)
+            r.flags |= EVF_NO_LEASE;
+        else /* validity_ms absent: the TTL the hello asked for */
+            r.valid_until = rs->inv_t + (e->has_validity ? e->validity_ns : c->w->lock.ttl);
+        atomic_store_explicit(&c->me->acquiring, -1, memory_order_relaxed);
+        break;
+    case LREC_BUSY:
+    case LREC_ACQUIRE_FAILED:
+        g = rec_grant(c, rs, e->res);
+        set_token(&r, g);
+        if (e->what == LREC_BUSY) {
+            r.type = EV_ACQUIRE_BUSY;
+            atomic_fetch_add_explicit(&c->me->busy, 1, memory_order_relaxed);
+        } else if (e->unknown) {
+            r.type = EV_ACQUIRE_UNKNOWN;
+            r.aux = (uint32_t)e->err_kind;
+            atomic_fetch_add_explicit(&c->me->unknown, 1, memory_order_relaxed);
+        } else {
+            r.type = EV_ACQUIRE_FAIL;
+            r.aux = (uint32_t)e->err_kind;
+        }
+        atomic_store_explicit(&c->me->acquiring, -1, memory_order_relaxed);
+        rs->cur = -1;
+        break;
+    case LREC_ENTER:
+        g = rec_grant(c, rs, e->res);
+        r.type = EV_ENTER;
+        set_grant(&r, g);
+        atomic_fetch_add_explicit(&c->me->grants, 1, memory_order_relaxed);
+        atomic_store(&c->me->hold_since, t);
+        atomic_store(&c->me->holding, e->res);
+        break;
+    case LREC_EXIT:
+    case LREC_RELEASE:
+        g = rec_grant(c, rs, e->res);
+        r.type = e->what == LREC_EXIT ? EV_EXIT : EV_RELEASE_INVOKE;
+        set_grant(&r, g);
+        atomic_store(&c->me->holding, -1);
+        break;
+    case LREC_RELEASED:
+    case LREC_RELEASE_FAILED:
+        g = rec_grant(c, rs, e->res);
+        set_grant(&r, g);
+        if (e->what == LREC_RELEASE_FAILED) {
+            r.type = EV_RELEASE_FAIL;
+            r.aux = (uint32_t)e->err_kind;
+        } else {
+            r.type = e->released ? EV_RELEASE_OK : EV_RELEASE_NOT_OWNER;
+        }
+        atomic_store(&c->me->holding, -1);
+        rs->cur = -1;
+        break;
+    case LREC_LOST:
+    case LREC_RENEWED:
+        g = rec_by_token(rs, e);
+        if (!g)
+            return; /* a grant released long ago (counted in adapter.lost/renewed_events) */
+        set_grant(&r, g);
+        if (e->what == LREC_LOST) {
+            r.type = EV_LOST;
+        } else {
+            r.type = EV_RENEW_OK;
+            r.flags |= EVF_AUTO;
+            r.valid_until = t + e->validity_ns;
+        }
+        break;
+    case LREC_GONE:
+        /* the program crashed: what it held ends here, as a killed
+         * worker's does (a crash record; the lock may live on until its
+         * TTL, which the checkers know from the grant) */
+        if (rs->cur >= 0) {
+            r.type = EV_CRASH;
+            r.res = (uint16_t)rs->toks[rs->cur].res;
+            rs->cur = -1;
+        }
+        atomic_store(&c->me->holding, -1);
+        atomic_store_explicit(&c->me->acquiring, -1, memory_order_relaxed);
+        if (!r.type)
+            return;
+        break;
+    default:
+        return;
+    }
+    emit(c, &r);
+}
+
+/* Record mode: the program runs its own loop and reports each step; the
+ * worker records them (rec_take) from go until the deadline, then sends
+ * stop and records until the program says `stopped` (or ends) or
+ * stop_grace has passed. Returns 0, or -1 with err set when the program
+ * could not be told to start. */
+static int record_loop(struct wctx *c, int64_t stop_grace, struct ls_err *err)
+{
+    struct rec_state rs;
+    memset(&rs, 0, sizeof(rs));
+    rs.cur = -1;
+    char why[200];
+    if (c->lk.ops->record_ctl(&c->lk, LOCK_REC_START, why, sizeof(why)) < 0)
+        return ls_err_set(err, LS_EENV, "worker %d: record: cannot start the program: %s",
+                          c->a->id, why);
+    int stop_sent = 0;
+    int64_t end = c->deadline;
+    for (;;) {
+        if (g_abort || c->log_failed)
+            break;
+        if (!stop_sent && (ls_now_ns() >= c->deadline || stopping(c))) {
+            c->lk.ops->record_ctl(&c->lk, LOCK_REC_STOP, why, sizeof(why)); /* gone: it ends */
+            stop_sent = 1;
+            end = ls_now_ns() + stop_grace;
+        }
+        if (stop_sent && ls_now_ns() >= end)
+            break;
+        struct lock_rec e;
+        int r = c->lk.ops->record_next(&c->lk, end, &e);
+        if (r <= 0)
+            continue;
+        if (e.what == LREC_STOPPED)
+            break;
+        rec_take(c, &rs, &e);
+    }
+    atomic_store(&c->me->holding, -1);
+    atomic_store_explicit(&c->me->acquiring, -1, memory_order_relaxed);
+    return 0;
+}
+
 static int fail(struct wctx *c, const struct ls_err *err)
 {
     snprintf(c->me->error, sizeof(c->me->error), "%s", err->msg);
@@ -866,6 +1080,8 @@ int worker_main(const struct worker_args *a)
     c->cfg.wait_replicas = (int)c->w->lock.wait_replicas;
     c->cfg.rundir = a->rundir;
     c->cfg.epoch = a->epoch;
+    c->cfg.resources = (int)c->w->workers.resources;
+    c->cfg.duration_ns = c->w->duration;
     if (a->rundir && clockfault_client(c->w)) {
         clockctl_worker_path(c->client_clock, sizeof(c->client_clock), a->rundir, a->id);
         c->cfg.client_clock = c->client_clock;
@@ -875,6 +1091,7 @@ int worker_main(const struct worker_args *a)
         goto out;
     }
     int jobs = c->w->workers.mode == WMODE_JOBS;
+    int record = c->lk.ops->record_next != NULL; /* record mode: the program's own loop */
     if (jobs && !a->storage_host) {
         ls_err_set(&err, LS_EENV, "worker %d: jobs mode needs the storage node", a->id);
         status = fail(c, &err);
@@ -886,7 +1103,7 @@ int worker_main(const struct worker_args *a)
         goto out;
     }
     c->sto = c->w->cluster.backend->store;
-    if (!jobs && a->storage_host && c->w->workers.store &&
+    if (!jobs && !record && a->storage_host && c->w->workers.store &&
         c->sto->open(&c->st, a->storage_host, a->storage_port, a->storage_password,
                      LS_NS_PER_S, &err) < 0) {
         status = fail(c, &err);
@@ -924,7 +1141,9 @@ int worker_main(const struct worker_args *a)
 
     if (jobs)
         jobs_loop(c);
-    for (uint64_t iter = 0; !jobs && !stopping(c) && ls_now_ns() < c->deadline; iter++) {
+    if (record && record_loop(c, ((const struct record_options *)c->w->lock.options)->stop_grace, &err) < 0)
+        status = fail(c, &err);
+    for (uint64_t iter = 0; !jobs && !record && !stopping(c) && ls_now_ns() < c->deadline; iter++) {
         int res = pick_resource(c, iter);
         struct grant g;
         if (acquire(c, res, &g))

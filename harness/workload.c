@@ -21,6 +21,7 @@
 #include "backends/backend.h"
 #include "backends/external.h"
 #include "harness/jobs.h"
+#include "harness/workload_record.h"
 #include "harness/workload_pg.h"
 #include "harness/links.h"
 #include "harness/matrix.h"
@@ -556,6 +557,7 @@ static int load_text(const char *file, const char *text, size_t len, const char 
     wl_check_quiet_tail(&L, &dg);
     wl_check_fault_budget(&L, &dg);
     workload_pg_check(w, root, &dg); /* topology postgres, pg-advisory (workload_pg.c) */
+    workload_record_check(w, root, &dg); /* lock.impl record (workload_record.c) */
 
 done:
     ynode_free(root);

@@ -49,8 +49,8 @@ static void check_password_env(const struct workload *w, const struct ynode *at,
                  "name (e.g. REDIS_PASSWORD), never the password itself", name);
 }
 
-/* Contract: whether w runs an external adapter (lock.impl external) on
- * password-protected Redis nodes. An adapter learns only host:port
+/* Contract: whether w runs an external adapter (lock.impl external, or a
+ * record-mode program: lock.impl record) on password-protected Redis nodes. An adapter learns only host:port
  * (PROTOCOL.md hello): it reaches such nodes only through the proxy, which
  * authenticates for it. */
 static int adapter_needs_proxy(const struct workload *w)
@@ -59,7 +59,9 @@ static int adapter_needs_proxy(const struct workload *w)
     int protected_nodes = caps & BACKEND_CAP_ADDRESSES
                               ? w->cluster.password_env && w->cluster.password_env[0]
                               : w->cluster.password == PASSWORD_AUTO;
-    return protected_nodes && w->lock.ops && strcmp(w->lock.ops->name, "external") == 0 &&
+    return protected_nodes && w->lock.ops &&
+           (strcmp(w->lock.ops->name, "external") == 0 ||
+            strcmp(w->lock.ops->name, "record") == 0) &&
            (caps & BACKEND_CAP_REDIS);
 }
 
@@ -119,8 +121,8 @@ void workload_resolve_proxy(struct workload *w)
         }
     }
     if (adapter_needs_proxy(w)) {
-        snprintf(why, n, "an external adapter on password-protected nodes (the proxy "
-                 "authenticates for it)");
+        snprintf(why, n, "an external adapter or record-mode program on password-protected "
+                 "nodes (the proxy authenticates for it)");
         return;
     }
     w->cluster.proxy = PROXY_OFF;
@@ -140,7 +142,8 @@ void workload_replicated_check(struct workload *w, const char *path, const struc
         }
     } else if (strcmp(path, "lock.impl") == 0 && !w->cluster.proxy && adapter_needs_proxy(w)) {
         ydiag_at(dg, at,
-                 "lock.impl: external adapters cannot authenticate to password-protected nodes "
+                 "lock.impl: external adapters and record-mode programs cannot authenticate to "
+                 "password-protected nodes "
                  "without the proxy (the adapter protocol carries no password); set "
                  "cluster.proxy: true or auto, or cluster.password: none");
         return;

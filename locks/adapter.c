@@ -302,6 +302,45 @@ static int take_renewed(struct adapter *a, struct amsg *ev)
     return 1;
 }
 
+#define RECQ_MAX (1 << 20) /* record-mode events waiting for the worker; more is an error */
+
+/* Contract: keep event m (record, lost, renewed; its strings move into
+ * the queue) with the instant it was read. A queue already holding
+ * RECQ_MAX events (a worker that stopped taking them) drops m as a
+ * protocol error, counted and quoted. */
+static void queue_record(struct adapter *a, struct amsg *m, int64_t read_ns, const char *line,
+                         size_t n)
+{
+    if (a->rec_head > 0 && a->rec_head == a->rec_n) { /* all taken: start over */
+        a->rec_head = a->rec_n = 0;
+    }
+    if (a->rec_n - a->rec_head >= RECQ_MAX) {
+        proto_error(a, "record-mode event queue full (the worker stopped taking events), dropped",
+                    line, n);
+        return;
+    }
+    if (a->rec_n == a->rec_cap) {
+        if (a->rec_head > 0) { /* slide the untaken ones down first */
+            memmove(a->recq, a->recq + a->rec_head, (a->rec_n - a->rec_head) * sizeof(*a->recq));
+            a->rec_n -= a->rec_head;
+            a->rec_head = 0;
+        }
+        if (a->rec_n == a->rec_cap) {
+            size_t cap = a->rec_cap ? a->rec_cap * 2 : 64;
+            struct amsg *q = realloc(a->recq, cap * sizeof(*q));
+            if (!q) {
+                proto_error(a, "out of memory for record-mode events, dropped", line, n);
+                return;
+            }
+            a->recq = q;
+            a->rec_cap = cap;
+        }
+    }
+    m->read_ns = read_ns;
+    a->recq[a->rec_n++] = *m;
+    memset(m, 0, sizeof(*m)); /* the queue owns its strings now */
+}
+
 /* What take_line found for the pending request. */
 enum { TL_NONE = 0, TL_REPLY = 1, TL_PROTO = -1 };
 
@@ -345,8 +384,24 @@ static int take_line(struct adapter *a, const char *line, size_t n, int op, stru
         proto_error(a, pwhy, line, n);
         snprintf(why, whylen, "protocol error: %s", pwhy);
         return a->pending_id ? TL_PROTO : TL_NONE;
+    case AMSG_RECORD:
+        if (!a->cfg.record_json) {
+            amsg_free(&m);
+            proto_error(a, "a record event outside record mode (lock.impl record)", line, n);
+            snprintf(why, whylen, "protocol error: a record event outside record mode");
+            return a->pending_id ? TL_PROTO : TL_NONE;
+        }
+        a->st.record_events++;
+        queue_record(a, &m, ls_now_ns(), line, n);
+        amsg_free(&m);
+        return TL_NONE;
     case AMSG_LOST: {
         a->st.lost_events++;
+        if (a->cfg.record_json) {
+            queue_record(a, &m, ls_now_ns(), line, n);
+            amsg_free(&m);
+            return TL_NONE;
+        }
         char q[120];
         logf_(a, "lost event: res %s token %s", m.res,
               aproto_quote(m.token, strlen(m.token), 64, q, sizeof(q)));
@@ -356,7 +411,10 @@ static int take_line(struct adapter *a, const char *line, size_t n, int op, stru
     }
     case AMSG_RENEWED:
         a->st.renewed_events++;
-        queue_renewed(a, &m, ls_now_ns());
+        if (a->cfg.record_json)
+            queue_record(a, &m, ls_now_ns(), line, n);
+        else
+            queue_renewed(a, &m, ls_now_ns());
         amsg_free(&m);
         return TL_NONE;
     case AMSG_LOG:
@@ -466,7 +524,8 @@ static int handshake(struct adapter *a, struct ls_err *err)
     int64_t timeout = a->cfg.hello_timeout_ns > 0 ? a->cfg.hello_timeout_ns : ADAPTER_HELLO_TIMEOUT_NS;
     int64_t deadline = ls_now_ns() + timeout;
     struct strbuf sb = STRBUF_INIT;
-    aproto_write_hello(&sb, a->cfg.worker, a->cfg.nodes, a->cfg.nnodes, a->cfg.options_json);
+    aproto_write_hello_record(&sb, a->cfg.worker, a->cfg.nodes, a->cfg.nnodes,
+                              a->cfg.options_json, a->cfg.record_json);
     int w = write_all(a, sb.buf, sb.len, deadline);
     sb_free(&sb);
     const char *fail = NULL;
@@ -514,6 +573,15 @@ static int handshake(struct adapter *a, struct ls_err *err)
                       a->version, (int)a->pid, a->protocol, caps,
                       m.unknown_caps[0] ? ", unknown caps " : "", m.unknown_caps);
                 amsg_free(&m);
+                if (a->cfg.record_json && !(a->caps & APROTO_CAP_RECORD)) {
+                    snprintf(what, sizeof(what),
+                             "%s %s does not list 'record' in its caps: lock.impl record runs a "
+                             "program that speaks the record extension (docs/protocol.md "
+                             "\"record\"); for a lock adapter use lock.impl external",
+                             a->name, a->version);
+                    fail = what;
+                    break;
+                }
                 a->alive = 1;
                 return 0;
             }
@@ -650,6 +718,11 @@ void adapter_close(struct adapter *a)
     struct amsg rn;
     while (take_renewed(a, &rn))
         amsg_free(&rn);
+    for (size_t i = a->rec_head; i < a->rec_n; i++)
+        amsg_free(&a->recq[i]);
+    free(a->recq);
+    a->recq = NULL;
+    a->rec_head = a->rec_n = a->rec_cap = 0;
     if (a->log)
         fclose(a->log);
     a->log = NULL;
@@ -888,6 +961,64 @@ int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev)
         }
         pthread_mutex_unlock(&a->mu);
     }
+}
+
+int adapter_wait_record(struct adapter *a, int64_t until_ns, struct amsg *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    for (;;) {
+        pthread_mutex_lock(&a->mu);
+        char why[8];
+        struct amsg none;
+        drain(a, 0, &none, why, sizeof(why));
+        if (a->rec_head < a->rec_n) {
+            *ev = a->recq[a->rec_head++];
+            pthread_mutex_unlock(&a->mu);
+            return 1;
+        }
+        if (a->exit_pending) {
+            a->exit_pending = 0;
+            pthread_mutex_unlock(&a->mu);
+            return 2;
+        }
+        int fd = a->alive ? a->from_fd : -1;
+        pthread_mutex_unlock(&a->mu);
+        int64_t left = until_ns - ls_now_ns();
+        if (left <= 0)
+            return 0;
+        if (fd < 0)
+            return sleep_until(until_ns);
+        struct pollfd pf = {fd, POLLIN, 0};
+        int pr = poll(&pf, 1, (int)((left + LS_NS_PER_MS - 1) / LS_NS_PER_MS));
+        if (pr < 0)
+            return 0; /* EINTR: the worker looks at its stop flags */
+        if (pr == 0)
+            continue;
+        pthread_mutex_lock(&a->mu);
+        if (a->alive && a->from_fd == fd && read_some(a) == 0) {
+            drain(a, 0, &none, why, sizeof(why)); /* the lines before its end count */
+            mark_dead(a, "its stdout closed");
+        }
+        pthread_mutex_unlock(&a->mu);
+    }
+}
+
+int adapter_record_op(struct adapter *a, int ctl)
+{
+    pthread_mutex_lock(&a->mu);
+    int rc = -1;
+    if (a->alive) {
+        struct strbuf sb = STRBUF_INIT;
+        aproto_write_record_op(&sb, ctl);
+        int w = write_all(a, sb.buf, sb.len, ls_now_ns() + LS_NS_PER_S);
+        sb_free(&sb);
+        if (w == -1)
+            mark_dead(a, "its stdin is closed");
+        rc = w == 0 ? 0 : -1;
+        logf_(a, "%s sent%s", ctl == LOCK_REC_START ? "start" : "stop", rc ? " (failed)" : "");
+    }
+    pthread_mutex_unlock(&a->mu);
+    return rc;
 }
 
 int adapter_alive(struct adapter *a)

@@ -56,6 +56,12 @@ struct adapter_config {
      * shim's LD_PRELOAD and control file under client clock faults),
      * NULL-terminated; borrowed for the adapter's life. NULL: none */
     char *const *env_add;
+    /* record mode (extension `record`): the hello's "record" object as JSON
+     * text (res, ttl_ms, duration_ms), borrowed; the adapter must list
+     * `record` in its caps. Then `record`, `lost` and `renewed` events go
+     * to one queue in the order read (adapter_wait_record), never to
+     * adapter_wait_event. NULL: not record mode */
+    const char *record_json;
 };
 
 struct adapter_stats {
@@ -69,6 +75,7 @@ struct adapter_stats {
     uint64_t log_events;
     uint64_t renewed_events;       /* `renewed` events received (extension renewed) */
     uint64_t stalls;               /* `stall` requests answered ok (extension stall) */
+    uint64_t record_events;        /* `record` events received (extension record) */
 };
 
 /* What adapter_request returns. */
@@ -110,6 +117,10 @@ struct adapter {
         int64_t validity_ns, read_ns, written_ns;
     } renewed[ADAPTER_RENEWED_QUEUE];
     int renewed_head, renewed_n;
+    /* record mode: record, lost and renewed events in the order read, each
+     * with read_ns set (a growing array, taken from rec_head) */
+    struct amsg *recq;
+    size_t rec_head, rec_n, rec_cap;
     struct adapter_stats st;
     char samples[ADAPTER_SAMPLES][256]; /* first protocol errors, quoted */
     FILE *log;
@@ -155,6 +166,18 @@ int adapter_send_raw(struct adapter *a, const char *bytes, size_t n);
  * come in the order they were read within each kind. Log events and late
  * replies are handled on the way. */
 int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev);
+
+/* Record mode (cfg.record_json set): wait until the absolute
+ * CLOCK_MONOTONIC time until_ns for the next event: 1 with *ev a `record`,
+ * `lost` or `renewed` event (kind AMSG_RECORD, AMSG_LOST, AMSG_RENEWED;
+ * read_ns set; amsg_free it), in the order they were read; 2 when the
+ * adapter's end was noticed (once per end, after every line it wrote was
+ * taken); 0 at until_ns or on a signal. */
+int adapter_wait_record(struct adapter *a, int64_t until_ns, struct amsg *ev);
+/* Record mode: write {"op":"start"} or {"op":"stop"} (ctl: enum
+ * lock_rec_ctl); no reply is awaited. Returns 0, or -1 when the adapter is
+ * gone or did not read it within 1 s. */
+int adapter_record_op(struct adapter *a, int ctl);
 
 /* Extension `stall` (docs/protocol.md): ask the adapter to block its event
  * loop for ms milliseconds and wait up to timeout_ns for the reply (the

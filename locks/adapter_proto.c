@@ -194,6 +194,7 @@ static int parse_hello(const struct json *o, struct amsg *m, char *why, size_t n
                  {"auto_renew", APROTO_CAP_AUTO_RENEW},
                  {"stall", APROTO_CAP_STALL},
                  {"renewed", APROTO_CAP_RENEWED},
+                 {"record", APROTO_CAP_RECORD},
                  {"clock", APROTO_CAP_CLOCK}};
     size_t ulen = 0;
     for (size_t i = 0; i < v->n; i++) {
@@ -353,6 +354,92 @@ static int parse_renewed(const struct json *o, struct amsg *m, char *why, size_t
     return 0;
 }
 
+/* Contract: the optional `host_mono_ms` of o (revision 3) into
+ * m->written_ns; what names the event for why. 0 or -1 with why. */
+static int get_host_mono(const struct json *o, const char *what, struct amsg *m, char *why,
+                         size_t n)
+{
+    const struct json *v = json_obj_get(o, "host_mono_ms");
+    if (!v || v->type == JSON_NULL)
+        return 0;
+    /* 1e12 ms is 31 years of uptime: anything beyond is not this clock */
+    if (v->type != JSON_NUM || v->d != v->d || v->d <= 0 || v->d > 1e12) {
+        snprintf(why, n, "%s: 'host_mono_ms' must be a positive number of milliseconds (the "
+                         "host's CLOCK_MONOTONIC), got %s", what,
+                 v->type == JSON_NUM ? "a number out of range" : type_text(v));
+        return -1;
+    }
+    m->written_ns = v->is_int ? v->i * LS_NS_PER_MS : (int64_t)(v->d * 1e6);
+    return 0;
+}
+
+/* Does the error text say "timeout"? (ETIMEDOUT, "Command timed out", ...) */
+static int says_timeout(const char *e);
+
+/* Contract: {"event":"record","what":W,...} (extension `record`, revision
+ * 4) into m (AMSG_RECORD): `what` one of the names below; `res` a string
+ * for every what but `stopped`; `released` a boolean on `released`;
+ * token, validity_ms, fence, unknown, error and host_mono_ms optional and
+ * typed. 0 or -1 with why. */
+static int parse_record(const struct json *o, struct amsg *m, char *why, size_t n)
+{
+    static const char *const names[] = {NULL, "acquire", "acquired", "busy", "acquire_failed",
+                                        "enter", "exit", "release", "released",
+                                        "release_failed", "stopped"};
+    m->kind = AMSG_RECORD;
+    const struct json *v = json_obj_get(o, "what");
+    if (!v || v->type != JSON_STR) {
+        snprintf(why, n, "record event: 'what' must be a string, got %s",
+                 v ? type_text(v) : "nothing");
+        return -1;
+    }
+    for (int k = LREC_ACQUIRE; k <= LREC_STOPPED; k++)
+        if (strcmp(v->s, names[k]) == 0)
+            m->rec_what = k;
+    if (!m->rec_what) {
+        char q[48];
+        snprintf(why, n, "record event: unknown what '%s' (acquire, acquired, busy, "
+                         "acquire_failed, enter, exit, release, released, release_failed, "
+                         "stopped)", aproto_quote(v->s, v->n, 32, q, sizeof(q)));
+        return -1;
+    }
+    char what[64];
+    snprintf(what, sizeof(what), "record event '%s'", names[m->rec_what]);
+    int present;
+    if (get_str(o, what, "res", &m->res, why, n) < 0 ||
+        get_str(o, what, "token", &m->token, why, n) < 0 ||
+        get_str(o, what, "error", &m->error, why, n) < 0 ||
+        get_bool(o, what, "released", &m->has_released, &m->released, why, n) < 0 ||
+        get_bool(o, what, "unknown", &present, &m->unknown, why, n) < 0 ||
+        get_ms(o, what, "validity_ms", &m->has_validity, &m->validity_ns, why, n) < 0 ||
+        get_host_mono(o, what, m, why, n) < 0)
+        return -1;
+    v = json_obj_get(o, "fence");
+    if (v && v->type != JSON_NULL) {
+        if (v->type != JSON_NUM || !v->is_int || v->i < 0) {
+            snprintf(why, n, "%s: 'fence' must be a non-negative integer or null, got %s", what,
+                     v->type == JSON_NUM ? "a negative or fractional number" : type_text(v));
+            return -1;
+        }
+        m->has_fence = 1;
+        m->fence = (uint64_t)v->i;
+    }
+    if (m->rec_what != LREC_STOPPED && !m->res) {
+        snprintf(why, n, "%s: needs 'res', the resource's name from the hello", what);
+        return -1;
+    }
+    if (m->rec_what == LREC_RELEASED && !m->has_released) {
+        snprintf(why, n, "%s: needs 'released' (true, or false when the lock was no longer "
+                         "the program's)", what);
+        return -1;
+    }
+    m->rec_err_kind = EVE_NONE;
+    if (m->rec_what == LREC_ACQUIRE_FAILED || m->rec_what == LREC_RELEASE_FAILED)
+        m->rec_err_kind = !m->unknown ? EVE_REPLY : says_timeout(m->error) ? EVE_TIMEOUT
+                                                                           : EVE_CONN;
+    return 0;
+}
+
 int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t whylen)
 {
     memset(m, 0, sizeof(*m));
@@ -398,6 +485,8 @@ int aproto_parse(const char *line, size_t n, struct amsg *m, char *why, size_t w
             }
         } else if (strcmp(ev->s, "renewed") == 0) {
             rc = parse_renewed(o, m, why, whylen);
+        } else if (strcmp(ev->s, "record") == 0) {
+            rc = parse_record(o, m, why, whylen);
         } else if (strcmp(ev->s, "log") == 0) {
             m->kind = AMSG_LOG;
             rc = get_str(o, "log event", "msg", &m->msg, why, whylen);
@@ -487,7 +576,6 @@ int aproto_check_reply(int op, const struct amsg *m, char *why, size_t whylen)
     }
 }
 
-/* Does the error text say "timeout"? (ETIMEDOUT, "Command timed out", ...) */
 static int says_timeout(const char *e)
 {
     if (!e)
@@ -519,11 +607,12 @@ int aproto_outcome(int op, const struct amsg *m, int *err_kind)
 
 void aproto_caps_text(unsigned caps, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s%s%s%s%s", caps & APROTO_CAP_TTL ? ",ttl" : "",
+    snprintf(buf, n, "%s%s%s%s%s%s%s%s", caps & APROTO_CAP_TTL ? ",ttl" : "",
              caps & APROTO_CAP_RENEW ? ",renew" : "", caps & APROTO_CAP_FENCING ? ",fencing" : "",
              caps & APROTO_CAP_AUTO_RENEW ? ",auto_renew" : "",
              caps & APROTO_CAP_CLOCK ? ",clock" : "", caps & APROTO_CAP_STALL ? ",stall" : "",
-             caps & APROTO_CAP_RENEWED ? ",renewed" : "");
+             caps & APROTO_CAP_RENEWED ? ",renewed" : "",
+             caps & APROTO_CAP_RECORD ? ",record" : "");
     if (buf[0] == ',')
         memmove(buf, buf + 1, strlen(buf));
     else if (n > 1)
@@ -539,6 +628,12 @@ static const char *const aproto_extensions[] = {"clock", "stall", "renewed"};
 void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *nodes, int nnodes,
                         const char *options_json)
 {
+    aproto_write_hello_record(sb, worker, nodes, nnodes, options_json, NULL);
+}
+
+void aproto_write_hello_record(struct strbuf *sb, int worker, const struct lock_node *nodes,
+                               int nnodes, const char *options_json, const char *record_json)
+{
     sb_printf(sb, "{\"op\":\"hello\",\"protocol\":%d,\"worker\":%d,\"nodes\":[", APROTO_VERSION,
               worker);
     for (int i = 0; i < nnodes; i++) {
@@ -553,7 +648,18 @@ void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *n
     sb_puts(sb, ",\"extensions\":[");
     for (size_t i = 0; i < sizeof(aproto_extensions) / sizeof(aproto_extensions[0]); i++)
         sb_printf(sb, "%s\"%s\"", i ? "," : "", aproto_extensions[i]);
+    if (record_json) {
+        sb_puts(sb, ",\"record\"],\"record\":");
+        sb_puts(sb, record_json);
+        sb_puts(sb, "}\n");
+        return;
+    }
     sb_puts(sb, "]}\n");
+}
+
+void aproto_write_record_op(struct strbuf *sb, int ctl)
+{
+    sb_puts(sb, ctl == LOCK_REC_START ? "{\"op\":\"start\"}\n" : "{\"op\":\"stop\"}\n");
 }
 
 void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res,

@@ -30,6 +30,8 @@
 #define APROTO_CAP_CLOCK 0x10      /* {"op":"clock"}: the runtime's wall clock */
 #define APROTO_CAP_STALL 0x20      /* {"op":"stall"}: block the event loop */
 #define APROTO_CAP_RENEWED 0x40    /* the `renewed` event */
+/* Revision 4: record mode (the program locks by itself and reports). */
+#define APROTO_CAP_RECORD 0x80     /* `record` events, start/stop ops */
 
 /* ---- line splitting ---- */
 
@@ -63,6 +65,7 @@ enum amsg_kind {
     AMSG_LOST,          /* {"event":"lost",...} */
     AMSG_LOG,           /* {"event":"log",...} */
     AMSG_RENEWED,       /* {"event":"renewed",...} (extension `renewed`) */
+    AMSG_RECORD,        /* {"event":"record","what":...} (extension `record`) */
 };
 
 struct amsg {
@@ -96,8 +99,12 @@ struct amsg {
     char *msg;          /* AMSG_LOG: owned */
     int64_t read_ns;    /* AMSG_RENEWED: CLOCK_MONOTONIC when the harness read the line
                          * (set by adapter.c, 0 from aproto_parse) */
-    int64_t written_ns; /* AMSG_RENEWED: the host's CLOCK_MONOTONIC when the adapter wrote
-                         * it (`host_mono_ms`, revision 3); 0 when absent or refused */
+    int64_t written_ns; /* AMSG_RENEWED, AMSG_RECORD: the host's CLOCK_MONOTONIC when the
+                         * adapter wrote it (`host_mono_ms`, revision 3); 0 when absent */
+    /* AMSG_RECORD (also res, token, has_validity/validity_ns, has_fence/fence,
+     * has_released/released, unknown, error above) */
+    int rec_what;       /* enum lock_rec_what (LREC_ACQUIRE..LREC_STOPPED) */
+    int rec_err_kind;   /* enum ev_err of a failure: timeout, connection, error reply */
 };
 
 /* Parse one line. Returns 0 with *m filled (free with amsg_free), or -1
@@ -130,6 +137,13 @@ void aproto_caps_text(unsigned caps, char *buf, size_t n);
  * options_json is a JSON object text (NULL: {}), copied verbatim. */
 void aproto_write_hello(struct strbuf *sb, int worker, const struct lock_node *nodes, int nnodes,
                         const char *options_json);
+/* The same hello in record mode (extension `record`, revision 4): the
+ * extensions list `record` too and record_json (a JSON object text: res,
+ * ttl_ms, duration_ms) is added as "record"; NULL: aproto_write_hello. */
+void aproto_write_hello_record(struct strbuf *sb, int worker, const struct lock_node *nodes,
+                               int nnodes, const char *options_json, const char *record_json);
+/* {"op":"start"} / {"op":"stop"} (extension `record`) */
+void aproto_write_record_op(struct strbuf *sb, int ctl);
 /* {"id":I,"op":"acquire"|"renew"|"release","res":R[,"token":T][,"ttl_ms":X]}
  * token: NULL for acquire; ttl_ns < 0: no ttl_ms (release). */
 void aproto_write_request(struct strbuf *sb, int64_t id, int op, const char *res,

@@ -237,7 +237,10 @@ static const char *hook_type(void *ctx, const struct opt_def *d)
     return strcmp(d->name, "command") == 0 ? "list of strings (argv)" : "mapping";
 }
 
-static const struct opt_hooks ext_hooks = {NULL, hook_parse, NULL, hook_yaml, hook_json, hook_type};
+/* Also the `record` lock's (locks/record.c): its options begin with a struct
+ * external_options, whose `command` and mapping keys these hooks fill. */
+const struct opt_hooks external_option_hooks = {NULL, hook_parse, NULL, hook_yaml, hook_json,
+                                                hook_type};
 
 static int ext_validate(const struct lock_config *cfg, char *why, size_t n)
 {
@@ -920,7 +923,7 @@ const struct lock_ops lock_external = {
     .renew = ext_renew,
     .release = ext_release,
     .validate = ext_validate,
-    .option_hooks = &ext_hooks,
+    .option_hooks = &external_option_hooks,
     .wait_news = ext_wait_news,
     .stall = ext_stall,
 };

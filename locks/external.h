@@ -25,5 +25,9 @@ struct external_options {
 };
 
 extern const struct lock_ops lock_external;
+/* The option hooks of `command` (an argv list) and of the mapping handed to
+ * the adapter (any other OPT_CUSTOM key: it fills `adapter`), for an
+ * options struct that begins with struct external_options (locks/record.c). */
+extern const struct opt_hooks external_option_hooks;
 
 #endif

@@ -17,6 +17,7 @@ extern const struct lock_ops lock_naive_get_set;
 extern const struct lock_ops lock_naive_no_ttl;
 extern const struct lock_ops lock_busted;
 extern const struct lock_ops lock_external;
+extern const struct lock_ops lock_record;
 extern const struct lock_ops lock_pg_advisory;
 
 /* Correct implementations first, then the negative controls. */
@@ -24,6 +25,7 @@ static const struct lock_ops *const registry[] = {
     &lock_redis_single,
     &lock_redlock,
     &lock_external,
+    &lock_record,
     &lock_pg_advisory,
     &lock_naive_del,
     &lock_naive_setnx_expire,

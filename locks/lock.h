@@ -70,6 +70,8 @@ struct lock_config {
                                      * (faults/clock.h clockfault_client), else NULL: an impl
                                      * that runs processes (external) starts them with the
                                      * clock shim reading it */
+    int resources;                  /* workers.resources (record: the names in its hello) */
+    int64_t duration_ns;            /* the run's duration (record: its hello) */
 };
 
 /* News an implementation learns on its own, not as the answer to a call
@@ -106,6 +108,49 @@ struct grant {
     uint64_t fence;
     int64_t validity_ns;            /* from when acquire/renew was invoked; ignored with no_lease */
     int no_lease;                   /* the grant never expires (no TTL) */
+};
+
+/* Record mode (lock_ops.record_next, docs/protocol.md extension `record`):
+ * what the user's own program reported doing, one event at a time. */
+enum lock_rec_what {
+    LREC_ACQUIRE = 1,       /* it is about to ask its lock library for res */
+    LREC_ACQUIRED,          /* granted: token, validity, fence */
+    LREC_BUSY,              /* definitely not granted: held by someone else */
+    LREC_ACQUIRE_FAILED,    /* not granted (unknown: maybe granted) */
+    LREC_ENTER,             /* its critical section begins */
+    LREC_EXIT,              /* its critical section ends */
+    LREC_RELEASE,           /* it is about to release */
+    LREC_RELEASED,          /* released (released 0: it was no longer its lock) */
+    LREC_RELEASE_FAILED,    /* the release failed (unknown: maybe released) */
+    LREC_STOPPED,           /* it ended its loop after stop (or closed its stdout) */
+    LREC_LOST,              /* a `lost` event: the grant named by token is gone */
+    LREC_RENEWED,           /* a `renewed` event: the library extended the grant */
+    LREC_GONE,              /* the program exited unexpectedly (it is restarted) */
+};
+
+#define LOCK_REC_TOKEN_MAX 128      /* program tokens compare by their first 127 bytes */
+
+struct lock_rec {
+    int what;                       /* enum lock_rec_what */
+    int res;                        /* resource index, -1 when the event names none */
+    int has_token;
+    char token[LOCK_REC_TOKEN_MAX]; /* the program's token (not the worker's) */
+    int has_validity;
+    int64_t validity_ns;
+    int has_fence;
+    uint64_t fence;
+    int released;                   /* LREC_RELEASED */
+    int unknown;                    /* LREC_ACQUIRE_FAILED, LREC_RELEASE_FAILED */
+    int err_kind;                   /* enum ev_err for the failures */
+    int64_t at_ns;                  /* CLOCK_MONOTONIC of the event (docs/protocol.md
+                                     * `record`: its stamp, or when it was read); never
+                                     * before the previous event's */
+};
+
+/* lock_ops.record_ctl */
+enum lock_rec_ctl {
+    LOCK_REC_START = 1,             /* the run's go: {"op":"start"} */
+    LOCK_REC_STOP = 2,              /* the run's deadline: {"op":"stop"} */
 };
 
 struct lock;
@@ -151,6 +196,16 @@ struct lock_ops {
      * was blocked (LOCK_STALLED), why says what happened otherwise (one
      * line). NULL: the implementation has no such thread to block. */
     int (*stall)(struct lock *lk, int64_t ns, int64_t *stalled_ns, char *why, size_t n);
+    /* Record mode: the implementation runs the user's own program, which
+     * locks by itself and reports what it did (locks/record.c). The worker
+     * calls record_ctl(LOCK_REC_START) at go, then record_next until the
+     * deadline, record_ctl(LOCK_REC_STOP), and record_next until
+     * LREC_STOPPED or its grace ends; never acquire/renew/release.
+     * record_ctl returns 0, or -1 with why (one line). record_next waits
+     * until the absolute CLOCK_MONOTONIC until_ns: 1 with *rec filled, 0 at
+     * until_ns or on a signal. NULL (both) for every other implementation. */
+    int (*record_ctl)(struct lock *lk, int ctl, char *why, size_t n);
+    int (*record_next)(struct lock *lk, int64_t until_ns, struct lock_rec *rec);
 };
 
 struct lock {

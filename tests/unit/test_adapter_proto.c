@@ -321,6 +321,76 @@ static void test_write(void)
     CHECK_STR(aproto_quote("abcdefgh", 8, 4, q, sizeof(q)), "abcd...");
 }
 
+/* ---- the `record` extension (revision 4: record mode) ---- */
+
+static int parse_ok(const char *line, struct amsg *m)
+{
+    char why[256] = "";
+    int r = aproto_parse(line, strlen(line), m, why, sizeof(why));
+    CHECKF(r == 0, "%s: %s", line, why);
+    return r;
+}
+
+static void test_record(void)
+{
+    struct amsg m;
+    char caps[96];
+    REQUIRE(parse_ok("{\"op\":\"hello\",\"protocol\":1,\"name\":\"mine\",\"version\":\"1\","
+                     "\"caps\":[\"ttl\",\"record\"]}", &m) == 0);
+    CHECK(m.caps & APROTO_CAP_RECORD);
+    aproto_caps_text(m.caps, caps, sizeof(caps));
+    CHECK_STR(caps, "ttl,record");
+    amsg_free(&m);
+    REQUIRE(parse_ok("{\"event\":\"record\",\"what\":\"acquired\",\"res\":\"lockstorm:r1\","
+                     "\"token\":\"p1\",\"validity_ms\":495.5,\"fence\":7,\"host_mono_ms\":1000.5}",
+                     &m) == 0);
+    CHECK(m.kind == AMSG_RECORD && m.rec_what == LREC_ACQUIRED);
+    CHECK_STR(m.res, "lockstorm:r1");
+    CHECK_STR(m.token, "p1");
+    CHECK(m.has_validity && m.validity_ns == 495500000);
+    CHECK(m.has_fence && m.fence == 7);
+    CHECK(m.written_ns == 1000500000);
+    amsg_free(&m);
+    REQUIRE(parse_ok("{\"event\":\"record\",\"what\":\"acquire_failed\",\"res\":\"r\","
+                     "\"unknown\":true,\"error\":\"Timeout reading\"}", &m) == 0);
+    CHECK(m.rec_what == LREC_ACQUIRE_FAILED && m.unknown && m.rec_err_kind == EVE_TIMEOUT);
+    amsg_free(&m);
+    REQUIRE(parse_ok("{\"event\":\"record\",\"what\":\"release_failed\",\"res\":\"r\"}",
+                     &m) == 0);
+    CHECK(m.rec_err_kind == EVE_REPLY); /* no `unknown`: definitely not released */
+    amsg_free(&m);
+    REQUIRE(parse_ok("{\"event\":\"record\",\"what\":\"released\",\"res\":\"r\","
+                     "\"released\":false}", &m) == 0);
+    CHECK(m.rec_what == LREC_RELEASED && m.has_released && !m.released);
+    amsg_free(&m);
+    REQUIRE(parse_ok("{\"event\":\"record\",\"what\":\"stopped\"}", &m) == 0);
+    CHECK(m.rec_what == LREC_STOPPED && m.res == NULL);
+    amsg_free(&m);
+    bad("{\"event\":\"record\",\"what\":\"grabbed\",\"res\":\"r\"}", "unknown what 'grabbed'");
+    bad("{\"event\":\"record\",\"res\":\"r\"}", "'what' must be a string");
+    bad("{\"event\":\"record\",\"what\":\"enter\"}", "needs 'res'");
+    bad("{\"event\":\"record\",\"what\":\"released\",\"res\":\"r\"}", "needs 'released'");
+    bad("{\"event\":\"record\",\"what\":\"acquired\",\"res\":\"r\",\"fence\":-1}",
+        "'fence' must be a non-negative integer");
+    bad("{\"event\":\"record\",\"what\":\"enter\",\"res\":\"r\",\"host_mono_ms\":-3}",
+        "'host_mono_ms' must be a positive number");
+    /* the harness's side: hello with the record object, start and stop */
+    struct strbuf sb = STRBUF_INIT;
+    struct lock_node nodes[1] = {{.host = "127.0.0.1", .port = 41001}};
+    aproto_write_hello_record(&sb, 2, nodes, 1, NULL,
+                              "{\"res\":[\"lockstorm:r0\"],\"ttl_ms\":500,\"duration_ms\":5000}");
+    CHECK_STR(sb_cstr(&sb), "{\"op\":\"hello\",\"protocol\":1,\"worker\":2,\"nodes\":[\"127.0.0.1:41001\"],"
+                            "\"options\":{},\"extensions\":[\"clock\",\"stall\",\"renewed\",\"record\"],"
+                            "\"record\":{\"res\":[\"lockstorm:r0\"],\"ttl_ms\":500,\"duration_ms\":5000}}\n");
+    sb_reset(&sb);
+    aproto_write_record_op(&sb, LOCK_REC_START);
+    CHECK_STR(sb_cstr(&sb), "{\"op\":\"start\"}\n");
+    sb_reset(&sb);
+    aproto_write_record_op(&sb, LOCK_REC_STOP);
+    CHECK_STR(sb_cstr(&sb), "{\"op\":\"stop\"}\n");
+    sb_free(&sb);
+}
+
 /* ---- the `clock` extension ---- */
 
 static void test_clock(void)
@@ -586,6 +656,7 @@ int main(void)
     RUN(test_parse_invalid);
     RUN(test_extensions);
     RUN(test_write);
+    RUN(test_record);
     RUN(test_clock);
     RUN(test_options);
     RUN(test_session);
