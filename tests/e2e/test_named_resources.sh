@@ -5,7 +5,7 @@
 # keyspace shared with other keys). The lock keys and fence counters are
 # PREFIX+NAME and PREFIX+fence:NAME (seen with SCAN on the node), no
 # lockstorm:* key is made, other keys are left alone; the names are in the
-# story, the text and Markdown summaries, result.json, run.json and the
+# story, the text and Markdown summaries, result.json, run.json, faults.jsonl and the
 # resolved workload.yaml, and `lockstorm check` of the run directory shows
 # them again. A Node adapter gets PREFIX+NAME as its `res`. The bad inputs
 # (duplicates, empty names, too many, characters a key part cannot have) are
@@ -55,6 +55,8 @@ check "the incidents table names it" grep -qE '^  #[0-9]+ invoice-4[23] ' "$d/su
 check "summary.md names it" grep -q "invoice-4[23]" "$d/summary.md"
 check "the header lists the names" grep -q "resources 2 (invoice-42, invoice-43)" "$d/summary.txt"
 check "the verdict line keeps resources=N" grep -q "resources=2 " "$d.stdout"
+check "the pause's record in faults.jsonl names the resource it held" \
+    grep -qE '"(held|acquiring)_resource":"invoice-4[23]"' "$d/faults.jsonl"
 check "result.json: violations name the resource" \
     bash -c '"$1" get "$2" "violations[0].resource" | grep -qE "^invoice-4[23]$"' _ "$LS" "$d"
 check "run.json: the resource names and the key prefix" \
