@@ -118,7 +118,9 @@ static const struct opt_def lock_tab[] = {
     {"key_prefix", OPT_CUSTOM, 0, "\"lockstorm:\"", 0, 0, NULL, NULL,
      "the start of every key the lock uses: resource NAME is the key PREFIX+NAME, its fence "
      "counter PREFIX+fence:NAME (adapters get PREFIX+NAME as `res`); 0-64 of A-Z a-z 0-9 . _ - "
-     ": / . Set it when the keyspace is shared (topology external), e.g. \"ci:lockstorm:\""},
+     ": / . Set it when the keyspace is shared (topology external), e.g. \"ci:lockstorm:\": "
+     "before the run only this workload's keys are then deleted, not every lockstorm:* key "
+     "(docs/workloads.md \"Resources and keys\")"},
     {"options", OPT_CUSTOM, 0, "{}", 0, 0, NULL, NULL,
      "implementation-specific keys (see \"lock.options by implementation\")"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
