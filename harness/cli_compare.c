@@ -150,7 +150,7 @@ int cli_run_compare(const char *path, const char *const *sets, int nsets,
         code = rc == LS_EWORKLOAD || rc == LS_EUSAGE ? 2 : ls_exit_code(rc);
     }
     if (m.table)
-        emit(m.table, o->quiet ? OUT_QUIET : as_json ? OUT_JSON : OUT_TEXT);
+        emit(m.table, as_json ? OUT_JSON : o->quiet ? OUT_QUIET : OUT_TEXT);
     if (code == 0 && m.interrupted)
         code = 1;
     if (code == 0 && w->nexpects > 0) { /* a gate: the worst of the runs */

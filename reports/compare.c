@@ -167,8 +167,9 @@ static void t_render(struct table *t, struct strbuf *sb, const char *const *tops
     t_clear(t);
 }
 
-/* The first line: how many runs of what, and whether they compare. */
-static void put_heading(const struct json *cmp, struct strbuf *sb)
+/* The first line: how many runs of what, and whether they compare;
+ * wrapped at COMPARE_WIDTH (the text) or one line each (Markdown, HTML). */
+static void put_heading(const struct json *cmp, struct strbuf *sb, int wrap)
 {
     const struct json *runs = json_obj_get(cmp, "runs");
     size_t nr = runs ? runs->n : 0;
@@ -183,11 +184,17 @@ static void put_heading(const struct json *cmp, struct strbuf *sb)
     int like = same && same->type == JSON_BOOL && same->i;
     if (like)
         sb_puts(&h, " (same seed, workers and fault schedule in every run)");
-    put_wrapped(sb, sb_cstr(&h), 2);
+    static const char *const warning = "warning: the runs differ in seed, duration, workers or "
+                                       "fault schedule; the rows are not a like-for-like "
+                                       "comparison";
+    if (wrap) {
+        put_wrapped(sb, sb_cstr(&h), 2);
+        if (!like)
+            put_wrapped(sb, warning, 2);
+    } else {
+        sb_printf(sb, "%s%s%s", sb_cstr(&h), like ? "" : "\n", like ? "" : warning);
+    }
     sb_free(&h);
-    if (!like)
-        put_wrapped(sb, "warning: the runs differ in seed, duration, workers or fault schedule; "
-                        "the rows are not a like-for-like comparison", 2);
 }
 
 void render_compare_conclusion(const struct json *cmp, struct strbuf *sb)
@@ -202,7 +209,7 @@ void render_compare_text(const struct json *cmp, struct strbuf *sb)
     const struct json *runs = json_obj_get(cmp, "runs");
     const struct json *kinds = json_obj_get(cmp, "fault_kinds");
     size_t nr = runs ? runs->n : 0, nk = kinds ? kinds->n : 0;
-    put_heading(cmp, sb);
+    put_heading(cmp, sb, 1);
 
     static const char *const head[] = {"run", "lock", "nodes", "checkers", "grants/s", "acq p99 ms",
                                        "stale", "broken", "plain lost", "fenced lost",
@@ -398,7 +405,7 @@ void render_compare_md(const struct json *cmp, struct strbuf *sb)
     const struct json *kinds = json_obj_get(cmp, "fault_kinds");
     size_t nr = runs ? runs->n : 0, nk = kinds ? kinds->n : 0;
     struct strbuf h = STRBUF_INIT;
-    put_heading(cmp, &h);
+    put_heading(cmp, &h, 0);
     sb_puts(sb, "## lockstorm compare\n\n");
     md_cell(sb, h.buf, h.len);
     sb_puts(sb, "\n\n### Conclusion\n\n");
@@ -481,7 +488,7 @@ void render_compare_html(const struct json *cmp, struct strbuf *sb)
     const struct json *kinds = json_obj_get(cmp, "fault_kinds");
     size_t nr = runs ? runs->n : 0, nk = kinds ? kinds->n : 0;
     struct strbuf h = STRBUF_INIT;
-    put_heading(cmp, &h);
+    put_heading(cmp, &h, 0);
     sb_puts(sb, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
                 "<title>lockstorm compare</title>\n<style>body{font-family:sans-serif;"
                 "margin:1.5em;max-width:70em}table{border-collapse:collapse;margin:.5em 0}"
