@@ -17,6 +17,7 @@
 
 #include "backends/backend.h"
 #include "backends/storage.h"
+#include "locks/lock.h"
 #include "model/workload.h"
 #include "util/timeutil.h"
 
@@ -152,6 +153,32 @@ static int clean_keys(redisContext *c, const struct node_proc *n, const char *ad
                       n->index, addr, (long long)(CLEAN_TIMEOUT / LS_NS_PER_S));
 }
 
+/* Contract: with a lock.key_prefix of its own the keyspace is shared: delete
+ * only this workload's keys (each resource's lock key and fence counter,
+ * locks/lock.h lock_key), never a pattern. Returns 0 or LS_EENV with err set. */
+static int clean_own_keys(redisContext *c, const struct node_proc *n, const char *addr,
+                          const struct workload *w, struct ls_err *err)
+{
+    struct lock_config kc = {.key_prefix = workload_key_prefix(w),
+                             .res_names = (const char *const *)w->workers.resource_names,
+                             .nres = w->workers.resource_names ? (int)w->workers.resources : 0};
+    for (int64_t r = 0; r < w->workers.resources; r++) {
+        char key[LOCK_KEY_MAX], fkey[LOCK_KEY_MAX];
+        size_t kl = lock_key(&kc, (int)r, 0, key, sizeof(key));
+        size_t fl = lock_key(&kc, (int)r, 1, fkey, sizeof(fkey));
+        redisReply *d = redisCommand(c, "DEL %b %b", key, kl, fkey, fl);
+        if (!d || d->type == REDIS_REPLY_ERROR) {
+            int rc = ls_err_set(err, LS_EENV, "node %d (%s): DEL old lockstorm key %s: %s",
+                                n->index, addr, key, d ? d->str : c->errstr);
+            if (d)
+                freeReplyObject(d);
+            return rc;
+        }
+        freeReplyObject(d);
+    }
+    return 0;
+}
+
 int external_cluster_start(struct cluster *c, const struct workload *w, const char *basedir,
                            int (*interrupted)(void *), void *arg, struct ls_err *err)
 {
@@ -187,7 +214,9 @@ int external_cluster_start(struct cluster *c, const struct workload *w, const ch
         redisContext *ctx = connect_ready(n, addr, interrupted, arg, err);
         if (!ctx)
             return err->code ? err->code : LS_EENV;
-        rc = clean_keys(ctx, n, addr, err);
+        rc = strcmp(workload_key_prefix(w), WL_KEY_PREFIX) == 0
+                 ? clean_keys(ctx, n, addr, err)
+                 : clean_own_keys(ctx, n, addr, w, err);
         redisFree(ctx);
         if (rc < 0)
             return rc;

@@ -225,8 +225,8 @@ static int busy_worker(const struct fault_env *env, const struct fault_spec *s, 
         return -1;
     int h = fault_busy_with(env, i, acquiring, s->resource, NULL);
     char name[16];
-    snprintf(name, sizeof(name), "r%d", h < 0 ? 0 : h);
-    json_obj_set_str(detail, acquiring ? "acquiring_resource" : "held_resource", name);
+    json_obj_set_str(detail, acquiring ? "acquiring_resource" : "held_resource",
+                     fault_res_name(env, h < 0 ? 0 : h, name, sizeof(name)));
     return i;
 }
 

@@ -53,8 +53,7 @@ static int send_stall(const struct fault_env *env, struct fault_inst *fi, int i,
     fi->start_ns = sent;
     if (held >= 0) {
         char name[16];
-        snprintf(name, sizeof(name), "r%d", held);
-        json_obj_set_str(fi->detail, "held_resource", name);
+        json_obj_set_str(fi->detail, "held_resource", fault_res_name(env, held, name, sizeof(name)));
     }
     return 0;
 }

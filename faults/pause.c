@@ -132,8 +132,8 @@ static int pause_busy_worker(const struct fault_env *env, struct fault_inst *fi,
         if (add_pid(fi, env, pid, err) < 0)
             return -1;
         char name[16];
-        snprintf(name, sizeof(name), "r%d", what);
-        json_obj_set_str(fi->detail, acquiring ? "acquiring_resource" : "held_resource", name);
+        json_obj_set_str(fi->detail, acquiring ? "acquiring_resource" : "held_resource",
+                         fault_res_name(env, what, name, sizeof(name)));
         if (!acquiring) {
             int64_t since = 0;
             env->ops->worker_busy(env->ctx, i, 0, &since);

@@ -5,7 +5,10 @@
  */
 #include "faults/target.h"
 
+#include <stdio.h>
+
 #include "faults/env.h"
+#include "model/workload.h"
 #include "util/rng.h"
 #include "util/timeutil.h"
 
@@ -14,6 +17,15 @@
 int fault_worker_alive(const struct fault_env *env, int i)
 {
     return env->ops->worker_alive(env->ctx, i);
+}
+
+const char *fault_res_name(const struct fault_env *env, int res, char *buf, size_t n)
+{
+    const struct workload *w = env->ops->workload ? env->ops->workload(env->ctx) : NULL;
+    if (w)
+        return workload_resource_name(w, res, buf, n);
+    snprintf(buf, n, "r%d", res);
+    return buf;
 }
 
 int fault_busy_with(const struct fault_env *env, int i, int acquiring, int res, int64_t *since)

@@ -7,6 +7,7 @@
 #ifndef LS_FAULTS_TARGET_H
 #define LS_FAULTS_TARGET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct fault_env;
@@ -19,6 +20,9 @@ int fault_worker_alive(const struct fault_env *env, int i);
  * res < 0. since (may be NULL): when that grant (call) began, which tells
  * the same grant from a later one. */
 int fault_busy_with(const struct fault_env *env, int i, int acquiring, int res, int64_t *since);
+/* The name of resource res as the workload gives it (workers.resources'
+ * list, or "r<res>"), for a fault's detail: into buf, or borrowed. */
+const char *fault_res_name(const struct fault_env *env, int res, char *buf, size_t n);
 
 /* Contract: polls (100 us) until some live worker is busy (as above) or the
  * deadline (ls_now_ns clock) passes or the run is interrupted. Among the

@@ -24,9 +24,25 @@
 #include "util/proc.h"
 #include "reports/reports.h"
 #include "harness/verdict.h"
+#include "model/rundir.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define POLL_MS 20
+
+/* Contract: the resources of h named as the run's workload.yaml lists them
+ * (workers.resources: [names]); the event log holds indices, so the
+ * stories, tables and result.json say the names only through this. */
+static int name_resources(struct history *h, int rc)
+{
+    if (rc < 0 || !h->meta || !h->meta->res_names)
+        return rc;
+    for (int i = 0; i < h->nres && i < h->meta->nres_names; i++) {
+        free(h->res_names[i]);
+        h->res_names[i] = xstrdup(h->meta->res_names[i]);
+    }
+    return rc;
+}
 
 int checkproc_load(const char *dir, struct history *h, struct workload **w, struct ls_err *err)
 {
@@ -39,9 +55,9 @@ int checkproc_load(const char *dir, struct history *h, struct workload **w, stru
     struct ls_err werr = {0, ""};
     if (workload_load(path, NULL, 0, w, NULL, &werr) != 0) {
         *w = NULL; /* checked with defaults, an evidence gap */
-        return history_load_rundir_refused(dir, werr.msg, h, err);
+        return name_resources(h, history_load_rundir_refused(dir, werr.msg, h, err));
     }
-    return history_load_rundir(dir, h, err);
+    return name_resources(h, history_load_rundir(dir, h, err));
 }
 
 /* Contract: the checker pass itself, in this process (what the child runs). */

@@ -150,6 +150,12 @@ static const struct cli_opt stress_opts[] = {
 };
 static const struct cli_opt compare_opts[] = {
     {"--json", NULL, "print the comparison document (compare.json) instead of the tables", NULL},
+    {"--format", "LIST", "with --out: the files to write (compare.txt and compare.json always; "
+                         "md: compare.md, html: compare.html); without: what stdout gets, one of "
+                         "text, json, md, html", "text json md html"},
+    {"--out", "DIR", "write compare.txt, compare.json and the --format files into DIR", "@dir"},
+    {"--quiet, -q", NULL, "print only the conclusion lines (one per fault kind, then the whole "
+                          "run)", NULL},
     O_HELP, O_END,
 };
 static const struct cli_opt help_only[] = {O_HELP, O_END};
@@ -233,7 +239,7 @@ static const struct cli_cmd commands[] = {
      "what is known).",
      stress_opts, "@workload"},
     {"compare",
-     {"compare RUN_DIR... [--json]"},
+     {"compare RUN_DIR... [--json | --format FMT | -q] [--out DIR [--format LIST]]"},
      "print several runs side by side (single-node vs Redlock)",
      "One row per run directory, read from its result.json: what its checkers found (clean, "
      "violations, or unknown with the reason on a line under the table), grants/s, acquire "
@@ -241,7 +247,9 @@ static const struct cli_cmd commands[] = {
      "outcomes; then one column group per fault kind from the runs' fault windows. Meant for "
      "runs of the same workload, seed and fault schedule with different locks: a workload with "
      "a compare: block makes them in one `lockstorm run` (docs/compare.md). A warning says when "
-     "the runs' seeds or schedules differ.\n"
+     "the runs' seeds or schedules differ. The text fits 100 columns (wide tables are split) and "
+     "ends with a conclusion per fault kind made from the counts alone (\"under kill: "
+     "redis-single lock-broken 2; redlock-3, redlock-5 clean\"; unknown where a run is).\n"
      "A comparison is a report, not a gate: violations in a row are what it is there to show. "
      "Its exit status is 0 when every run was judged (clean or violations), 4 when some run is "
      "unknown (evidence missing, no fault took effect, a checker could not decide), 2 when a "

@@ -341,6 +341,118 @@ static void mark_na(struct json *row, const char *kind, const char *reason, cons
     }
 }
 
+/* ---- conclusions ---- */
+
+/* Contract: what row r shows under fault kind (or, kind NULL, over the
+ * whole run), into phr: "unknown", "n/a", "not injected", "clean", or the
+ * counts ("lock-broken 2, stale-holder 1 (1 after the window)"). Only
+ * counts the document holds; a run whose checkers could not decide is
+ * "unknown" whatever its counts. */
+static void row_phrase(const struct json *r, const char *kind, struct strbuf *phr)
+{
+    if (strcmp(json_get_str(r, "findings", "unknown"), "unknown") == 0) {
+        sb_puts(phr, "unknown");
+        return;
+    }
+    int64_t st, br, after = 0;
+    if (kind) {
+        const struct json *k = json_obj_get(json_obj_get(r, "by_fault"), kind);
+        if (k && json_get_str(k, "not_applicable", NULL)) {
+            sb_puts(phr, "n/a");
+            return;
+        }
+        if (!k || json_get_int(k, "windows", 0) == 0) {
+            sb_puts(phr, "not injected");
+            return;
+        }
+        int64_t ast = json_get_int(k, "after_stale_holder", 0);
+        int64_t abr = json_get_int(k, "after_lock_broken", 0);
+        st = json_get_int(k, "stale_holder", 0) + ast;
+        br = json_get_int(k, "lock_broken", 0) + abr;
+        after = ast + abr;
+    } else {
+        st = json_get_int(r, "stale_holder", 0);
+        br = json_get_int(r, "lock_broken", 0);
+    }
+    if (br > 0)
+        sb_printf(phr, "lock-broken %lld", (long long)br);
+    if (st > 0)
+        sb_printf(phr, "%sstale-holder %lld", phr->len ? ", " : "", (long long)st);
+    if (after > 0)
+        sb_printf(phr, " (%lld after the window)", (long long)after);
+    if (!kind) {
+        const struct json *fl = json_obj_get(r, "fenced_lost_updates");
+        int64_t pl = json_get_int(r, "plain_lost_updates", 0);
+        if (pl > 0)
+            sb_printf(phr, "%splain lost updates %lld", phr->len ? ", " : "", (long long)pl);
+        if (fl && fl->type == JSON_NUM && fl->i > 0)
+            sb_printf(phr, "%sfenced lost updates %lld", phr->len ? ", " : "", (long long)fl->i);
+        if (!phr->len && strcmp(json_get_str(r, "findings", ""), "violations") == 0)
+            sb_puts(phr, "violations of another checker (see its result.json)");
+    }
+    if (!phr->len)
+        sb_puts(phr, "clean");
+}
+
+/* Contract: one conclusion line: "PREFIX: a, b clean; c lock-broken 2"
+ * (runs with the same phrase share it, in the order they first appear). */
+static char *conclusion_line(const struct json *runs, const char *kind, const char *prefix)
+{
+    size_t n = runs ? runs->n : 0;
+    char **phr = xcalloc(n ? n : 1, sizeof(*phr));
+    for (size_t i = 0; i < n; i++) {
+        struct strbuf p = STRBUF_INIT;
+        row_phrase(runs->kids[i], kind, &p);
+        phr[i] = sb_steal(&p);
+    }
+    struct strbuf sb = STRBUF_INIT;
+    sb_printf(&sb, "%s:", prefix);
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(phr[i], phr[j]) == 0;
+        if (seen)
+            continue;
+        sb_puts(&sb, i ? "; " : " ");
+        for (size_t j = i, first = 1; j < n; j++)
+            if (strcmp(phr[i], phr[j]) == 0) {
+                sb_printf(&sb, "%s%s", first ? "" : ", ",
+                          json_get_str(runs->kids[j], "label", "?"));
+                first = 0;
+            }
+        sb_printf(&sb, " %s", phr[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(phr[i]);
+    free(phr);
+    return sb_steal(&sb);
+}
+
+/* Contract: doc's "conclusions": one {"fault": kind, "text"} per fault
+ * kind, then {"fault": null, "text": "whole run: ..."}; words made from the
+ * counts of doc's rows only (docs/compare.md "Conclusion"). */
+static void add_conclusions(struct json *doc)
+{
+    const struct json *runs = json_obj_get(doc, "runs");
+    const struct json *kinds = json_obj_get(doc, "fault_kinds");
+    struct json *out = json_new_arr();
+    for (size_t i = 0; kinds && i < kinds->n; i++) {
+        char prefix[160];
+        snprintf(prefix, sizeof(prefix), "under %s", kinds->kids[i]->s);
+        char *text = conclusion_line(runs, kinds->kids[i]->s, prefix);
+        struct json *c = json_arr_push(out, json_new_obj());
+        json_obj_set_str(c, "fault", kinds->kids[i]->s);
+        json_obj_set_str(c, "text", text);
+        free(text);
+    }
+    char *text = conclusion_line(runs, NULL, "whole run");
+    struct json *c = json_arr_push(out, json_new_obj());
+    json_obj_set(c, "fault", json_new_null());
+    json_obj_set_str(c, "text", text);
+    free(text);
+    json_obj_set(doc, "conclusions", out);
+}
+
 int compare_build(const char *const *dirs, int n, const char *const *labels, struct json **out,
                   struct ls_err *err)
 {
@@ -396,6 +508,7 @@ int compare_build_na(const char *const *dirs, int n, const char *const *labels,
         json_arr_push(ka, json_new_str(kinds[i]));
     json_obj_set(doc, "fault_kinds", ka);
     json_obj_set_bool(doc, "same_schedule", same);
+    add_conclusions(doc);
     *out = doc;
     return 0;
 }

@@ -5,9 +5,11 @@
  * checkers found (clean / violations / unknown and why), grants/s,
  * acquire p99, mutex violations by class, plain and fenced lost updates,
  * fence regressions, unknown outcomes; and one column group per fault
- * kind, from result.json's fault_windows and the violations' faults. The
- * comparison is a JSON document (format "lockstorm-compare"); the text
- * renderer (reports/compare.h) only formats it.
+ * kind, from result.json's fault_windows and the violations' faults; and
+ * the conclusion: one line per fault kind and one for the whole run, in
+ * words made from those counts alone (docs/compare.md "Conclusion"). The
+ * comparison is a JSON document (format "lockstorm-compare"); the
+ * renderers (reports/compare.h: text, Markdown, HTML) only format it.
  */
 #ifndef LS_COMPARE_MODEL_H
 #define LS_COMPARE_MODEL_H

@@ -264,12 +264,13 @@ static int e_stall_result(void *ctx, int i, int ticket, int64_t wait, int64_t *s
     return FAULT_STALLED;
 }
 
-/* o.key = "rN", or null when res < 0. */
-static void res_field(struct json *o, const char *key, int res)
+/* o.key = the name of resource res (workload_resource_name: "rN" unless
+ * the workload names them), or null when res < 0. */
+static void res_field(struct json *o, const char *key, int res, const struct workload *w)
 {
     char name[16];
-    snprintf(name, sizeof(name), "r%d", res);
-    json_obj_set(o, key, res >= 0 ? json_new_str(name) : json_new_null());
+    json_obj_set(o, key, res >= 0 ? json_new_str(workload_resource_name(w, res, name, sizeof(name)))
+                                  : json_new_null());
 }
 
 /* o.exit = a wait status as text ("exited 0", "killed by signal 9 (Killed)"). */
@@ -401,8 +402,8 @@ static int finish_worker(struct run *r, struct fault_inst *fi, int restart, stru
     if (group_killed)
         json_obj_set_bool(o, "process_group_killed", 1);
     /* SIGKILL: where it died; SIGTERM: what it had when asked to leave */
-    res_field(o, "held_resource", killed ? holding : v->held);
-    res_field(o, "acquiring_resource", killed ? acquiring : v->acquiring);
+    res_field(o, "held_resource", killed ? holding : v->held, r->w);
+    res_field(o, "acquiring_resource", killed ? acquiring : v->acquiring, r->w);
     if (killed && acquiring >= 0)
         json_obj_set_num(o, "in_acquire_ms", (double)(v->t + r->start_mono - since) / 1e6);
     if (killed) {

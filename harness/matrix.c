@@ -541,15 +541,6 @@ static int make_parent(const struct workload *w, const struct run_opts *o, char 
     return 0;
 }
 
-/* Write sb to dir/name. Returns 0 or LS_EIO with err set. */
-static int write_file(const char *dir, const char *name, struct strbuf *sb, struct ls_err *err)
-{
-    char path[2200];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    int rc = sb_write_file(sb, path);
-    return rc < 0 ? ls_err_errno(err, LS_EIO, -rc, "write %s", path) : 0;
-}
-
 int matrix_run(const char *path, const char *const *sets, int nsets, const struct workload *w,
                const struct run_opts *o, FILE *errlog, struct matrix_result *out,
                struct ls_err *err)
@@ -630,15 +621,8 @@ int matrix_run(const char *path, const char *const *sets, int nsets, const struc
         int built = ran > 0 && compare_build_na(dirs, ran, labels, na, nna, &out->table, &e2) == 0;
         free(na);
         if (built) {
-            struct strbuf txt = STRBUF_INIT, js = STRBUF_INIT;
-            render_compare_text(out->table, &txt);
-            json_write(&js, out->table, 2);
-            sb_putc(&js, '\n');
-            if (write_file(out->parent, "compare.txt", &txt, &e2) < 0 ||
-                write_file(out->parent, "compare.json", &js, &e2) < 0)
+            if (compare_write_files(out->parent, out->table, o->formats, &e2) < 0)
                 fprintf(stderr, "lockstorm: warning: %s\n", e2.msg);
-            sb_free(&txt);
-            sb_free(&js);
         } else if (ran > 0 && rc == 0) {
             rc = ls_err_set(err, e2.code, "%s", e2.msg);
         }

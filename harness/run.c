@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "faults/clock.h"
+#include "locks/lock.h"
 #include "harness/nemesis.h"
 #include "faults/proxy.h"
 #include "faults/schedule.h"
@@ -308,6 +309,12 @@ static int write_run_json(struct run *r, int final, int64_t end_ns, const struct
         json_obj_set_int(j, "end_ns", end_ns);
     }
     json_obj_set_int(j, "duration_ns", r->w->duration);
+    struct json *rn = json_obj_set(j, "resources", json_new_arr()); /* index -> name, key */
+    for (int64_t i = 0; i < r->w->workers.resources; i++) {
+        char nb[32];
+        json_arr_push(rn, json_new_str(workload_resource_name(r->w, i, nb, sizeof(nb))));
+    }
+    json_obj_set_str(j, "key_prefix", workload_key_prefix(r->w));
     json_obj_set_bool(j, "interrupted", !final || r->signal != 0 || r->incidents);
     json_obj_set(j, "incidents", r->incidents ? json_clone(r->incidents) : json_new_arr());
     json_obj_set(j, "signal", r->signal ? json_new_str(strsignal(r->signal)) : json_new_null());
@@ -681,6 +688,8 @@ static struct json *leftover_keys(const struct run *r)
 {
     struct json *arr = json_new_arr();
     struct timeval tv = {2, 0};
+    struct lock_config kc = {0};
+    workload_lock_keys(r->w, &kc);
     for (int n = 0; n < r->cluster.nnodes; n++) {
         redisContext *c = node_connect(&r->cluster.nodes[n], tv);
         if (!c || c->err) {
@@ -689,8 +698,11 @@ static struct json *leftover_keys(const struct run *r)
             continue;
         }
         redisSetTimeout(c, tv);
-        for (int i = 0; i < r->w->workers.resources; i++)
-            redisAppendCommand(c, "PTTL lockstorm:r%d", i);
+        for (int i = 0; i < r->w->workers.resources; i++) {
+            char key[LOCK_KEY_MAX];
+            size_t kl = lock_key(&kc, i, 0, key, sizeof(key));
+            redisAppendCommand(c, "PTTL %b", key, kl);
+        }
         for (int i = 0; i < r->w->workers.resources; i++) {
             redisReply *rep = NULL;
             if (redisGetReply(c, (void **)&rep) != REDIS_OK)

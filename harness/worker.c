@@ -1082,6 +1082,7 @@ int worker_main(const struct worker_args *a)
     c->cfg.epoch = a->epoch;
     c->cfg.resources = (int)c->w->workers.resources;
     c->cfg.duration_ns = c->w->duration;
+    workload_lock_keys(c->w, &c->cfg); /* lock.key_prefix and the resource names */
     if (a->rundir && clockfault_client(c->w)) {
         clockctl_worker_path(c->client_clock, sizeof(c->client_clock), a->rundir, a->id);
         c->cfg.client_clock = c->client_clock;

@@ -116,6 +116,12 @@ static const struct opt_def lock_tab[] = {
      "ask for fences where the implementation offers them"},
     {"wait_replicas", OPT_INT, SUB(lock, wait_replicas), "0", 0, 5, NULL, NULL,
      "WAIT for this many replicas after acquire; must be 0 with topology independent"},
+    {"key_prefix", OPT_CUSTOM, 0, "\"lockstorm:\"", 0, 0, NULL, NULL,
+     "the start of every key the lock uses: resource NAME is the key PREFIX+NAME, its fence "
+     "counter PREFIX+fence:NAME (adapters get PREFIX+NAME as `res`); 0-64 of A-Z a-z 0-9 . _ - "
+     ": / . Set it when the keyspace is shared (topology external), e.g. \"ci:lockstorm:\": "
+     "before the run only this workload's keys are then deleted, not every lockstorm:* key "
+     "(docs/workloads.md \"Resources and keys\")"},
     {"options", OPT_CUSTOM, 0, "{}", 0, 0, NULL, NULL,
      "implementation-specific keys (see \"lock.options by implementation\")"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
@@ -124,8 +130,11 @@ static const struct opt_def lock_tab[] = {
 static const struct opt_def workers_tab[] = {
     {"count", OPT_INT, SUB(workers, count), "6", 1, 1024, NULL, NULL,
      "worker processes hammering the lock"},
-    {"resources", OPT_INT, SUB(workers, resources), "2", 1, 4096, NULL, NULL,
-     "lock names r0..rN-1 the workers pick from"},
+    {"resources", OPT_CUSTOM, 0, "2", 0, 0, NULL, NULL,
+     "the resources (locks) the workers pick from: a count N (named r0..rN-1) or a list of "
+     "names, e.g. [invoice-42, invoice-43]: 1-" WL_RES_MAX_TEXT " of them, unique, each 1-64 of "
+     "A-Z a-z 0-9 . _ - : / (a Redis key part; not r<N> of another position); the key of "
+     "resource NAME is lock.key_prefix + NAME"},
     {"pick", OPT_ENUM, SUB(workers, pick), "uniform", 0, 0, pick_choices, NULL,
      "how a worker picks the resource of its next hold"},
     {"hold", OPT_DIST, SUB(workers, hold), "{dist: uniform, min: 20ms, max: 80ms}", 0, NS_H, NULL,
@@ -200,6 +209,13 @@ static const struct opt_def top_tab[] = {
      "CI gate: result.json path -> condition (see \"expect\")"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
+
+void workload_lock_keys(const struct workload *w, struct lock_config *cfg)
+{
+    cfg->key_prefix = workload_key_prefix(w);
+    cfg->res_names = (const char *const *)w->workers.resource_names;
+    cfg->nres = w->workers.resource_names ? (int)w->workers.resources : 0;
+}
 
 int workload_valid_name(const char *s)
 {
@@ -308,6 +324,130 @@ static void check_entry(void *ctx, const struct opt_def *d, void *base, const st
 }
 
 /* ---- custom entries --------------------------------------------------- */
+
+/* Is c allowed in a resource name or key prefix (a Redis key part that
+ * needs no quoting in redis-cli, a log line or a file name)? */
+static int key_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-' || c == ':' || c == '/';
+}
+
+/* Contract: the first character of s that key_char refuses, or -1. */
+static int bad_key_char(const char *s)
+{
+    for (int i = 0; s[i]; i++)
+        if (!key_char(s[i]))
+            return i;
+    return -1;
+}
+
+/* Contract: 1 when s is "r<N>" (the default name of resource N) with N != idx. */
+static int default_name_clash(const char *s, size_t idx)
+{
+    if (s[0] != 'r' || s[1] < '0' || s[1] > '9')
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s + 1, &end, 10);
+    return !*end && !errno && v != idx;
+}
+
+/* workers.resources: a count, or a list of names (workload.h). */
+static int parse_resources(struct loader *L, const struct ynode *v, const struct ynode *where,
+                           const char *path, struct ydiag *dg)
+{
+    struct workload *w = L->w;
+    char q[80];
+    for (int64_t i = 0; w->workers.resource_names && i < w->workers.resources; i++)
+        free(w->workers.resource_names[i]); /* a --set may replace the list */
+    free(w->workers.resource_names);
+    w->workers.resource_names = NULL;
+    if (v && v->kind == YN_SCALAR) {
+        char *end;
+        errno = 0;
+        long long n = strtoll(v->text, &end, 10);
+        if (!v->text[0] || *end || errno || n < 1 || n > WL_RES_MAX) {
+            ydiag_at(dg, v, "%s: expected a count 1..%d or a list of names, got '%s'", path,
+                     WL_RES_MAX, opt_quote(v->text, q, sizeof(q)));
+            return -1;
+        }
+        w->workers.resources = n;
+        return 0;
+    }
+    if (!v || v->kind != YN_SEQ || v->n == 0) {
+        ydiag_at(dg, v ? v : where, "%s: expected a count 1..%d or a non-empty list of names, "
+                 "got %s", path, WL_RES_MAX, v ? (v->kind == YN_SEQ ? "an empty list"
+                                                                      : ynode_kind_text(v))
+                                              : "nothing");
+        return -1;
+    }
+    if (v->n > WL_RES_MAX) {
+        ydiag_at(dg, v, "%s: %zu names; at most %d resources", path, v->n, WL_RES_MAX);
+        return -1;
+    }
+    int bad = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const struct ynode *it = v->vals[i];
+        if (it->kind != YN_SCALAR) {
+            ydiag_at(dg, it, "%s[%zu]: expected a name, got %s", path, i, ynode_kind_text(it));
+            bad = 1;
+            continue;
+        }
+        int at = bad_key_char(it->text);
+        if (it->len == 0 || it->len > 64) {
+            ydiag_at(dg, it, "%s[%zu]: a name of %zu characters; use 1-64 of A-Z a-z 0-9 . _ - "
+                     ": /", path, i, it->len);
+            bad = 1;
+        } else if (at >= 0) {
+            ydiag_at(dg, it, "%s[%zu]: '%s' has '%c' at %d; a name is part of a Redis key: use "
+                     "A-Z a-z 0-9 . _ - : /", path, i, opt_quote(it->text, q, sizeof(q)),
+                     it->text[at] >= 32 && it->text[at] < 127 ? it->text[at] : '?', at + 1);
+            bad = 1;
+        } else if (default_name_clash(it->text, i)) {
+            ydiag_at(dg, it, "%s[%zu]: '%s' is the default name of another resource (r<N> is "
+                     "position N); rename it", path, i, it->text);
+            bad = 1;
+        }
+        for (size_t j = 0; j < i && !bad; j++)
+            if (v->vals[j]->kind == YN_SCALAR && strcmp(v->vals[j]->text, it->text) == 0) {
+                ydiag_at(dg, it, "%s[%zu]: '%s' is named twice (also at %d:%d); names must be "
+                         "unique", path, i, it->text, v->vals[j]->line, v->vals[j]->col);
+                bad = 1;
+            }
+    }
+    if (bad)
+        return -1;
+    w->workers.resource_names = xcalloc(v->n, sizeof(char *));
+    for (size_t i = 0; i < v->n; i++)
+        w->workers.resource_names[i] = xstrdup(v->vals[i]->text);
+    w->workers.resources = (int64_t)v->n;
+    return 0;
+}
+
+/* lock.key_prefix (workload.h). */
+static int parse_key_prefix(struct loader *L, const struct ynode *v, const struct ynode *where,
+                            const char *path, struct ydiag *dg)
+{
+    struct workload *w = L->w;
+    char q[80];
+    if (!v || v->kind != YN_SCALAR) {
+        ydiag_at(dg, v ? v : where, "%s: expected a string, got %s", path,
+                 v ? ynode_kind_text(v) : "nothing");
+        return -1;
+    }
+    int at = bad_key_char(v->text);
+    if (v->len > 64 || at >= 0) {
+        ydiag_at(dg, v, "%s: '%s' %s; use 0-64 of A-Z a-z 0-9 . _ - : / (e.g. \"ci:lockstorm:\")",
+                 path, opt_quote(v->text, q, sizeof(q)),
+                 v->len > 64 ? "is longer than 64 characters" : "has a character a key prefix "
+                                                                "cannot have");
+        return -1;
+    }
+    free(w->lock.key_prefix);
+    w->lock.key_prefix = xstrdup(v->text);
+    return 0;
+}
 
 static int parse_addresses(struct loader *L, const struct ynode *v, const struct ynode *where,
                            const char *path, struct ydiag *dg)
@@ -483,6 +623,10 @@ static int parse_custom(void *ctx, const struct opt_def *d, void *base, const st
         return workload_parse_proxy(L->w, v, path, dg);
     if (strcmp(path, "lock.renew") == 0)
         return parse_renew(L, v, where, path, dg);
+    if (strcmp(path, "lock.key_prefix") == 0)
+        return parse_key_prefix(L, v, where, path, dg);
+    if (strcmp(path, "workers.resources") == 0)
+        return parse_resources(L, v, where, path, dg);
     if (strcmp(path, "workers.jobs.layers") == 0)
         return jobs_parse_layers(L->w, v, where, path, dg);
     if (strcmp(path, "lock.options") == 0)
@@ -676,6 +820,10 @@ void workload_free(struct workload *w)
     for (int i = 0; i < w->cluster.naddresses; i++)
         free(w->cluster.addresses[i]);
     free(w->cluster.addresses);
+    for (int64_t i = 0; w->workers.resource_names && i < w->workers.resources; i++)
+        free(w->workers.resource_names[i]);
+    free(w->workers.resource_names);
+    free(w->lock.key_prefix);
     opt_free(top_tab, w);
     free(w->file);
     free(w->source);
@@ -697,6 +845,21 @@ static void echo_yaml(void *ctx, const struct opt_def *d, const void *base, int 
             sb_json_str(sb, w->cluster.addresses[i], strlen(w->cluster.addresses[i]));
         }
         sb_puts(sb, "]\n");
+    } else if (strcmp(d->name, "resources") == 0) {
+        if (!w->workers.resource_names) {
+            sb_printf(sb, " %lld\n", (long long)w->workers.resources);
+            return;
+        }
+        sb_puts(sb, " [");
+        for (int64_t i = 0; i < w->workers.resources; i++) {
+            sb_puts(sb, i ? ", " : "");
+            sb_json_str(sb, w->workers.resource_names[i], strlen(w->workers.resource_names[i]));
+        }
+        sb_puts(sb, "]\n");
+    } else if (strcmp(d->name, "key_prefix") == 0) {
+        sb_putc(sb, ' ');
+        sb_json_str(sb, workload_key_prefix(w), strlen(workload_key_prefix(w)));
+        sb_putc(sb, '\n');
     } else if (strcmp(d->name, "proxy") == 0) {
         /* the setting (auto stays auto: the echo loads back the same), and
          * what auto chose and why */
@@ -754,6 +917,16 @@ static struct json *echo_json(void *ctx, const struct opt_def *d, const void *ba
             json_arr_push(arr, json_new_str(w->cluster.addresses[i]));
         return arr;
     }
+    if (strcmp(d->name, "resources") == 0) {
+        if (!w->workers.resource_names)
+            return json_new_int(w->workers.resources);
+        struct json *arr = json_new_arr();
+        for (int64_t i = 0; i < w->workers.resources; i++)
+            json_arr_push(arr, json_new_str(w->workers.resource_names[i]));
+        return arr;
+    }
+    if (strcmp(d->name, "key_prefix") == 0)
+        return json_new_str(workload_key_prefix(w));
     if (strcmp(d->name, "proxy") == 0)
         return w->cluster.proxy == PROXY_AUTO ? json_new_str("auto")
                                               : json_new_bool(w->cluster.proxy);
@@ -809,6 +982,10 @@ static const char *custom_type(void *ctx, const struct opt_def *d)
         return "list of host:port";
     if (strcmp(d->name, "proxy") == 0)
         return "auto or boolean";
+    if (strcmp(d->name, "resources") == 0)
+        return "integer or list of names";
+    if (strcmp(d->name, "key_prefix") == 0)
+        return "string";
     if (strcmp(d->name, "renew") == 0)
         return "none or {every: duration, mode, slice}";
     if (strcmp(d->name, "layers") == 0)

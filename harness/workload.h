@@ -20,6 +20,14 @@
  * becomes a directory name): 1-64 of A-Z a-z 0-9 . _ -, no leading dot. */
 int workload_valid_name(const char *s);
 
+/* workers.resources: at most this many (a count or a list of names). */
+#define WL_RES_MAX 4096
+#define WL_RES_MAX_TEXT "4096"
+/* Contract: cfg's key fields (key_prefix, res_names, nres) from w, borrowed
+ * from w: what every lock implementation names its keys with (lock_key). */
+struct lock_config;
+void workload_lock_keys(const struct workload *w, struct lock_config *cfg);
+
 /* Load and validate a workload file. sets[] are "key.path=value" overrides
  * applied on top of the file before validation. On success *out is a new
  * workload (workload_free). On failure returns LS_EWORKLOAD (or LS_EINPUT /

@@ -268,6 +268,7 @@ struct ext_shared {
     struct adapter ad;
     pthread_mutex_t mu;                /* the grant map, news and counters below */
     const struct external_options *opt;
+    const struct lock_config *cfg;     /* borrowed: the first instance's (keys: lock_key) */
     char *argv[EXTERNAL_MAX_ARGS + 1]; /* into opt->command */
     char stderr_path[2100], log_path[2100], stats_path[2100];
     int worker;
@@ -298,9 +299,11 @@ struct ext {
     int primary;
 };
 
-static void res_name(int res, char *buf, size_t n)
+/* The `res` an adapter gets: the resource's key (lock_key: lock.key_prefix
+ * and its name; "lockstorm:r<N>" by default). */
+static void res_name(const struct ext_shared *s, int res, char *buf, size_t n)
 {
-    snprintf(buf, n, "lockstorm:r%d", res);
+    lock_key(s->cfg, res, 0, buf, n);
 }
 
 /* Contract: write adapters/worker-NNN[.eE].json: the hello and every
@@ -605,6 +608,7 @@ static int ext_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
     e->sh = s;
     pthread_mutex_init(&s->mu, NULL);
     s->opt = o;
+    s->cfg = cfg;
     s->worker = cfg->worker;
     s->epoch = cfg->epoch;
     s->ttl_ns = cfg->ttl_ns;
@@ -692,7 +696,7 @@ static int ext_acquire(struct lock *lk, struct grant *g, int *err_kind)
     }
     extclock_poll(s->clock, &s->ad);
     char res[RES_NAME_MAX];
-    res_name(g->res, res, sizeof(res));
+    res_name(s, g->res, res, sizeof(res));
     struct amsg m;
     int sent = 0;
     char why[300];
@@ -738,7 +742,7 @@ static int ext_renew(struct lock *lk, struct grant *g, int *err_kind)
         return LOCK_FAIL;
     }
     char res[RES_NAME_MAX];
-    res_name(g->res, res, sizeof(res));
+    res_name(s, g->res, res, sizeof(res));
     struct amsg m;
     int sent = 0;
     char why[300];
@@ -773,7 +777,7 @@ static int ext_release(struct lock *lk, const struct grant *g, int *err_kind)
         return LOCK_FAIL; /* the next acquire restarts the adapter */
     }
     char res[RES_NAME_MAX];
-    res_name(g->res, res, sizeof(res));
+    res_name(s, g->res, res, sizeof(res));
     struct amsg m;
     int sent = 0;
     char why[300];
@@ -806,7 +810,7 @@ static int event_news(struct ext_shared *s, const struct amsg *ev, int kind,
     for (int i = 0; i < TOKEN_MAP && !found; i++) {
         struct grant_map *m = &s->map[i];
         char res[RES_NAME_MAX];
-        res_name(m->res, res, sizeof(res));
+        res_name(s, m->res, res, sizeof(res));
         if (m->used && strcmp(m->atoken, ev->token) == 0 && strcmp(res, ev->res) == 0) {
             memset(news, 0, sizeof(*news));
             news->kind = kind;

@@ -14,7 +14,7 @@
 #define EXTERNAL_MAX_ARGS 64
 #define EXTERNAL_COMMAND_MAX 4096   /* bytes of all argv strings, NULs included */
 #define EXTERNAL_ADAPTER_MAX 4096   /* bytes of the adapter mapping as compact JSON */
-#define RES_NAME_MAX 32             /* "lockstorm:r<N>" */
+#define RES_NAME_MAX LOCK_KEY_MAX   /* lock_key: "lockstorm:r<N>" by default */
 
 struct external_options {
     char command[EXTERNAL_COMMAND_MAX]; /* argc strings, each NUL-terminated, back to back */

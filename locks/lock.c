@@ -167,3 +167,37 @@ void lock_close(struct lock *lk)
     lk->ctx = NULL;
     lk->ops = NULL;
 }
+
+/* Append s (len bytes) at buf + *at, within n - 1 bytes. */
+static void key_put(char *buf, size_t n, size_t *at, const char *s, size_t len)
+{
+    if (*at + len > n - 1)
+        len = n - 1 - *at;
+    memcpy(buf + *at, s, len);
+    *at += len;
+}
+
+size_t lock_key(const struct lock_config *cfg, int res, int fence, char *buf, size_t n)
+{
+    const char *prefix = cfg && cfg->key_prefix ? cfg->key_prefix : LOCK_KEY_PREFIX;
+    size_t at = 0; /* no printf: this runs for every command */
+    if (n == 0)
+        return 0;
+    key_put(buf, n, &at, prefix, strlen(prefix));
+    if (fence)
+        key_put(buf, n, &at, "fence:", 6);
+    if (cfg && cfg->res_names && res >= 0 && res < cfg->nres) {
+        key_put(buf, n, &at, cfg->res_names[res], strlen(cfg->res_names[res]));
+    } else {
+        char d[24];
+        size_t k = sizeof(d);
+        unsigned v = (unsigned)(res < 0 ? 0 : res);
+        do
+            d[--k] = (char)('0' + v % 10);
+        while ((v /= 10) > 0 && k > 1);
+        d[--k] = 'r';
+        key_put(buf, n, &at, d + k, sizeof(d) - k);
+    }
+    buf[at] = '\0';
+    return at;
+}

@@ -72,7 +72,24 @@ struct lock_config {
                                      * clock shim reading it */
     int resources;                  /* workers.resources (record: the names in its hello) */
     int64_t duration_ns;            /* the run's duration (record: its hello) */
+    const char *key_prefix;         /* lock.key_prefix: every key the lock uses starts with it;
+                                     * NULL: LOCK_KEY_PREFIX (lock_key) */
+    const char *const *res_names;   /* workers.resources as names, nres of them (borrowed);
+                                     * NULL: resource N is "r<N>" */
+    int nres;
 };
+
+/* The default lock.key_prefix: keys are "lockstorm:r0", "lockstorm:fence:r0". */
+#define LOCK_KEY_PREFIX "lockstorm:"
+/* Room for any key lock_key makes (a 64-character prefix, "fence:", a
+ * 64-character name). */
+#define LOCK_KEY_MAX 160
+
+/* Contract: the key of resource res into buf (n bytes, NUL-terminated):
+ * the prefix, "fence:" when fence, and the resource's name; returns its
+ * length. Every implementation names its keys with it, so lock.key_prefix
+ * and named resources reach Redis, PostgreSQL and the adapters alike. */
+size_t lock_key(const struct lock_config *cfg, int res, int fence, char *buf, size_t n);
 
 /* News an implementation learns on its own, not as the answer to a call
  * (lock_ops.wait_news). */
@@ -102,7 +119,7 @@ enum lock_stall_rc {
 /* One grant. The worker fills res and token before acquire (the
  * implementation may replace the token); acquire fills the rest. */
 struct grant {
-    int res;                        /* resource index; key is "lockstorm:r<res>" */
+    int res;                        /* resource index; its key is lock_key(cfg, res) */
     char token[EVLOG_TOKEN_LEN + 1];
     int has_fence;
     uint64_t fence;

@@ -32,7 +32,7 @@ int naive_release_del(struct lock *lk, const struct grant *g, int *err_kind)
     struct rsingle *s = lk->ctx;
     char key[RCONN_KEY_MAX];
     const char *argv[2] = {"DEL", key};
-    size_t lens[2] = {3, rsingle_key(g, key)};
+    size_t lens[2] = {3, rsingle_key(s, g, key)};
     redisReply *reply;
     int o = rconn_command(&s->conn, 2, argv, lens, &reply, err_kind);
     if (o != LOCK_OK)

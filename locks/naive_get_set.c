@@ -28,7 +28,7 @@ static int ngs_acquire(struct lock *lk, struct grant *g, int *err_kind)
 {
     struct rsingle *s = lk->ctx;
     char key[RCONN_KEY_MAX];
-    size_t klen = rsingle_key(g, key);
+    size_t klen = rsingle_key(s, g, key);
     const char *argv[5] = {"GET", key};
     size_t lens[5] = {3, klen};
     redisReply *reply;

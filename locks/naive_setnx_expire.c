@@ -31,7 +31,7 @@ static int nse_acquire(struct lock *lk, struct grant *g, int *err_kind)
 {
     struct rsingle *s = lk->ctx;
     char key[RCONN_KEY_MAX];
-    size_t klen = rsingle_key(g, key);
+    size_t klen = rsingle_key(s, g, key);
     const char *argv[3] = {"SETNX", key, g->token};
     size_t lens[3] = {5, klen, strnlen(g->token, EVLOG_TOKEN_LEN)};
     redisReply *reply;

@@ -2,7 +2,8 @@
  * pg_advisory.c: PostgreSQL advisory locks (reference article 05, "the
  * quiet workhorse"), against the server `cluster.topology: postgres`
  * starts (backends/postgres.h), through the fault proxy. The key is
- * pgc_key(res): FNV-1a 64 of "lockstorm:r<res>" (locks/pg_conn.h).
+ * pga_key(res): FNV-1a 64 of the resource's key, lock_key (lock.key_prefix
+ * and its name; "lockstorm:r<res>" by default, pgc_key of locks/pg_conn.h).
  *
  * mode session: pg_try_advisory_lock(key) on the worker's connection, held
  * until pg_advisory_unlock(key) or until the session ends. mode xact:
@@ -52,6 +53,14 @@ struct pga {
     char cmd[32];      /* command tag of the last statement ("COMMIT", "ROLLBACK") */
     char why[256];
 };
+
+/* The advisory lock number of resource res: FNV-1a 64 of its key. */
+static int64_t pga_key(const struct lock *lk, int res)
+{
+    char key[LOCK_KEY_MAX];
+    lock_key(lk->cfg, res, 0, key, sizeof(key));
+    return pgc_key_of_name(key);
+}
 
 static void pga_drop(struct pga *s)
 {
@@ -161,10 +170,10 @@ static int pga_acquire(struct lock *lk, struct grant *g, int *err_kind)
     }
     if (s->mode == PGA_XACT)
         snprintf(sql, sizeof(sql), "BEGIN; SELECT pg_try_advisory_xact_lock(%lld)",
-                 (long long)pgc_key(g->res));
+                 (long long)pga_key(lk, g->res));
     else
         snprintf(sql, sizeof(sql), "SELECT pg_try_advisory_lock(%lld)",
-                 (long long)pgc_key(g->res));
+                 (long long)pga_key(lk, g->res));
     int got = -1;
     int o = pga_run(s, sql, 1, &got, err_kind);
     if (o != LOCK_OK) {
@@ -204,7 +213,7 @@ static int pga_release(struct lock *lk, const struct grant *g, int *err_kind)
     }
     /* the session that holds it, or none: a new session holds nothing */
     char sql[96];
-    snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%lld)", (long long)pgc_key(g->res));
+    snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%lld)", (long long)pga_key(lk, g->res));
     int got = -1;
     int o = pga_run(s, sql, 0, &got, err_kind);
     if (o != LOCK_OK)

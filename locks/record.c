@@ -32,6 +32,7 @@
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
+#define RECORD_MAX_RES 200 /* resources a record-mode hello lists */
 #define REC_RESTART_BACKOFF_NS (1000LL * 1000 * 1000)
 #define REC_STATS_EVERY_NS (250LL * 1000 * 1000) /* counters rewritten while events come */
 
@@ -79,7 +80,8 @@ struct rec {
     const struct record_options *opt;
     char *argv[EXTERNAL_MAX_ARGS + 1];  /* into opt->x.command */
     char stderr_path[2100], log_path[2100], stats_path[2100];
-    char record_json[4096];             /* the hello's "record" object */
+    char *record_json;                  /* the hello's "record" object (owned) */
+    char (*keys)[LOCK_KEY_MAX];         /* resource i's key (lock_key), resources of them */
     int worker;
     uint32_t epoch;
     int resources;
@@ -166,19 +168,14 @@ __attribute__((format(printf, 2, 3))) static void sample(struct rec *r, const ch
     va_end(ap);
 }
 
-/* "lockstorm:r<N>" with 0 <= N < resources -> N, else -1. */
+/* The index of the resource whose key (as the hello listed it) is s, else
+ * -1. At most RECORD_MAX_RES keys: a linear search. */
 static int res_index(const struct rec *r, const char *s)
 {
-    const char *p = s && strncmp(s, "lockstorm:r", 11) == 0 ? s + 11 : NULL;
-    if (!p || !*p || (p[0] == '0' && p[1]))
-        return -1;
-    long n = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9' || n > 100000)
-            return -1;
-        n = n * 10 + (*p - '0');
-    }
-    return n < r->resources ? (int)n : -1;
+    for (int i = 0; s && i < r->resources; i++)
+        if (strcmp(r->keys[i], s) == 0)
+            return i;
+    return -1;
 }
 
 static const char *const what_names[] = {"?", "acquire", "acquired", "busy", "acquire_failed",
@@ -314,21 +311,29 @@ static int rec_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
         p += strlen(p) + 1;
     }
     r->argv[o->x.argc] = NULL;
-    /* the resources as a range: the names are lockstorm:r0 .. r<N-1> */
+    /* the resources by their keys (lock_key: lock.key_prefix and the
+     * names of workers.resources), as an adapter gets them in `res` */
+    if (r->resources > RECORD_MAX_RES)
+        return ls_err_set(err, LS_EUSAGE, "record: workers.resources %d is too many for the "
+                                          "hello (at most %d)", r->resources, RECORD_MAX_RES);
+    r->keys = calloc((size_t)r->resources, sizeof(*r->keys));
+    if (!r->keys)
+        return ls_err_set(err, LS_ENOMEM, "record: out of memory");
     struct strbuf sb = STRBUF_INIT;
     sb_puts(&sb, "{\"res\":[");
-    for (int i = 0; i < r->resources && sb.len < sizeof(r->record_json) - 64; i++)
-        sb_printf(&sb, "%s\"lockstorm:r%d\"", i ? "," : "", i);
+    for (int i = 0; i < r->resources; i++) {
+        size_t kn = lock_key(cfg, i, 0, r->keys[i], sizeof(r->keys[i]));
+        if (i)
+            sb_putc(&sb, ',');
+        sb_json_str(&sb, r->keys[i], kn);
+    }
     sb_printf(&sb, "],\"ttl_ms\":%lld,\"duration_ms\":%lld}",
               (long long)((cfg->ttl_ns + LS_NS_PER_MS - 1) / LS_NS_PER_MS),
               (long long)(cfg->duration_ns / LS_NS_PER_MS));
-    int fits = sb.len < sizeof(r->record_json);
-    if (fits)
-        memcpy(r->record_json, sb_cstr(&sb), sb.len + 1);
+    r->record_json = strdup(sb_cstr(&sb));
     sb_free(&sb);
-    if (!fits)
-        return ls_err_set(err, LS_EUSAGE, "record: workers.resources %d is too many for the "
-                                          "hello (at most 200)", cfg->resources);
+    if (!r->record_json)
+        return ls_err_set(err, LS_ENOMEM, "record: out of memory");
     if (cfg->rundir) {
         char dir[2100];
         snprintf(dir, sizeof(dir), "%s/adapters", cfg->rundir);
@@ -367,6 +372,8 @@ static void rec_destroy(struct lock *lk)
         return;
     adapter_close(&r->ad);
     write_stats(r);
+    free(r->record_json);
+    free(r->keys);
     free(r);
     lk->ctx = NULL;
 }

@@ -58,15 +58,6 @@ size_t rconn_u64(char *buf, size_t n, uint64_t v)
     return len;
 }
 
-size_t rconn_key(char *buf, size_t n, const char *prefix, int res)
-{
-    size_t plen = strlen(prefix);
-    if (plen >= n)
-        plen = n - 1;
-    memcpy(buf, prefix, plen);
-    return plen + rconn_u64(buf + plen, n - plen, (uint64_t)(res < 0 ? 0 : res));
-}
-
 int rconn_init(struct rconn *rc, const struct lock_node *node, int64_t timeout_ns,
                const char *client_name, const struct rscript *scripts, int nscripts,
                struct ls_err *err)
@@ -395,6 +386,7 @@ int rsingle_init(struct lock *lk, const struct rscript *scripts, int nscripts, i
     if (!s)
         return ls_err_set(err, LS_ENOMEM, "lock %s: out of memory", name);
     lk->ctx = s;
+    s->cfg = cfg;
 
     const struct rlock_options *o = cfg->options;
     int64_t timeout = cfg->timeout_ns > 0 ? cfg->timeout_ns : RCONN_DEFAULT_TIMEOUT_NS;
@@ -442,9 +434,14 @@ void rsingle_destroy(struct lock *lk)
     lk->ctx = NULL;
 }
 
-size_t rsingle_key(const struct grant *g, char *buf)
+size_t rsingle_key(const struct rsingle *s, const struct grant *g, char *buf)
 {
-    return rconn_key(buf, RCONN_KEY_MAX, RCONN_KEY_PREFIX, g->res);
+    return lock_key(s->cfg, g->res, 0, buf, RCONN_KEY_MAX);
+}
+
+size_t rsingle_fence_key(const struct rsingle *s, const struct grant *g, char *buf)
+{
+    return lock_key(s->cfg, g->res, 1, buf, RCONN_KEY_MAX);
 }
 
 int rsingle_owner_reply(struct rsingle *s, redisReply *reply, int *err_kind)
@@ -462,7 +459,8 @@ int rsingle_owner_call(struct rsingle *s, int script, const struct grant *g, int
 {
     char key[RCONN_KEY_MAX];
     const char *args[4] = {"1", key, g->token, s->ttl_ms};
-    size_t lens[4] = {1, rsingle_key(g, key), strnlen(g->token, EVLOG_TOKEN_LEN), s->ttl_ms_len};
+    size_t lens[4] = {1, rsingle_key(s, g, key), strnlen(g->token, EVLOG_TOKEN_LEN),
+                      s->ttl_ms_len};
     redisReply *reply;
     int o = rconn_eval(&s->conn, script, with_ttl ? 4 : 3, args, lens, &reply, err_kind);
     if (o != LOCK_OK)
@@ -474,7 +472,7 @@ int rsingle_incr_fence(struct rsingle *s, struct grant *g, int *err_kind)
 {
     char key[RCONN_KEY_MAX];
     const char *argv[2] = {"INCR", key};
-    size_t lens[2] = {4, rconn_key(key, sizeof(key), RCONN_FENCE_PREFIX, g->res)};
+    size_t lens[2] = {4, rsingle_fence_key(s, g, key)};
     redisReply *reply;
     int o = rconn_command(&s->conn, 2, argv, lens, &reply, err_kind);
     if (o != LOCK_OK)
@@ -513,7 +511,7 @@ static int wait_replicas(struct rsingle *s, const struct grant *g, int *err_kind
         return LOCK_OK;
     char key[RCONN_KEY_MAX];
     const char *dargv[5] = {"EVAL", RLUA_COMPARE_DEL, "1", key, g->token};
-    size_t dlens[5] = {4, strlen(RLUA_COMPARE_DEL), 1, rsingle_key(g, key),
+    size_t dlens[5] = {4, strlen(RLUA_COMPARE_DEL), 1, rsingle_key(s, g, key),
                        strnlen(g->token, EVLOG_TOKEN_LEN)};
     int dk = 0;
     if (rconn_command(&s->conn, 5, dargv, dlens, &reply, &dk) == LOCK_OK)
@@ -528,8 +526,7 @@ int rsingle_acquire_call(struct rsingle *s, int script, struct grant *g, int *er
 {
     char key[RCONN_KEY_MAX], fkey[RCONN_KEY_MAX];
     const char *args[6] = {"2", key, fkey, g->token, s->ttl_ms, s->fencing ? "1" : "0"};
-    size_t lens[6] = {1, rsingle_key(g, key),
-                      rconn_key(fkey, sizeof(fkey), RCONN_FENCE_PREFIX, g->res),
+    size_t lens[6] = {1, rsingle_key(s, g, key), rsingle_fence_key(s, g, fkey),
                       strnlen(g->token, EVLOG_TOKEN_LEN), s->ttl_ms_len, 1};
     redisReply *reply;
     g->has_fence = 0;

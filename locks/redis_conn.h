@@ -38,11 +38,10 @@
  * the connection is dropped instead of kept. */
 #define RCONN_LATE_MAX 32
 
-/* Key prefixes: the lock of resource N is "lockstorm:r<N>", its fence
- * counter "lockstorm:fence:r<N>". */
-#define RCONN_KEY_PREFIX "lockstorm:r"
-#define RCONN_FENCE_PREFIX "lockstorm:fence:r"
-#define RCONN_KEY_MAX 48
+/* Keys: the lock of resource N is lock_key(cfg, N, 0) ("lockstorm:r<N>"
+ * with the default lock.key_prefix and no names), its fence counter
+ * lock_key(cfg, N, 1) ("lockstorm:fence:r<N>"). */
+#define RCONN_KEY_MAX LOCK_KEY_MAX
 
 /* A Lua script; tables of these are static const in each implementation. */
 struct rscript {
@@ -117,9 +116,6 @@ int rconn_command(struct rconn *rc, int argc, const char **argv, const size_t *a
 int rconn_eval(struct rconn *rc, int script, int nargs, const char **args, const size_t *lens,
                redisReply **reply, int *err_kind);
 
-/* Write prefix followed by the decimal res into buf (size n, NUL
- * terminated); returns the length. No printf on the hot path. */
-size_t rconn_key(char *buf, size_t n, const char *prefix, int res);
 /* Decimal of v into buf; returns the length. */
 size_t rconn_u64(char *buf, size_t n, uint64_t v);
 
@@ -143,6 +139,7 @@ extern const struct opt_def rlock_gap_options[];      /* timeout, gap */
 
 struct rsingle {
     struct rconn conn;
+    const struct lock_config *cfg; /* borrowed: the lock's (keys: lock_key) */
     int64_t ttl_ns;
     char ttl_ms[24];        /* ceil(ttl) in ms, decimal: the PX/PEXPIRE argument */
     size_t ttl_ms_len;
@@ -206,7 +203,9 @@ int rsingle_incr_fence(struct rsingle *s, struct grant *g, int *err_kind);
 int rsingle_owner_call(struct rsingle *s, int script, const struct grant *g, int with_ttl,
                        int *err_kind);
 
-/* The lock key of g->res into buf (RCONN_KEY_MAX). */
-size_t rsingle_key(const struct grant *g, char *buf);
+/* The lock key of g->res into buf (RCONN_KEY_MAX): lock_key of the
+ * lock's config; rsingle_fence_key its fence counter's. */
+size_t rsingle_key(const struct rsingle *s, const struct grant *g, char *buf);
+size_t rsingle_fence_key(const struct rsingle *s, const struct grant *g, char *buf);
 
 #endif

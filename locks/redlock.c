@@ -102,6 +102,7 @@ int redlock_check(const struct redlock_options *opts, int n, char *why, size_t l
 /* ---- the lock ---- */
 
 struct redlock {
+    const struct lock_config *cfg; /* borrowed: the lock's (keys: lock_key) */
     int n;
     int quorum;
     int64_t ttl_ns;
@@ -166,13 +167,13 @@ static void classify(struct redlock *rl, struct round *r, int i, redisReply *rep
 static void run_round(struct redlock *rl, int script, const struct grant *g, struct round *r)
 {
     char key[RCONN_KEY_MAX], fkey[RCONN_KEY_MAX];
-    size_t klen = rconn_key(key, sizeof(key), RCONN_KEY_PREFIX, g->res);
+    size_t klen = lock_key(rl->cfg, g->res, 0, key, sizeof(key));
     size_t tlen = strnlen(g->token, EVLOG_TOKEN_LEN);
     const char *args[6];
     size_t lens[6];
     int nargs;
     if (script == S_ACQUIRE) {
-        size_t flen = rconn_key(fkey, sizeof(fkey), RCONN_FENCE_PREFIX, g->res);
+        size_t flen = lock_key(rl->cfg, g->res, 1, fkey, sizeof(fkey));
         const char *a[6] = {"2", key, fkey, g->token, rl->ttl_ms, rl->fence ? "1" : "0"};
         size_t l[6] = {1, klen, flen, tlen, rl->ttl_ms_len, 1};
         memcpy(args, a, sizeof(a));
@@ -356,6 +357,7 @@ static int rl_init(struct lock *lk, const struct lock_config *cfg, struct ls_err
     if (!rl)
         return ls_err_set(err, LS_ENOMEM, "lock redlock: out of memory");
     lk->ctx = rl;
+    rl->cfg = cfg;
     rl->n = cfg->nnodes;
     rl->quorum = redlock_quorum(rl->n, (int)o->quorum);
     rl->ttl_ns = cfg->ttl_ns;

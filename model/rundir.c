@@ -82,6 +82,26 @@ static const struct opt_def nemesis_duration_keys[] = {
     {"max", OPT_DURATION, NOFF(dur_max), "1s", 1, 24 * NS_H, NULL, NULL, NULL},
 };
 
+/* Contract: workers.resources given as a list of names (the loader
+ * checked them): m->res_names and the count. */
+static void read_res_names(struct rundir_meta *m, const struct ynode *seq, struct ydiag *dg)
+{
+    if (seq->n < 1 || seq->n > 4096) {
+        ydiag_at(dg, seq, "workers.resources: %zu names; expected 1..4096", seq->n);
+        return;
+    }
+    m->res_names = xcalloc(seq->n, sizeof(*m->res_names));
+    for (size_t i = 0; i < seq->n; i++) {
+        const struct ynode *it = seq->vals[i];
+        if (it->kind != YN_SCALAR || !it->len) {
+            ydiag_at(dg, it, "workers.resources[%zu]: expected a name", i);
+            return;
+        }
+        m->res_names[m->nres_names++] = xstrdup(it->text);
+    }
+    m->w.workers.resources = (int64_t)seq->n;
+}
+
 /* Contract: the mapping at a dotted path of sections ("workers.jobs"), or
  * NULL when one is absent or not a mapping. */
 static const struct ynode *section_at(const struct ynode *root, const char *path)
@@ -210,9 +230,15 @@ int rundir_meta_parse(const char *name, const char *text, size_t len, struct run
     struct rundir_meta *m = NULL;
     if (!dg.count) {
         m = xcalloc(1, sizeof(*m));
+        const struct ynode *wk = section_at(root, "workers");
+        const struct ynode *rl = wk ? ymap_get(wk, "resources") : NULL;
         for (size_t i = 0; i < NKEYS; i++)
-            read_key(&keys[i].d, &m->w, keys[i].section ? section_at(root, keys[i].section) : root,
-                     keys[i].section, &dg);
+            if (!(rl && rl->kind == YN_SEQ && keys[i].d.offset == WOFF(workers.resources)))
+                read_key(&keys[i].d, &m->w,
+                         keys[i].section ? section_at(root, keys[i].section) : root,
+                         keys[i].section, &dg);
+        if (rl && rl->kind == YN_SEQ) /* named resources: the count is the list's length */
+            read_res_names(m, rl, &dg);
         const struct ynode *jobs = section_at(root, "workers.jobs");
         m->w.workers.jobs.layers = read_layers(jobs ? ymap_get(jobs, "layers") : NULL);
         read_faults(m, ymap_get(root, "faults"), &dg);
@@ -249,5 +275,8 @@ void rundir_meta_free(struct rundir_meta *m)
         return;
     free(m->faults);
     free(m->nemesis.kinds);
+    for (int i = 0; i < m->nres_names; i++)
+        free(m->res_names[i]);
+    free(m->res_names);
     free(m);
 }

@@ -3,7 +3,8 @@
  * The harness writes workload.yaml with every default filled in; this
  * reader takes back the keys that judging a run needs (duration and quiet
  * tail, lock ttl and fencing, workers and their hold/think distributions,
- * the jobs stream, check.*, the holder pauses of the faults and nemesis)
+ * the jobs stream, check.*, the holder pauses of the faults and nemesis,
+ * the resource names when workers.resources lists them)
  * through the YAML tree and the options machinery of model/, without the
  * workload loader and its lock and fault registries. A key that is absent
  * gets the loader's default.
@@ -46,6 +47,9 @@ struct rundir_meta {
         int64_t interval, start;
         int64_t dur_min, dur_max;
     } nemesis;
+    char **res_names;             /* workers.resources given as names (owned), nres_names of
+                                   * them; NULL: a count, the names are r0..rN-1 */
+    int nres_names;
 };
 
 /* Contract: read the resolved workload text[0..len) (name for messages).

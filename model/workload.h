@@ -200,12 +200,17 @@ struct workload {
         } retry;
         int fencing;
         int64_t wait_replicas;
+        char *key_prefix;            /* lock.key_prefix: every key of the lock (and its fence
+                                      * counter) starts with it; "lockstorm:" (owned) */
         void *options;               /* impl-specific struct, per lock_ops->options */
     } lock;
 
     struct {
         int64_t count;
         int64_t resources;
+        char **resource_names;       /* workers.resources as a list: the names (owned,
+                                      * `resources` of them); NULL: a count, the names are
+                                      * the defaults "r0".."rN-1" (workload_resource_name) */
         int pick;                    /* enum pick */
         struct dist hold;
         struct dist think;
@@ -236,5 +241,13 @@ struct workload {
     struct expect_spec *expects;
     int nexpects;
 };
+
+/* lock.key_prefix by default: the keys are "lockstorm:r0", ... as before it existed. */
+#define WL_KEY_PREFIX "lockstorm:"
+/* lock.key_prefix (WL_KEY_PREFIX when unset). */
+const char *workload_key_prefix(const struct workload *w);
+/* The name of resource i: workers.resources' list entry, or "r<i>" written
+ * into buf. Borrowed from w or buf. */
+const char *workload_resource_name(const struct workload *w, int64_t i, char *buf, size_t n);
 
 #endif

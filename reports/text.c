@@ -90,6 +90,22 @@ static void put_path(struct strbuf *sb, const struct json *root, const char *pat
     put_val(sb, json_path(root, path));
 }
 
+/* workers.resources for people: "2", or "2 (invoice-42, invoice-43)" when
+ * the workload names them (the first 8, then "..."). */
+static void put_resources(struct strbuf *sb, const struct json *v)
+{
+    if (!v || v->type != JSON_ARR) {
+        put_val(sb, v);
+        return;
+    }
+    sb_printf(sb, "%zu (", v->n);
+    for (size_t i = 0; i < v->n && i < 8; i++) {
+        sb_puts(sb, i ? ", " : "");
+        put_val(sb, v->kids[i]);
+    }
+    sb_puts(sb, v->n > 8 ? ", ...)" : ")");
+}
+
 /* Number with a unit suffix ("212.4ms"), or "-" when absent/null. */
 static void put_unit(struct strbuf *sb, const struct json *v, const char *unit)
 {
@@ -221,8 +237,12 @@ void render_verdict_line(const struct json *result, struct strbuf *sb)
         sb_printf(sb, "%zu", rm_len(json_obj_get(result, "per_worker")));
     else
         sb_putc(sb, '-');
-    sb_puts(sb, " resources=");
-    put_val(sb, wl ? num_at(wl, "workers.resources") : NULL);
+    sb_puts(sb, " resources="); /* a count, also when the workload names them */
+    const struct json *rl = wl ? json_path(wl, "workers.resources") : NULL;
+    if (rl && rl->type == JSON_ARR)
+        sb_printf(sb, "%zu", rl->n);
+    else
+        put_val(sb, wl ? num_at(wl, "workers.resources") : NULL);
 
     /* The planned duration as the workload spells it; without a workload
      * (JSONL history) the span the history covers. */
@@ -298,7 +318,7 @@ static void render_header(const struct json *r, struct strbuf *sb)
         sb_puts(sb, ", workers ");
         put_path(sb, wl, "workers.count");
         sb_puts(sb, ", resources ");
-        put_path(sb, wl, "workers.resources");
+        put_resources(sb, json_path(wl, "workers.resources"));
         sb_puts(sb, ", duration ");
         put_path(sb, wl, "duration");
         sb_puts(sb, ", seed ");
