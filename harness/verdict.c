@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "checkers/series.h"
+#include "harness/holds.h"
 #include "harness/workload.h"
 #include "model/resultpath.h"
 #include "harness/adapter_stats.h"
@@ -349,6 +350,8 @@ struct json *result_build(struct history *h, const struct workload *w,
     json_obj_set(res, "expectations", json_new_arr());
     result_eval_expectations(res, w);
     /* Last, being the bulkiest: the charts' data (bounded in size). */
-    json_obj_set(res, "series", series_build(h, res));
+    struct json *series = json_obj_set(res, "series", series_build(h, res));
+    if (series && series->type == JSON_OBJ) /* every hold, for the report's timeline */
+        json_obj_set(series, "holds", holds_build(h, res));
     return res;
 }
