@@ -217,9 +217,17 @@
     box.scrollIntoView({ block: 'nearest' });
   }
 
+  /* the story of the selected violation is outlined, the others not */
+  function markStory(i) {
+    Array.prototype.forEach.call(document.querySelectorAll('ol[data-story]'), function (ol) {
+      ol.classList.toggle('tl-sel', +ol.getAttribute('data-story') === i);
+    });
+  }
+
   function selectViolation(i, t) {
     var v = D.violations[i];
     if (!v) return;
+    markStory(i);
     box.setAttribute('data-selected', 'violation-' + (i + 1));
     select(v.h, 'violation-' + (i + 1), t);
   }
@@ -230,6 +238,7 @@
     if (!inc) return;
     var list = [inc.cause];
     inc.listed.forEach(function (i) { if (D.violations[i]) list = list.concat(D.violations[i].h); });
+    markStory(inc.listed.length ? inc.listed[0] : -1);
     box.setAttribute('data-selected', 'incident-' + id);
     select(list, 'incident-' + id);
     if (inc.s !== null) setView(Math.min(view[0], inc.s), Math.max(view[1], inc.e), 'incident-' + id);
@@ -292,7 +301,7 @@
     setView(t - (t - view[0]) * f, t + (view[1] - t) * f, 'zoom');
   }, { passive: false });
   canvas.addEventListener('dblclick', function () {
-    selected = {}; hasSel = false; selT = null; box.removeAttribute('data-selected');
+    selected = {}; hasSel = false; selT = null; box.removeAttribute('data-selected'); markStory(-1);
     setView(full[0], full[1], 'reset');
   });
   window.addEventListener('resize', draw);

@@ -130,6 +130,8 @@ def main():
                  "why:t.getAttribute('data-view-why'),lod:t.getAttribute('data-lod'),"
                  "draw_ms:t.getAttribute('data-draw-ms'),"
                  "selected:t.getAttribute('data-selected'),"
+                 "story:(function(){var o=document.querySelector('ol.tl-sel');"
+                 "return o?o.getAttribute('data-story'):null})(),"
                  "canvas:t.querySelector('canvas')?t.querySelector('canvas').width:0}})()")
         out["timeline"] = ev(state)
         out["violation_rows"] = ev("document.querySelectorAll('tr[data-violation]').length")

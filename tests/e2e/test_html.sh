@@ -99,6 +99,7 @@ from1=$(field "$T_TMP/b1.json" after_click.from); to1=$(field "$T_TMP/b1.json" a
 check "a click on the first violation changes the visible range ($from0..$to0 -> $from1..$to1)" \
     [ -n "$from1" -a "$from0..$to0" != "$from1..$to1" ]
 check "... and selects it" [ "$(field "$T_TMP/b1.json" after_click.selected)" = "violation-1" ]
+check "... and outlines its story (violation 1 has one)" [ "$(field "$T_TMP/b1.json" after_click.story)" = 0 ]
 check "... and the range holds the violation" \
     num_cmp "$from1" "<=" "$(get "$d" violations.0.overlap_start_ms)"
 tip=$(field "$T_TMP/b1.json" tip | tr '\n' ' ')
