@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #define MAX_OPEN 8 /* grants of one worker at once (the timeline's bound) */
@@ -206,10 +207,40 @@ static void worker_end(struct table *t, struct wstate *s)
     s->ng = 0;
 }
 
-/* ns as ms rounded to the microsecond (short in JSON). */
-static struct json *ms(int64_t ns)
+/* v in decimal (no printf: a table of 10^5 holds formats a million numbers). */
+static void put_u(struct strbuf *sb, unsigned long long v)
 {
-    return json_new_num((double)llround((double)ns / 1e3) / 1e3);
+    char buf[24];
+    int n = 0;
+    do {
+        buf[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    sb_reserve(sb, (size_t)n);
+    while (n)
+        sb->buf[sb->len++] = buf[--n];
+    sb->buf[sb->len] = '\0';
+}
+
+/* ns as ms rounded to the microsecond, trailing zeros dropped: 1234.5 */
+static void put_ms(struct strbuf *sb, int64_t ns)
+{
+    long long us = llround((double)ns / 1e3);
+    if (us < 0) {
+        sb_putc(sb, '-');
+        us = -us;
+    }
+    put_u(sb, (unsigned long long)(us / 1000));
+    int frac = (int)(us % 1000);
+    if (!frac)
+        return;
+    char d[4] = {(char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10),
+                 0};
+    int k = 3;
+    while (d[k - 1] == '0')
+        k--;
+    sb_putc(sb, '.');
+    sb_append(sb, d, (size_t)k);
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -268,29 +299,51 @@ struct json *holds_build(const struct history *h, const struct json *result)
     struct json *rn = json_obj_set(o, "resources", json_new_arr());
     for (int i = 0; i < h->nres; i++)
         json_arr_push(rn, json_new_str(h->res_names[i] ? h->res_names[i] : "?"));
-    static const char *const cols[] = {"worker", "res", "grant_ms", "enter_ms", "exit_ms",
-                                       "valid_until_ms", "fence", "end", "release",
-                                       "renewals", "lost"};
     static const char *const ends[] = {"exit", "crash", "open"};
     static const char *const rels[] = {"none", "ok", "not_owner", "failed"};
-    struct json *c = json_obj_set(o, "columns", json_new_arr());
-    for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-        json_arr_push(c, json_new_str(cols[i]));
-    struct json *rows = json_obj_set(o, "rows", json_new_arr());
+    struct json *e = json_obj_set(o, "ends", json_new_arr());
+    for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+        json_arr_push(e, json_new_str(ends[i]));
+    e = json_obj_set(o, "releases", json_new_arr());
+    for (size_t i = 0; i < sizeof(rels) / sizeof(rels[0]); i++)
+        json_arr_push(e, json_new_str(rels[i]));
+    /* Each column one string of comma-separated numbers ("null" for none):
+     * a hold costs a few dozen bytes of the model, not a dozen JSON nodes. */
+    enum { C_WORKER, C_RES, C_GRANT, C_ENTER, C_EXIT, C_LEASE, C_FENCE, C_END, C_REL, C_RENEW,
+           C_LOST, NCOL };
+    static const char *const cols[NCOL] = {"worker", "res", "grant_ms", "enter_ms", "exit_ms",
+                                           "valid_until_ms", "fence", "end", "release",
+                                           "renewals", "lost"};
+    struct strbuf sb[NCOL];
+    for (int c = 0; c < NCOL; c++)
+        sb_init(&sb[c]);
     for (size_t i = 0; i < t.n; i++) {
         const struct hrow *x = &t.rows[i];
-        struct json *r = json_arr_push(rows, json_new_arr());
-        json_arr_push(r, json_new_int(x->worker));
-        json_arr_push(r, json_new_int(x->res));
-        json_arr_push(r, ms(x->grant));
-        json_arr_push(r, ms(x->enter));
-        json_arr_push(r, ms(x->exit));
-        json_arr_push(r, x->no_lease ? json_new_null() : ms(x->lease));
-        json_arr_push(r, x->has_fence ? json_new_int((int64_t)x->fence) : json_new_null());
-        json_arr_push(r, json_new_str(ends[x->end]));
-        json_arr_push(r, json_new_str(rels[x->rel]));
-        json_arr_push(r, json_new_int(x->renewals));
-        json_arr_push(r, json_new_bool(x->lost));
+        if (i)
+            for (int c = 0; c < NCOL; c++)
+                sb_putc(&sb[c], ',');
+        put_u(&sb[C_WORKER], (unsigned)x->worker);
+        put_u(&sb[C_RES], (unsigned)x->res);
+        put_ms(&sb[C_GRANT], x->grant);
+        put_ms(&sb[C_ENTER], x->enter);
+        put_ms(&sb[C_EXIT], x->exit);
+        if (x->no_lease)
+            sb_puts(&sb[C_LEASE], "null");
+        else
+            put_ms(&sb[C_LEASE], x->lease);
+        if (x->has_fence)
+            put_u(&sb[C_FENCE], x->fence);
+        else
+            sb_puts(&sb[C_FENCE], "null");
+        sb_putc(&sb[C_END], (char)('0' + x->end));
+        sb_putc(&sb[C_REL], (char)('0' + x->rel));
+        put_u(&sb[C_RENEW], x->renewals);
+        sb_putc(&sb[C_LOST], x->lost ? '1' : '0');
+    }
+    struct json *d = json_obj_set(o, "columns", json_new_obj());
+    for (int c = 0; c < NCOL; c++) {
+        json_obj_set_str(d, cols[c], sb_cstr(&sb[c]));
+        sb_free(&sb[c]);
     }
     free(t.rows);
     return o;

@@ -15,7 +15,8 @@
 #define HOLDS_MAX 100000 /* holds listed whole; past it every k-th (k = 2, 4, ...) */
 
 /* Contract: a new "holds" object (caller frees) for h: {total, kept,
- * sampled_every, resources, columns, rows}. result is the model so far:
+ * sampled_every, resources, ends, releases, columns}, each column one
+ * string of comma-separated numbers (docs/result-format.md "series"). result is the model so far:
  * the holders of its listed "violations" are always kept. Reads each
  * worker's records once; memory bounded by HOLDS_MAX rows plus the named. */
 struct json *holds_build(const struct history *h, const struct json *result);

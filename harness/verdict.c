@@ -350,8 +350,14 @@ struct json *result_build(struct history *h, const struct workload *w,
     json_obj_set(res, "expectations", json_new_arr());
     result_eval_expectations(res, w);
     /* Last, being the bulkiest: the charts' data (bounded in size). */
-    struct json *series = json_obj_set(res, "series", series_build(h, res));
-    if (series && series->type == JSON_OBJ) /* every hold, for the report's timeline */
-        json_obj_set(series, "holds", holds_build(h, res));
+    json_obj_set(res, "series", series_build(h, res));
     return res;
+}
+
+/* Contract: see verdict.h. */
+void result_add_holds(struct json *res, const struct history *h)
+{
+    struct json *series = json_obj_get(res, "series");
+    if (series && series->type == JSON_OBJ)
+        json_obj_set(series, "holds", holds_build(h, res));
 }

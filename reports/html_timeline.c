@@ -80,64 +80,48 @@ static void str(struct strbuf *sb, const char *s)
     sb_json_str(sb, s ? s : "", s ? strlen(s) : 0);
 }
 
-static int col_index(const struct json *cols, const char *name)
+/* A column of series.holds (a string of comma-separated numbers and
+ * nulls) as a JSON array; anything else in it makes the array empty. */
+static void column(struct strbuf *sb, const char *key, const struct json *cols,
+                   const char *name)
 {
-    for (size_t i = 0; i < rm_len(cols); i++)
-        if (cols->kids[i]->type == JSON_STR && strcmp(cols->kids[i]->s, name) == 0)
-            return (int)i;
-    return -1;
+    const char *v = json_get_str(cols, name, "");
+    sb_printf(sb, "\"%s\":[", key);
+    if (strspn(v, "0123456789.,-nul") == strlen(v))
+        sb_puts(sb, v);
+    sb_putc(sb, ']');
 }
 
-/* One column of a {columns, rows} table as an array; strings through codes
- * (the index of the string in codes, -1 when not there) when codes is set. */
-static void column(struct strbuf *sb, const char *key, const struct json *rows, int c,
-                   const char *const *codes)
+/* A list of strings of the model as a JSON array. */
+static void strings(struct strbuf *sb, const char *key, const struct json *a)
 {
     sb_printf(sb, "\"%s\":[", key);
-    for (size_t i = 0; i < rm_len(rows); i++) {
-        const struct json *row = rows->kids[i];
-        const struct json *v = c >= 0 && row->type == JSON_ARR && (size_t)c < row->n
-                                   ? row->kids[c] : NULL;
-        if (i)
-            sb_putc(sb, ',');
-        if (codes) {
-            int k = -1;
-            for (int j = 0; codes[j] && v && v->type == JSON_STR; j++)
-                if (strcmp(codes[j], v->s) == 0)
-                    k = j;
-            sb_printf(sb, "%d", k);
-        } else if (v && v->type == JSON_BOOL) {
-            sb_putc(sb, v->i ? '1' : '0');
-        } else {
-            num(sb, v);
-        }
+    for (size_t i = 0; i < rm_len(a); i++) {
+        sb_puts(sb, i ? "," : "");
+        str(sb, a->kids[i]->type == JSON_STR ? a->kids[i]->s : "?");
     }
     sb_putc(sb, ']');
 }
 
 static void holds_json(struct strbuf *sb, const struct json *hs)
 {
-    static const char *const ends[] = {"exit", "crash", "open", NULL};
-    static const char *const rels[] = {"none", "ok", "not_owner", "failed", NULL};
     static const char *const cols[][2] = {
         {"w", "worker"}, {"r", "res"}, {"g", "grant_ms"}, {"e", "enter_ms"}, {"x", "exit_ms"},
-        {"l", "valid_until_ms"}, {"f", "fence"}, {"rn", "renewals"}, {"lost", "lost"}};
-    const struct json *c = json_obj_get(hs, "columns"), *rows = json_obj_get(hs, "rows");
+        {"l", "valid_until_ms"}, {"f", "fence"}, {"end", "end"}, {"rel", "release"},
+        {"rn", "renewals"}, {"lost", "lost"}};
+    const struct json *c = json_obj_get(hs, "columns");
     sb_puts(sb, "\"holds\":{");
     for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-        column(sb, cols[i][0], rows, col_index(c, cols[i][1]), NULL);
-        sb_putc(sb, ',');
-    }
-    column(sb, "end", rows, col_index(c, "end"), ends);
-    sb_putc(sb, ',');
-    column(sb, "rel", rows, col_index(c, "release"), rels);
-    sb_puts(sb, "},\"res\":[");
-    const struct json *rn = json_obj_get(hs, "resources");
-    for (size_t i = 0; i < rm_len(rn); i++) {
         sb_puts(sb, i ? "," : "");
-        str(sb, rn->kids[i]->type == JSON_STR ? rn->kids[i]->s : "?");
+        column(sb, cols[i][0], c, cols[i][1]);
     }
-    sb_puts(sb, "],\"sampled\":{\"total\":");
+    sb_puts(sb, "},");
+    strings(sb, "res", json_obj_get(hs, "resources"));
+    sb_putc(sb, ',');
+    strings(sb, "ends", json_obj_get(hs, "ends"));
+    sb_putc(sb, ',');
+    strings(sb, "releases", json_obj_get(hs, "releases"));
+    sb_puts(sb, ",\"sampled\":{\"total\":");
     num(sb, json_obj_get(hs, "total"));
     sb_puts(sb, ",\"kept\":");
     num(sb, json_obj_get(hs, "kept"));

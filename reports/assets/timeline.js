@@ -177,7 +177,7 @@
       ctx.strokeStyle = '#b3261e'; ctx.lineWidth = 2;
       ctx.strokeRect(x0 - 1, y + 2, Math.max(2, x1 - x0) + 2, ROW - 4);
     }
-    if (H.end[k] === 1) { /* killed in its hold */
+    if (D.ends[H.end[k]] === 'crash') { /* killed in its hold */
       ctx.strokeStyle = '#000'; ctx.lineWidth = 1.5; ctx.beginPath();
       ctx.moveTo(x1 - 4, y + 4); ctx.lineTo(x1 + 4, y + ROW - 4);
       ctx.moveTo(x1 + 4, y + 4); ctx.lineTo(x1 - 4, y + ROW - 4); ctx.stroke();
@@ -274,12 +274,12 @@
     var k = holdAt(x, y), html = '';
     if (k >= 0) {
       html = '<b>w' + H.w[k] + '</b> holds <b>' + esc(D.res[H.r[k]]) + '</b><br>granted ' + fmt(H.g[k]) +
-        ', entered ' + fmt(H.e[k]) + ', ' + ['exited', 'killed', 'still in it at its log end'][H.end[k]] + ' ' +
+        ', entered ' + fmt(H.e[k]) + ', ' + ({ exit: 'exited', crash: 'killed', open: 'still in it at its log end' }[D.ends[H.end[k]]] || 'ended') + ' ' +
         fmt(H.x[k]) + '<br>fence ' + (H.f[k] === null ? 'none' : H.f[k]) + ', lease until ' +
         (H.l[k] === null ? 'no lease' : fmt(H.l[k]) + (H.x[k] > H.l[k] ? ' (overstayed ' +
         (H.x[k] - H.l[k]).toFixed(1) + ' ms)' : '')) + (H.rn[k] ? ', ' + H.rn[k] + ' renewals' : '') +
         (H.lost[k] ? ', lost notice' : '') + '<br>release: ' +
-        ['none logged', 'ok', 'not the owner any more', 'failed'][H.rel[k]];
+        ({ none: 'none logged', ok: 'ok', not_owner: 'not the owner any more', failed: 'failed' }[D.releases[H.rel[k]]] || '-');
     } else {
       var f = faultAt(x, y);
       if (f) html = '<b>' + esc(f.name) + '</b> #' + f.id + ' ' + fmt(f.s) + ' to ' + fmt(f.e) +

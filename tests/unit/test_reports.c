@@ -684,11 +684,12 @@ static void test_html_timeline(void)
         json_arr_push(vs, json_clone(vs->kids[0]));
     set_json(json_obj_get(r, "series"), "holds",
              "{\"total\":3,\"kept\":3,\"sampled_every\":1,\"resources\":[\"r0\",\"r</script>1\"],"
-             "\"columns\":[\"worker\",\"res\",\"grant_ms\",\"enter_ms\",\"exit_ms\","
-             "\"valid_until_ms\",\"fence\",\"end\",\"release\",\"renewals\",\"lost\"],"
-             "\"rows\":[[1,1,2200,2201,2600,null,null,\"crash\",\"none\",0,false],"
-             "[3,0,1204,1204.1,1842.25,1504,41,\"exit\",\"not_owner\",2,true],"
-             "[4,0,1510,1511.1,1600,1810,42,\"exit\",\"ok\",0,false]]}");
+             "\"ends\":[\"exit\",\"crash\",\"open\"],"
+             "\"releases\":[\"none\",\"ok\",\"not_owner\",\"failed\"],"
+             "\"columns\":{\"worker\":\"1,3,4\",\"res\":\"1,0,0\",\"grant_ms\":\"2200,1204,1510\","
+             "\"enter_ms\":\"2201,1204.1,1511.1\",\"exit_ms\":\"2600,1842.25,1600\","
+             "\"valid_until_ms\":\"null,1504,1810\",\"fence\":\"null,41,42\",\"end\":\"1,0,0\","
+             "\"release\":\"0,2,1\",\"renewals\":\"0,2,0\",\"lost\":\"0,1,0\"}}");
     struct strbuf sb = STRBUF_INIT;
     render_html(r, tmp, "charts skipped: test", &sb);
     const char *h = sb_cstr(&sb);
@@ -723,7 +724,14 @@ static void test_html_timeline(void)
               json_get_int(json_path(r, "violations.0.holders.1"), "worker", -2));
     CHECK_INT(json_get_int(json_path(d, "incidents.1.cause"), "w", -1), 1);
     CHECK_INT(json_arr_get(json_path(d, "incidents.1.listed"), 0)->i, 1);
+    CHECK(strcmp(json_arr_get(json_obj_get(d, "releases"), 2)->s, "not_owner") == 0);
     json_free(d);
+    /* a column that is not numbers is left out, not copied into the script */
+    set_json(json_path(r, "series.holds.columns"), "fence", "\"1,</script><i>zz\"");
+    sb_reset(&sb);
+    render_html(r, tmp, "charts skipped: test", &sb);
+    CHECK(contains(sb_cstr(&sb), "\"f\":[]"));
+    CHECK(!contains(sb_cstr(&sb), "<i>zz"));
     sb_free(&sb);
     json_free(r);
 }
