@@ -44,6 +44,7 @@
     r.to = i + 1;
     r.maxDur = Math.max(r.maxDur, H.x[i] - H.e[i]);
   }
+  box.setAttribute('data-rows', rows.map(function (r) { return r.label; }).join(' '));
   var selected = {};  /* hold index -> 1 for the holds of the selected violation or incident */
   var selT = null;    /* a story line's instant */
   var last = 0;

@@ -128,7 +128,7 @@ def main():
         state = ("(function(){var t=document.getElementById('tl');if(!t)return null;"
                  "return {from:t.getAttribute('data-view-from'),to:t.getAttribute('data-view-to'),"
                  "why:t.getAttribute('data-view-why'),lod:t.getAttribute('data-lod'),"
-                 "draw_ms:t.getAttribute('data-draw-ms'),"
+                 "draw_ms:t.getAttribute('data-draw-ms'),rows:t.getAttribute('data-rows'),"
                  "selected:t.getAttribute('data-selected'),"
                  "story:(function(){var o=document.querySelector('ol.tl-sel');"
                  "return o?o.getAttribute('data-story'):null})(),"

@@ -36,7 +36,9 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 d=$T_TMP/demo
-run_ls "$d" "$WL/demo.yaml" --set duration=4s
+# the demo's pauses of the holder, and one pause of node 0 (a node's row)
+run_ls "$d" "$WL/demo.yaml" --set duration=4s --set 'faults=[{kind: pause, target: holder, at: 1s,
+    duration: 700ms, every: 1.5s}, {kind: pause, target: "node:0", at: 3200ms, duration: 300ms}]'
 check "demo run finished (exit $RC)" [ "$RC" -eq 0 -o "$RC" -eq 1 ]
 check "report.html written" [ -s "$d/report.html" ]
 check "the page fetches nothing (no script src, no link, no remote URL)" \
@@ -94,6 +96,8 @@ sed 's/^/# /' "$T_TMP/b1.json" | cut -c1-400
 check "the browser drove the page" [ -z "$(field "$T_TMP/b1.json" fatal)" ]
 check "no console error or exception" [ "$(field "$T_TMP/b1.json" errors)" = "[]" ]
 check "the timeline element exists" [ -n "$(field "$T_TMP/b1.json" timeline.to)" ]
+check "a row per worker, then node_0's for its fault ($(field "$T_TMP/b1.json" timeline.rows))" \
+    [ "$(field "$T_TMP/b1.json" timeline.rows)" = "w0 w1 w2 w3 w4 w5 node_0" ]
 from0=$(field "$T_TMP/b1.json" timeline.from); to0=$(field "$T_TMP/b1.json" timeline.to)
 from1=$(field "$T_TMP/b1.json" after_click.from); to1=$(field "$T_TMP/b1.json" after_click.to)
 check "a click on the first violation changes the visible range ($from0..$to0 -> $from1..$to1)" \
