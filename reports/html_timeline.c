@@ -243,8 +243,8 @@ void html_timeline_section(struct strbuf *sb, const struct json *r)
                   "violation, an incident or a story line below to zoom to it. %lld holds",
               (long long)total);
     if (every > 1)
-        sb_printf(sb, ", <b>sampled</b>: every %lld-th is drawn (%lld), with every hold of a listed "
-                      "violation", (long long)every, (long long)kept);
+        sb_printf(sb, ", <b>sampled</b>: 1 hold in %lld is drawn (%lld), plus every hold of a "
+                      "listed violation", (long long)every, (long long)kept);
     sb_puts(sb, "; where a row has more holds in view than pixels, it shows how busy each pixel "
                 "is instead.</p><p class=\"tl-help tl-key\"><span style=\"background:#2b6cb0\">"
                 "</span>hold within its lease<span style=\"background:#e07b00\"></span>past its "
