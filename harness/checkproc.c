@@ -76,6 +76,8 @@ static int check_here(const char *dir, unsigned formats, int quiet, struct json 
     struct check_params p;
     check_params_from(&h, &p);
     struct json *res = result_build(&h, w, &p);
+    if (formats == 0 || (formats & REPORT_HTML))
+        result_add_holds(res, &h); /* report.html's timeline */
     history_free(&h);
     workload_free(w);
     rc = reports_write_all(dir, res, formats, quiet ? NULL : stderr, NULL, err);

@@ -529,6 +529,8 @@ static int cmd_check(struct common_args *a)
         }
     }
     struct json *res = result_build(&h, w, &p);
+    if (a->format && report_dir && (formats == 0 || (formats & REPORT_HTML)))
+        result_add_holds(res, &h); /* report.html's timeline */
     history_free(&h);
     workload_free(w);
     int code = emit_result(res, a);
@@ -567,6 +569,8 @@ static int cmd_report(struct common_args *a)
     struct check_params p;
     check_params_from(&h, &p);
     struct json *res = result_build(&h, w, &p);
+    if (formats == 0 || (formats & REPORT_HTML))
+        result_add_holds(res, &h); /* report.html's timeline */
     history_free(&h);
     workload_free(w);
     int code = result_exit_code(res);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "checkers/series.h"
+#include "harness/holds.h"
 #include "harness/workload.h"
 #include "model/resultpath.h"
 #include "harness/adapter_stats.h"
@@ -351,4 +352,12 @@ struct json *result_build(struct history *h, const struct workload *w,
     /* Last, being the bulkiest: the charts' data (bounded in size). */
     json_obj_set(res, "series", series_build(h, res));
     return res;
+}
+
+/* Contract: see verdict.h. */
+void result_add_holds(struct json *res, const struct history *h)
+{
+    struct json *series = json_obj_get(res, "series");
+    if (series && series->type == JSON_OBJ)
+        json_obj_set(series, "holds", holds_build(h, res));
 }

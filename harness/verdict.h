@@ -20,6 +20,12 @@
 struct json *result_build(struct history *h, const struct workload *w,
                           const struct check_params *p);
 
+/* Contract: add series.holds (harness/holds.h: every hold, for
+ * report.html's timeline) to result, built from h: a second read of the
+ * logs, so only for callers about to write report.html (formats with
+ * REPORT_HTML, or 0 = all). Nothing when result has no "series". */
+void result_add_holds(struct json *result, const struct history *h);
+
 /* Evaluate the expectations of w against result (fills "expectations").
  * Returns the number that failed. */
 int result_eval_expectations(struct json *result, const struct workload *w);

@@ -1,10 +1,11 @@
 /*
- * html.c: report.html, one self-contained page (inline CSS and SVG, no
- * script, nothing fetched) that reads well on a laptop screen: the verdict
+ * html.c: report.html, one self-contained page (inline CSS, SVG and script,
+ * nothing fetched) that reads well on a laptop screen: the verdict
  * banner (with the line saying how the verdict follows), the workload,
  * the expectations, evidence and coverage (when the model has them), the
- * checkers, the incidents, the charts, the violation
- * stories (lock-broken first), the fault schedule, the fault windows and
+ * checkers, the incidents, the interactive timeline (html_timeline.c), the
+ * charts, the violation stories (lock-broken first) and every listed
+ * violation, the fault schedule, the fault windows and
  * phases, and the warnings. The charts are
  * the SVG files gnuplot made (reports/gnuplot.c), inlined with their ids
  * prefixed so several can share one page. It formats the result model and
@@ -16,10 +17,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "reports/html_timeline.h"
 #include "reports/result.h"
 #include "reports/rmodel.h"
 
-#define HTML_MAX_VIOLATIONS 20  /* rows of the violations table */
 #define HTML_MAX_FAULTS 200     /* rows of the fault schedule */
 
 static const char CSS[] =
@@ -489,14 +490,14 @@ static void charts_section(struct strbuf *sb, const char *dir, const char *chart
     sb_puts(sb, "</section>\n");
 }
 
-/* Fault ids by name ("pause(w1), latency(node_0)"), "none" for none. */
+/* Fault ids by name ("pause holder (w1), latency node_0"), "none" for none. */
 static void fault_names(struct strbuf *sb, const struct json *r, const struct json *ids)
 {
     struct strbuf t = STRBUF_INIT;
     for (size_t i = 0; i < rm_len(ids); i++) {
         if (i)
             sb_puts(&t, ", ");
-        report_fault_name(&t, r, ids->kids[i]);
+        html_fault_name(&t, r, ids->kids[i]);
     }
     html_esc(sb, rm_len(ids) ? sb_cstr(&t) : "none");
     sb_free(&t);
@@ -556,14 +557,16 @@ static void incidents_section(struct strbuf *sb, const struct json *r)
     sb_puts(sb, ") group ");
     valp(sb, m, "violations");
     sb_puts(sb, " violations: an incident is one cause (one hold) and every overlap it made."
-                "</p><table><tr><th>#</th><th>class</th><th>resource</th><th>cause</th>"
+                " Click a row to see it on the timeline."
+                "</p><table class=\"paged\"><tr><th>#</th><th>class</th><th>resource</th><th>cause</th>"
                 "<th>overlaps</th><th>start (ms)</th><th>end (ms)</th><th>faults</th>"
                 "<th>story</th></tr>");
     for (size_t i = 0; i < incs->n; i++) {
         const struct json *inc = incs->kids[i];
         const struct json *cause = json_obj_get(inc, "cause");
         const char *cls = json_get_str(inc, "class", "?");
-        sb_puts(sb, "<tr><td class=\"num\">");
+        sb_printf(sb, "<tr data-row data-incident=\"%lld\"><td class=\"num\">",
+                  (long long)json_get_int(inc, "id", (int64_t)i + 1));
         valp(sb, inc, "id");
         sb_puts(sb, "</td><td>");
         badge(sb, strcmp(cls, "lock-broken") == 0 ? "invalid" : "unknown", cls);
@@ -607,13 +610,20 @@ static void story_article(struct strbuf *sb, const struct json *v, size_t i)
     valp(sb, v, "overlap_ms");
     sb_puts(sb, " ms at ");
     valp(sb, v, "overlap_start_ms");
-    sb_puts(sb, " ms</h3><ol class=\"story\">");
+    sb_printf(sb, " ms</h3><ol class=\"story\" data-story=\"%zu\">", i);
     for (size_t k = 0; k < story->n; k++) {
         const struct json *it = story->kids[k];
         const char *kind = json_get_str(it, "kind", "");
         sb_puts(sb, "<li class=\"");
         html_esc(sb, kind);
-        sb_puts(sb, "\">");
+        sb_putc(sb, '"');
+        const struct json *t = json_obj_get(it, "t_ms");
+        if (t && t->type == JSON_NUM) { /* the page's script links the line to the timeline */
+            sb_puts(sb, " data-t=\"");
+            val(sb, t);
+            sb_putc(sb, '"');
+        }
+        sb_putc(sb, '>');
         if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
             sb_printf(sb, "<span class=\"t\">t=%.3fs</span>",
                       json_get_num(it, "t_ms", 0) / 1000.0);
@@ -642,12 +652,15 @@ static void stories_section(struct strbuf *sb, const struct json *r)
             if (rm_len(json_obj_get(v, "story")) && broken == (pass == 0))
                 story_article(sb, v, i);
         }
-    sb_puts(sb, "<h3>First violations</h3><table><tr><th>#</th><th>resource</th><th>class</th>"
-                "<th>start (ms)</th><th>overlap (ms)</th><th>workers</th><th>fences</th>"
+    sb_printf(sb, "<h3>Listed violations</h3><p>All %zu listed in result.json (20 a page); click "
+                  "a row to see it on the timeline.</p><table class=\"paged\" id=\"violations\">"
+                  "<tr><th>#</th><th>resource</th><th>class</th>", vs->n);
+    sb_puts(sb, "<th>start (ms)</th><th>overlap (ms)</th><th>workers</th><th>fences</th>"
                 "<th>faults</th></tr>");
-    for (size_t i = 0; i < vs->n && i < HTML_MAX_VIOLATIONS; i++) {
+    for (size_t i = 0; i < vs->n; i++) {
         const struct json *v = vs->kids[i];
-        sb_printf(sb, "<tr><td class=\"num\">%zu</td><td>", i + 1);
+        sb_printf(sb, "<tr data-row data-violation=\"%zu\"><td class=\"num\">%zu</td><td>", i,
+                  i + 1);
         valp(sb, v, "resource");
         sb_puts(sb, "</td><td>");
         valp(sb, v, "class");
@@ -809,7 +822,9 @@ void render_html(const struct json *result, const char *dir, const char *chart_n
         sb_puts(sb, ": ");
         valp(sb, wl, "name");
     }
-    sb_printf(sb, "</title><style>%s</style></head>\n<body>\n", CSS);
+    sb_printf(sb, "</title><style>%s", CSS);
+    html_timeline_css(sb);
+    sb_puts(sb, "</style></head>\n<body>\n");
     banner(sb, result);
     sb_puts(sb, "<main>\n");
     workload_section(sb, result);
@@ -817,6 +832,7 @@ void render_html(const struct json *result, const char *dir, const char *chart_n
     evidence_section(sb, result);
     checks_section(sb, result);
     incidents_section(sb, result);
+    html_timeline_section(sb, result);
     charts_section(sb, dir, chart_note);
     stories_section(sb, result);
     faults_section(sb, result);
@@ -828,5 +844,7 @@ void render_html(const struct json *result, const char *dir, const char *chart_n
     valp(sb, result, "format");
     sb_puts(sb, " version ");
     valp(sb, result, "version");
-    sb_puts(sb, ") &middot; docs/reports.md explains each part</footer>\n</main>\n</body></html>\n");
+    sb_puts(sb, ") &middot; docs/reports.md explains each part</footer>\n</main>\n");
+    html_timeline_script(sb);
+    sb_puts(sb, "</body></html>\n");
 }

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # report.html in a real browser: headless Chromium loads the page of a real
 # run, the DOM it builds must have the verdict banner and every chart as a
-# non-empty inline <svg>, and its screenshot is kept in the run directory
-# (report.png, a CI artefact, copied with report.html to LS_ARTEFACT_DIR,
-# by default BUILD_DIR/artefacts/test_html when run by ctest). Chromium is installed when missing
+# non-empty inline <svg>; then, driven over the DevTools protocol
+# (tests/e2e/html_browser.py), the page loads with no console error, the
+# timeline exists, a click on the first violation changes the visible range
+# (read back from #tl data-view-from/to), the wheel zooms (test_html_scale.sh
+# does the same at 10^5 holds). The screenshots (report.png, timeline.png)
+# are CI artefacts: copied with
+# report.html to LS_ARTIFACTS_DIR (or LS_ARTEFACT_DIR), by default
+# BUILD_DIR/artefacts/test_html when run by ctest, else kept in the test's
+# directory and their path printed. Chromium is installed when missing
 # (LS_WITH_CHROMIUM=1 scripts/install-deps.sh); if that fails the test fails
 # and says why: it never skips.
 set -euo pipefail
@@ -30,11 +36,16 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 d=$T_TMP/demo
-run_ls "$d" "$WL/demo.yaml" --set duration=4s
+# the demo's pauses of the holder, and one pause of node 0 (a node's row)
+run_ls "$d" "$WL/demo.yaml" --set duration=4s --set 'faults=[{kind: pause, target: holder, at: 1s,
+    duration: 700ms, every: 1.5s}, {kind: pause, target: "node:0", at: 3200ms, duration: 300ms}]'
 check "demo run finished (exit $RC)" [ "$RC" -eq 0 -o "$RC" -eq 1 ]
 check "report.html written" [ -s "$d/report.html" ]
-check "the page fetches nothing (no script, no link, no remote URL)" \
-    sh -c "! grep -Eq '<script|<link|https?://[^w]' '$d/report.html'"
+check "the page fetches nothing (no script src, no link, no remote URL)" \
+    sh -c "! grep -Eq '<script[^>]* src|<link|https?://[^w]' '$d/report.html'"
+check "one inline script, the timeline's" [ "$(grep -o '<script>' "$d/report.html" | wc -l)" -eq 1 ]
+check "series.holds lists every hold (total = coverage.holds)" \
+    [ "$(get "$d" series.holds.total)" = "$(get "$d" coverage.holds)" ]
 
 # One browser run per action, each with its own profile, bounded in time.
 chrome() {
@@ -74,12 +85,48 @@ check "screenshot kept as report.png" [ -s "$d/report.png" ]
 check "report.png is a PNG" sh -c "head -c 8 '$d/report.png' | od -An -c | grep -q 'P   N   G'"
 size=$(stat -c %s "$d/report.png" 2>/dev/null || echo 0)
 check "the screenshot is not blank ($size bytes)" [ "$size" -gt 50000 ]
-if [ -z "${LS_ARTEFACT_DIR:-}" ] && [ -f "$PWD/CMakeCache.txt" ]; then
-    LS_ARTEFACT_DIR=$PWD/artefacts/test_html # ctest runs in the build directory
+# The timeline, driven as a person would (html_browser.py prints one JSON
+# object; jq-free: python reads it back).
+field() { python3 -c 'import json,sys
+v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v=v.get(k) if isinstance(v,dict) else None
+print("" if v is None else v)' "$1" "$2"; }
+python3 "$SRC/tests/e2e/html_browser.py" "$CHROME" "$d/report.html" "$d/timeline.png" >"$T_TMP/b1.json" || true
+sed 's/^/# /' "$T_TMP/b1.json" | cut -c1-400
+check "the browser drove the page" [ -z "$(field "$T_TMP/b1.json" fatal)" ]
+check "no console error or exception" [ "$(field "$T_TMP/b1.json" errors)" = "[]" ]
+check "the timeline element exists" [ -n "$(field "$T_TMP/b1.json" timeline.to)" ]
+check "a row per worker, then node_0's for its fault ($(field "$T_TMP/b1.json" timeline.rows))" \
+    [ "$(field "$T_TMP/b1.json" timeline.rows)" = "w0 w1 w2 w3 w4 w5 node_0" ]
+from0=$(field "$T_TMP/b1.json" timeline.from); to0=$(field "$T_TMP/b1.json" timeline.to)
+from1=$(field "$T_TMP/b1.json" after_click.from); to1=$(field "$T_TMP/b1.json" after_click.to)
+check "a click on the first violation changes the visible range ($from0..$to0 -> $from1..$to1)" \
+    [ -n "$from1" -a "$from0..$to0" != "$from1..$to1" ]
+check "... and selects it" [ "$(field "$T_TMP/b1.json" after_click.selected)" = "violation-1" ]
+check "... and outlines its story (violation 1 has one)" [ "$(field "$T_TMP/b1.json" after_click.story)" = 0 ]
+check "... and the range holds the violation" \
+    num_cmp "$from1" "<=" "$(get "$d" violations.0.overlap_start_ms)"
+tip=$(field "$T_TMP/b1.json" tip | tr '\n' ' ')
+w0=$(get "$d" violations.0.holders.0.worker); f0=$(get "$d" violations.0.holders.0.fence)
+check "hovering the first violation's holder names it: w$w0, fence $f0, lease, outcome ($tip)" \
+    sh -c "echo '$tip' | grep -q 'w$w0 holds' && echo '$tip' | grep -q 'fence $f0' && echo '$tip' | grep -q 'lease until' && echo '$tip' | grep -q 'release:'"
+check "the wheel zooms in" [ "$(field "$T_TMP/b1.json" after_wheel.why)" = "zoom" ]
+check "every listed violation has its row" \
+    [ "$(field "$T_TMP/b1.json" violation_rows)" = "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["violations"]))' "$d/result.json")" ]
+check "timeline screenshot kept" [ -s "$d/timeline.png" ]
+
+art=${LS_ARTIFACTS_DIR:-${LS_ARTEFACT_DIR:-}}
+if [ -z "$art" ] && [ -f "$PWD/CMakeCache.txt" ]; then
+    art=$PWD/artefacts/test_html # ctest runs in the build directory
 fi
-if [ -n "${LS_ARTEFACT_DIR:-}" ]; then
-    mkdir -p "$LS_ARTEFACT_DIR"
-    cp "$d/report.png" "$d/report.html" "$LS_ARTEFACT_DIR/" && echo "# artefacts in $LS_ARTEFACT_DIR"
+if [ -n "$art" ]; then
+    mkdir -p "$art"
+    cp "$d/report.png" "$d/timeline.png" "$d/report.html" "$art/" &&
+        echo "# artefacts in $art"
+else
+    keep=$(mktemp -d "${TMPDIR:-/tmp}/lockstorm-html-XXXXXX")
+    cp "$d/report.png" "$d/timeline.png" "$d/report.html" "$keep/" &&
+        echo "# screenshots kept in $keep"
 fi
 t_no_leftovers "$d"
 t_finish

@@ -54,6 +54,8 @@ rc=$?
 set -e
 check "installed binary runs a bundled workload (exit $rc; $(tail -n1 "$d.stdout"))" \
     grep -q '^lockstorm: [A-Z]* workload=naive-del' "$d.stdout"
+check "the installed binary's report.html has the timeline (script and data embedded)" \
+    sh -c "grep -q 'id=\"tl-data\"' '$d/report.html' && grep -q 'window.lsTimeline' '$d/report.html'"
 t_no_leftovers "$d"
 cd "$T_TMP"
 

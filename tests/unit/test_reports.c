@@ -15,6 +15,7 @@
 #include "model/checkschema.h"
 #include "model/resultpath.h"
 #include "reports/reports.h"
+#include "reports/rmodel.h"
 #include "reports/result.h"
 #include "tests/unit/testing.h"
 
@@ -453,7 +454,8 @@ static void test_html_incidents(void)
     CHECK(chk && inc && cha && chk < inc && inc < cha);
     CHECK(contains(h, "<a href=\"#story-2\">violation 2</a>"));
     CHECK(contains(h, "<td>w1 (killed), fence -</td>"));
-    CHECK(contains(h, "<td>pause(w3)</td>"));
+    CHECK(contains(h, "<td>pause holder (w3)</td>")); /* kind, target, who it hit */
+    CHECK(contains(h, "<tr data-row data-incident=\"2\">"));
     const char *s2 = strstr(h, "id=\"story-2\""), *s1 = strstr(h, "id=\"story-1\"");
     CHECK(s1 && s2 && s2 < s1);
     CHECK(contains(h, "<div class=\"why\">FAIL: 2 of 3 expectations unmet ("));
@@ -646,9 +648,11 @@ static void test_html(void)
     CHECK(!contains(h, "<?xml"));
     CHECK(!contains(h, "<title>Gnuplot</title>"));
     /* the story, one item per line, overlap and conclusion marked */
-    CHECK(contains(h, "<li class=\"fault\"><span class=\"t\">t=1.310s</span>pause w3 (fault #2)</li>"));
-    CHECK(contains(h, "<li class=\"overlap\">overlap on r0 1.511–1.561s (50 ms)</li>"));
-    CHECK(contains(h, "<li class=\"conclusion\">stale-holder: w3 overstayed its lease by 338 ms;"));
+    CHECK(contains(h, "<li class=\"fault\" data-t=\"1310\"><span class=\"t\">t=1.310s</span>pause w3 "
+                      "(fault #2)</li>"));
+    CHECK(contains(h, "<li class=\"overlap\" data-t=\"1511.1\">overlap on r0 1.511–1.561s (50 ms)</li>"));
+    CHECK(contains(h, "<li class=\"conclusion\" data-t=\"1843\">stale-holder: w3 overstayed its lease "
+                      "by 338 ms;"));
     CHECK_INT(count(h, "<article class=\"story\""), 1); /* violation 2 has no story */
     /* escaping, expectations, fault schedule */
     CHECK(contains(h, "paused holders &lt;past&gt; their TTL &amp; fencing"));
@@ -659,8 +663,75 @@ static void test_html(void)
     /* self-contained */
     CHECK(!contains(h, "http://") || count(h, "http://") == count(h, "http://www.w3.org/"));
     CHECK(!contains(h, "https://"));
-    CHECK(!contains(h, "<script"));
+    /* one inline script (the timeline's), nothing loaded */
+    CHECK_INT(count(h, "<script"), 1);
+    CHECK(!contains(h, "<script src"));
     CHECK(!contains(h, "<link"));
+    /* a model without series.holds: the timeline says so */
+    CHECK(contains(h, "<section id=\"timeline\"><h2>Timeline</h2><p class=\"missing\">"));
+    sb_free(&sb);
+    json_free(r);
+}
+
+/* The timeline: the data the page's script draws (series.holds as columns,
+ * faults by name, every listed violation and incident), JSON that cannot
+ * close its <script>, and every listed violation in the (paged) table. */
+static void test_html_timeline(void)
+{
+    struct json *r = incidents_model();
+    struct json *vs = json_obj_get(r, "violations");
+    for (int i = 0; i < 28; i++) /* 30 listed: more than one page of 20 */
+        json_arr_push(vs, json_clone(vs->kids[0]));
+    set_json(json_obj_get(r, "series"), "holds",
+             "{\"total\":3,\"kept\":3,\"sampled_every\":1,\"resources\":[\"r0\",\"r</script>1\"],"
+             "\"ends\":[\"exit\",\"crash\",\"open\"],"
+             "\"releases\":[\"none\",\"ok\",\"not_owner\",\"failed\"],"
+             "\"columns\":{\"worker\":\"1,3,4\",\"res\":\"1,0,0\",\"grant_ms\":\"2200,1204,1510\","
+             "\"enter_ms\":\"2201,1204.1,1511.1\",\"exit_ms\":\"2600,1842.25,1600\","
+             "\"valid_until_ms\":\"null,1504,1810\",\"fence\":\"null,41,42\",\"end\":\"1,0,0\","
+             "\"release\":\"0,2,1\",\"renewals\":\"0,2,0\",\"lost\":\"0,1,0\"}}");
+    struct strbuf sb = STRBUF_INIT;
+    render_html(r, tmp, "charts skipped: test", &sb);
+    const char *h = sb_cstr(&sb);
+    const char *inc = strstr(h, "<section id=\"incidents\">");
+    const char *tl = strstr(h, "<section id=\"timeline\">");
+    const char *cha = strstr(h, "<section id=\"charts\">");
+    CHECK(inc && tl && cha && inc < tl && tl < cha);
+    CHECK(contains(h, "<div class=\"tl\" id=\"tl\"><canvas></canvas>"));
+    CHECK_INT(count(h, "<tr data-row data-violation="), 30); /* all, not the first 20 */
+    CHECK(contains(h, "<table class=\"paged\" id=\"violations\">"));
+    CHECK(contains(h, "<ol class=\"story\" data-story=\"1\">"));
+    CHECK(!contains(h, "r</script>1")); /* the name cannot end the data's element */
+    const char *a = strstr(h, "<script type=\"application/json\" id=\"tl-data\">");
+    const char *b = a ? strstr(a, "</script>") : NULL;
+    REQUIRE(a && b);
+    a += strlen("<script type=\"application/json\" id=\"tl-data\">");
+    struct json *d = NULL;
+    char why[128];
+    REQUIRE(json_parse(a, (size_t)(b - a), &d, why, sizeof(why)) == 0);
+    CHECK_INT(rm_len(json_path(d, "holds.w")), 3);
+    CHECK_INT(json_arr_get(json_path(d, "holds.f"), 1)->i, 41);
+    CHECK(json_arr_get(json_path(d, "holds.l"), 0)->type == JSON_NULL);
+    CHECK_INT(json_arr_get(json_path(d, "holds.end"), 0)->i, 1);    /* crash */
+    CHECK_INT(json_arr_get(json_path(d, "holds.rel"), 1)->i, 2);    /* not_owner */
+    CHECK_INT(json_arr_get(json_path(d, "holds.lost"), 1)->i, 1);
+    CHECK(json_arr_get(json_path(d, "holds.x"), 1)->d == 1842.25);
+    CHECK(strcmp(json_arr_get(json_obj_get(d, "res"), 1)->s, "r</script>1") == 0);
+    CHECK(strcmp(json_get_str(json_arr_get(json_obj_get(d, "faults"), 0), "name", ""),
+                 "pause holder (w3)") == 0);
+    CHECK_INT(rm_len(json_obj_get(d, "violations")), 30);
+    CHECK_INT(json_get_int(json_path(d, "violations.0.h.1"), "w", -1),
+              json_get_int(json_path(r, "violations.0.holders.1"), "worker", -2));
+    CHECK_INT(json_get_int(json_path(d, "incidents.1.cause"), "w", -1), 1);
+    CHECK_INT(json_arr_get(json_path(d, "incidents.1.listed"), 0)->i, 1);
+    CHECK(strcmp(json_arr_get(json_obj_get(d, "releases"), 2)->s, "not_owner") == 0);
+    json_free(d);
+    /* a column that is not numbers is left out, not copied into the script */
+    set_json(json_path(r, "series.holds.columns"), "fence", "\"1,</script><i>zz\"");
+    sb_reset(&sb);
+    render_html(r, tmp, "charts skipped: test", &sb);
+    CHECK(contains(sb_cstr(&sb), "\"f\":[]"));
+    CHECK(!contains(sb_cstr(&sb), "<i>zz"));
     sb_free(&sb);
     json_free(r);
 }
@@ -769,6 +840,7 @@ int main(void)
     RUN(test_text_incidents);
     RUN(test_junit_incidents);
     RUN(test_html_incidents);
+    RUN(test_html_timeline);
     RUN(test_markdown_cells);
     RUN(test_markdown);
     t_rmdir(tmp);

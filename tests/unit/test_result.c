@@ -15,6 +15,7 @@
 
 #include "harness/workload.h"
 #include "reports/result.h"
+#include "harness/holds.h"
 #include "harness/verdict.h"
 #include "model/checkschema.h"
 #include "tests/unit/testing.h"
@@ -905,9 +906,81 @@ static void test_build(void)
     workload_free(wl);
 }
 
+/* series.holds (harness/holds.c): each worker's grants paired with their
+ * enter, renewals, lost notice, exit and release; a crash and a log's end
+ * end a hold; a grant never entered is no hold. */
+static void test_holds(void)
+{
+    struct ev_rec w0[16], w1[8], w2[8];
+    size_t n0 = 0, n1 = 0, n2 = 0;
+    ev(w0, &n0, 100, EV_ACQUIRE_OK, EVF_FENCE, 1, 400, 0, "a");
+    ev(w0, &n0, 100, EV_ENTER, 0, 0, 0, 0, NULL);
+    ev(w0, &n0, 200, EV_RENEW_OK, 0, 0, 500, 0, NULL);
+    ev(w0, &n0, 300, EV_EXIT, 0, 0, 0, 0, NULL);
+    ev(w0, &n0, 301, EV_RELEASE_OK, 0, 0, 0, 0, NULL);
+    ev(w0, &n0, 400, EV_ACQUIRE_OK, EVF_FENCE, 3, 700, 0, "b");
+    ev(w0, &n0, 401, EV_ENTER, 0, 0, 0, 0, NULL);
+    ev(w0, &n0, 500, EV_LOST, 0, 0, 0, 0, NULL);
+    ev(w0, &n0, 800, EV_EXIT, 0, 0, 0, 0, NULL);
+    ev(w0, &n0, 801, EV_RELEASE_NOT_OWNER, 0, 0, 0, 0, NULL);
+    ev(w0, &n0, 900, EV_ACQUIRE_OK, EVF_FENCE, 4, 1200, 0, "c"); /* never entered */
+    ev(w0, &n0, 901, EV_RELEASE_OK, 0, 0, 0, 0, NULL);
+    ev(w1, &n1, 305, EV_ACQUIRE_OK, EVF_NO_LEASE, 0, 0, 0, "d");
+    ev(w1, &n1, 306, EV_ENTER, 0, 0, 0, 0, NULL);
+    ev(w1, &n1, 350, EV_CRASH, 0, 0, 0, 0, NULL);
+    ev(w2, &n2, 950, EV_ACQUIRE_OK, EVF_FENCE, 5, 1250, 0, "e");
+    ev(w2, &n2, 951, EV_ENTER, 0, 0, 0, 0, NULL); /* the log ends in the hold */
+
+    struct hist_worker ws[3];
+    memset(ws, 0, sizeof(ws));
+    ws[0].id = 0; ws[0].ev = w0; ws[0].n = n0; ws[0].complete = 1;
+    ws[1].id = 1; ws[1].ev = w1; ws[1].n = n1; ws[1].complete = 1;
+    ws[2].id = 2; ws[2].ev = w2; ws[2].n = n2; ws[2].complete = 1;
+    char name0[] = "r0";
+    char *names[] = {name0};
+    struct history h;
+    memset(&h, 0, sizeof(h));
+    h.nworkers = 3;
+    h.w = ws;
+    h.nres = 1;
+    h.res_names = names;
+    h.end = 1000 * 1000000LL;
+
+    struct json *empty = json_new_obj();
+    struct json *o = holds_build(&h, empty);
+    CHECK_INT(json_get_int(o, "total", -1), 4);
+    CHECK_INT(json_get_int(o, "kept", -1), 4);
+    CHECK_INT(json_get_int(o, "sampled_every", -1), 1);
+    const struct json *c = json_obj_get(o, "columns");
+    CHECK_STR(json_get_str(c, "worker", ""), "0,0,1,2");
+    CHECK_STR(json_get_str(c, "grant_ms", ""), "100,400,305,950");
+    CHECK_STR(json_get_str(c, "enter_ms", ""), "100,401,306,951");
+    CHECK_STR(json_get_str(c, "exit_ms", ""), "300,800,350,951");
+    CHECK_STR(json_get_str(c, "valid_until_ms", ""), "500,700,null,1250"); /* renewed */
+    CHECK_STR(json_get_str(c, "fence", ""), "1,3,null,5");
+    CHECK_STR(json_get_str(c, "end", ""), "0,0,1,2");        /* exit exit crash open */
+    CHECK_STR(json_get_str(c, "release", ""), "1,2,0,0");    /* ok not_owner none none */
+    CHECK_STR(json_get_str(c, "renewals", ""), "1,0,0,0");
+    CHECK_STR(json_get_str(c, "lost", ""), "0,1,0,0");
+    CHECK_STR(json_arr_get(json_obj_get(o, "releases"), 2)->s, "not_owner");
+    CHECK_STR(json_arr_get(json_obj_get(o, "ends"), 1)->s, "crash");
+    json_free(o);
+
+    /* result_add_holds puts it under series, only when there is one */
+    struct json *r = json_new_obj();
+    result_add_holds(r, &h);
+    CHECK(json_path(r, "series.holds") == NULL);
+    json_obj_set(r, "series", json_new_obj());
+    result_add_holds(r, &h);
+    CHECK_INT(json_get_int(json_path(r, "series.holds"), "total", -1), 4);
+    json_free(r);
+    json_free(empty);
+}
+
 int main(void)
 {
     RUN(test_golden_fail);
+    RUN(test_holds);
     RUN(test_golden_pass);
     RUN(test_golden_unknown);
     RUN(test_verdict_line);
