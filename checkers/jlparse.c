@@ -48,13 +48,18 @@ static void resmap_rehash(struct jl_parser *p, size_t cap)
 static int resmap_get(struct jl_parser *p, const char *name, size_t len)
 {
     struct history *h = p->h;
+    if (p->last >= 0 && len == p->last_len && memcmp(h->res_names[p->last], name, len) == 0)
+        return p->last; /* lines of one resource tend to come together */
     if (p->cap == 0)
         resmap_rehash(p, 64);
     size_t j = hash_bytes(name, len) & (p->cap - 1);
     while (p->slot[j] >= 0) {
         const char *s = h->res_names[p->slot[j]];
-        if (strncmp(s, name, len) == 0 && s[len] == '\0')
-            return p->slot[j];
+        if (strncmp(s, name, len) == 0 && s[len] == '\0') {
+            p->last = p->slot[j];
+            p->last_len = len;
+            return p->last;
+        }
         j = (j + 1) & (p->cap - 1);
     }
     if (h->nres >= JL_MAX_RES)
@@ -66,6 +71,8 @@ static int resmap_get(struct jl_parser *p, const char *name, size_t len)
     copy[len] = '\0';
     h->res_names[idx] = copy;
     p->slot[j] = idx;
+    p->last = idx;
+    p->last_len = len;
     if ((size_t)h->nres * 2 > p->cap)
         resmap_rehash(p, p->cap * 2);
     return idx;
@@ -78,6 +85,7 @@ void jl_parser_init(struct jl_parser *p, struct history *h, const char *file, st
     p->file = file;
     p->err = err;
     p->scratch = xmalloc(2 * (JL_MAX_LINE + 1));
+    p->last = -1;
 }
 
 void jl_parser_free(struct jl_parser *p)
@@ -307,15 +315,20 @@ static int key_of(const char *k, size_t n)
 #undef IS
 }
 
-/* Event type names by length, for a lookup without a strcmp chain. */
+/* Event type names and their lengths, for a lookup without a strcmp chain
+ * (filled once; every thread writes the same values). */
+static const char *type_name[EV__MAX];
+static size_t type_len[EV__MAX];
+
 static int type_of(const char *s, size_t n)
 {
-    static unsigned char len[EV__MAX];
-    if (!len[EV_ACQUIRE_INVOKE]) /* idempotent: every thread writes the same values */
-        for (int t = 1; t < EV__MAX; t++)
-            len[t] = (unsigned char)strlen(ev_type_name(t));
+    if (!type_len[EV_ACQUIRE_INVOKE])
+        for (int t = 1; t < EV__MAX; t++) {
+            type_name[t] = ev_type_name(t);
+            type_len[t] = strlen(type_name[t]);
+        }
     for (int t = 1; t < EV__MAX; t++)
-        if (len[t] == n && s[0] == ev_type_name(t)[0] && memcmp(s, ev_type_name(t), n) == 0)
+        if (type_len[t] == n && s[0] == type_name[t][0] && memcmp(s, type_name[t], n) == 0)
             return t;
     return 0;
 }

@@ -26,6 +26,8 @@ struct jl_parser {
     struct ls_err *err;
     int *slot;                  /* resource name map: -1 empty, else index (owned) */
     size_t cap;                 /* power of two, 0 before the first name */
+    int last;                   /* the resource the last name found was, -1 none */
+    size_t last_len;            /* its name's length */
     char *scratch;              /* decoded strings (owned, 2 x (JL_MAX_LINE + 1)) */
     uint64_t flat, tree;        /* lines each parser took, for tests and the bench */
 };
