@@ -15,6 +15,11 @@
 
 #define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
 
+/* Bytes that may stand as they are inside a JSON string: not a quote, a
+ * backslash or a control byte (one look-up per byte instead of three
+ * comparisons). Filled by jl_parser_init, the same every time. */
+static unsigned char plain[256];
+
 /* ---- resources ---- */
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -86,6 +91,8 @@ void jl_parser_init(struct jl_parser *p, struct history *h, const char *file, st
     p->err = err;
     p->scratch = xmalloc(2 * (JL_MAX_LINE + 1));
     p->last = -1;
+    for (int c = 0; c < 256; c++)
+        plain[c] = c >= 0x20 && c != '"' && c != '\\';
 }
 
 void jl_parser_free(struct jl_parser *p)
@@ -333,6 +340,9 @@ static int type_of(const char *s, size_t n)
     return 0;
 }
 
+/* Bytes that may stand as they are inside a JSON string: not a quote, a
+ * backslash or a control byte (one table look-up per byte instead of three
+ * comparisons). */
 static int is_ws(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -358,7 +368,7 @@ static int flat_string(const char *s, size_t len, size_t *pos, char *out, size_t
     size_t i = *pos, k = 0;
     for (;;) {
         size_t start = i;
-        while (i < len && s[i] != '"' && s[i] != '\\' && (unsigned char)s[i] >= 0x20)
+        while (i < len && plain[(unsigned char)s[i]])
             i++;
         memcpy(out + k, s + start, i - start);
         k += i - start;
@@ -495,7 +505,7 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
         if (i >= len || s[i] != '"')
             return 0; /* an empty object too: the tree parser says what is missing */
         size_t k0 = ++i;
-        while (i < len && s[i] != '"' && s[i] != '\\' && (unsigned char)s[i] >= 0x20)
+        while (i < len && plain[(unsigned char)s[i]])
             i++;
         if (i >= len || s[i] != '"')
             return 0;
