@@ -162,6 +162,24 @@ static void set_spill_cap(struct jl_load *L)
     L->spill_cap = per < 16 ? 16 : per > 512 ? 512 : per; /* 32 KB: the buffers stay in cache */
 }
 
+/* Contract: every buffer written out and let go: so many workers that
+ * even their smallest buffers pass the memory bound (each is made again,
+ * small, at its worker's next record). 0 or an error code. */
+static int flush_all(struct jl_load *L)
+{
+    for (size_t i = 0; i < L->nw; i++) {
+        struct jw *w = &L->w[i];
+        int rc = flush(L, w);
+        if (rc)
+            return rc;
+        L->mem -= w->cap * sizeof(*w->buf);
+        free(w->buf);
+        w->buf = NULL;
+        w->cap = 0;
+    }
+    return 0;
+}
+
 /* Contract: from now on every stream goes to its file. */
 static int start_spill(struct jl_load *L)
 {
@@ -225,7 +243,7 @@ static int add(struct jl_load *L, int id, struct ev_rec *r, size_t lineno)
     if (r->t > L->h->end)
         L->h->end = r->t;
     if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 64;
+        size_t cap = w->cap ? w->cap * 2 : 16;
         if (L->spilling && cap > L->spill_cap)
             cap = L->spill_cap;
         L->mem += (cap - w->cap) * sizeof(*w->buf);
@@ -234,9 +252,14 @@ static int add(struct jl_load *L, int id, struct ev_rec *r, size_t lineno)
     }
     w->buf[w->n++] = *r;
     L->events++;
-    if (L->spilling)
-        return w->n >= L->spill_cap ? flush(L, w) : 0;
-    return L->mem > L->mem_bound ? start_spill(L) : 0;
+    if (!L->spilling)
+        return L->mem > L->mem_bound ? start_spill(L) : 0;
+    if (w->n >= L->spill_cap) {
+        int rc = flush(L, w);
+        if (rc)
+            return rc;
+    }
+    return L->mem > L->mem_bound ? flush_all(L) : 0;
 }
 
 static int cmp_rec(const void *a, const void *b)
