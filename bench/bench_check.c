@@ -4,7 +4,10 @@
  * (bench/histgen.h), times `lockstorm check` on it as its own process (wall,
  * CPU, peak RSS from wait4) and verifies the checker found exactly what was
  * planted: counts, classes, the first 50 violations, the lost updates.
- * Binary run directories at every size, JSONL up to --jsonl-max.
+ * Binary run directories at every size, JSONL up to --jsonl-max: the same
+ * history in both forms (histgen is deterministic), and the JSONL result
+ * must equal the binary one on what a JSONL history carries (the mutex
+ * checker's section, the violations, the event and grant counts).
  * --epochs N: every worker restarted N-1 times (a log per epoch, as the
  * process faults leave them), to see the checker's memory stay flat there too.
  */
@@ -16,6 +19,7 @@
 
 #include "bench/common.h"
 #include "bench/histgen.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define RES 16
@@ -77,9 +81,26 @@ static int verify(const struct json *res, const struct histgen_result *g, int bi
     return bad;
 }
 
-/* Contract: one size in one form; appends its row to rows. Returns the
- * number of verification mismatches, or -1 when something failed to run. */
-static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, struct json *rows)
+/* Contract: what a JSONL history and its binary run directory must agree
+ * on, as text: the mutex section, the violations, the counts of events and
+ * grants (a JSONL history has no workload and no storage: fencing's lost
+ * updates and the TTL checks read as not measured there). Caller frees. */
+static char *same_part(const struct json *res)
+{
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, json_path(res, "checks.mutex"), -1);
+    json_write(&sb, json_obj_get(res, "violations"), -1);
+    sb_printf(&sb, " events=%lld grants=%lld", (long long)get_int(res, "counts.events"),
+              (long long)get_int(res, "counts.grants"));
+    return sb_steal(&sb);
+}
+
+/* Contract: one size in one form; appends its row to rows. *binary_part:
+ * the binary run's same_part (set by the binary form, compared and freed
+ * by the JSONL form). Returns the number of verification mismatches, or -1
+ * when something failed to run. */
+static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, struct json *rows,
+               char **binary_part)
 {
     char dir[600], file[700], out[700], log[700];
     snprintf(dir, sizeof(dir), "%s/hist-%lld%s", o->tmp, (long long)n, jsonl ? "-jl" : "");
@@ -98,8 +119,10 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     struct bench_usage m;
     int rc;
     if (jsonl) {
+        /* the run directory's workload says near_miss: 0; a JSONL history has
+         * no workload, so the same parameter is given on the command line */
         char *argv[] = {(char *)o->lockstorm, "check", "--history", file, "--format", "json",
-                        "--out", out, NULL};
+                        "--out", out, "--near-miss", "0ms", NULL};
         rc = bench_run_usage(argv, log, &m);
     } else {
         char *argv[] = {(char *)o->lockstorm, "check", dir, "--format", "json", NULL};
@@ -113,6 +136,20 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
         fprintf(stderr, "bench_check: no %s (exit %d; see %s)\n", rpath, m.exit, log);
     else
         bad = verify(res, &g, !jsonl);
+    int equal = -1; /* JSONL: 1 equal to the binary result, 0 not, -1 not compared */
+    if (res && !jsonl) {
+        free(*binary_part);
+        *binary_part = same_part(res);
+    } else if (res && *binary_part) {
+        char *mine = same_part(res);
+        equal = strcmp(mine, *binary_part) == 0;
+        if (!equal) {
+            fprintf(stderr, "bench_check: the JSONL result differs from the binary one:\n"
+                    "binary %.400s\njsonl  %.400s\n", *binary_part, mine);
+            bad = bad < 0 ? bad : bad + 1;
+        }
+        free(mine);
+    }
     json_free(res);
 
     struct json *row = json_arr_push(rows, json_new_obj());
@@ -130,6 +167,8 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     json_obj_set_num(row, "rss_mb", (double)m.rss_kib / 1024.0);
     json_obj_set_int(row, "planted", g.stale + g.broken);
     json_obj_set_bool(row, "found_exactly_planted", bad == 0);
+    if (equal >= 0)
+        json_obj_set_bool(row, "same_result_as_binary", equal);
     fprintf(stderr, "checker %-6s %10lld events: %6.2f s wall, %6.2f s cpu, %6.1f M ev/s, "
             "%6.1f M ev/cpu-s, RSS %7.1f MB, planted %lld: %s\n",
             jsonl ? "jsonl" : "binary", (long long)g.events, m.wall_s, m.cpu_s,
@@ -171,6 +210,8 @@ int main(int argc, char **argv)
     int64_t sizes[8];
     int nsizes = parse_sizes(val[0] ? val[0] : o.smoke ? "2e5" : "1e6,1e7,1e8", sizes, 8);
     int64_t jsonl_max = o.smoke ? 200000 : 10000000;
+    if (o.smoke) /* the smoke's small JSONL history takes the spill path too (4 MB bound) */
+        setenv("LS_JSONL_MEM_BOUND", "4194304", 0);
     int64_t epochs = 1;
     if (nsizes <= 0 || (val[1] && bench_count("--jsonl-max", val[1], 0, 1e10, &jsonl_max) < 0) ||
         (val[2] && bench_count("--epochs", val[2], 1, 100000, &epochs) < 0)) {
@@ -186,12 +227,14 @@ int main(int argc, char **argv)
     struct json *rows = json_obj_set(sec, "runs", json_new_arr());
     int failures = 0;
     for (int i = 0; i < nsizes; i++) {
-        int r = one(&o, sizes[i], 0, (int)epochs, rows);
+        char *binary_part = NULL;
+        int r = one(&o, sizes[i], 0, (int)epochs, rows, &binary_part);
         failures += r != 0;
         if (sizes[i] <= jsonl_max) {
-            r = one(&o, sizes[i], 1, (int)epochs, rows);
+            r = one(&o, sizes[i], 1, (int)epochs, rows, &binary_part);
             failures += r != 0;
         }
+        free(binary_part);
     }
     /* targets, from the binary runs */
     struct json *t = json_obj_set(sec, "targets", json_new_arr());
@@ -223,6 +266,23 @@ int main(int argc, char **argv)
     if (big > small)
         bench_target(t, "checker RSS growth largest/smallest history", rss_big / rss_small, "<=",
                      1.5, "x");
+    /* targets, from the JSONL runs (parse + check, end to end) */
+    double jl_rate = 1e30, jl_rss = 0;
+    int njl = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct json *r = rows->kids[i];
+        if (strcmp(json_get_str(r, "form", ""), "jsonl") != 0)
+            continue;
+        double rate = json_get_num(r, "events_per_cpu_s", 0), rss = json_get_num(r, "rss_mb", 0);
+        jl_rate = rate < jl_rate ? rate : jl_rate;
+        jl_rss = rss > jl_rss ? rss : jl_rss;
+        njl++;
+    }
+    if (njl) {
+        bench_target(t, "JSONL check events/s per core (slowest size)", jl_rate, ">=", 10e6,
+                     "events/s");
+        bench_target(t, "JSONL check peak RSS (largest size)", jl_rss, "<=", 100, "MB");
+    }
     json_obj_set_bool(sec, "found_exactly_planted", failures == 0);
     bench_print(sec);
     json_free(sec);

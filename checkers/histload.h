@@ -23,6 +23,11 @@ struct line_ctx {
  * regular file. */
 int hist_read_all(const char *path, char **buf, size_t *len);
 
+/* Contract: the error code of a failed read (hist_read_all's -errno):
+ * input the user named that is not there or not a file is LS_EINPUT (exit
+ * 2), a file that exists but cannot be read LS_EIO (exit 3). */
+int hist_read_code(int rc);
+
 /* strerror for hist_read_all's codes ("not a regular file" for -EINVAL). */
 const char *hist_read_error(int rc);
 

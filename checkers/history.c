@@ -1,11 +1,11 @@
 /*
  * history.c: loading what the checkers read (see history.h): a run
  * directory (binary event logs, faults.jsonl through histfaults.c,
- * storage.jsonl, run.json, workload.yaml) or a JSONL event file made
- * elsewhere. Logs are mapped, never copied; a cleanly closed one is left
+ * storage.jsonl, run.json, workload.yaml); a JSONL event file made
+ * elsewhere is read by histjsonl.c. Logs are mapped, never copied; a cleanly closed one is left
  * for the checkers' pass to verify (history.h "unverified"). Optional parts
  * that are missing become warnings; only an unreadable core (no run.json /
- * events, a corrupt log header, a bad JSONL line) is an error. This file
+ * events, a corrupt log header) is an error. This file
  * judges nothing.
  */
 #include "checkers/history.h"
@@ -88,7 +88,7 @@ const char *hist_read_error(int rc)
 
 /* Input the user named that is not there or not a file is bad input (exit
  * 2); a file that exists but cannot be read is the environment's (exit 3). */
-static int read_code(int rc)
+int hist_read_code(int rc)
 {
     switch (-rc) {
     case ENOENT: case ENOTDIR: case EISDIR: case EINVAL: case ELOOP: case ENAMETOOLONG:
@@ -157,62 +157,6 @@ static int res_index_of_name(const struct history *h, const char *name)
     if (*end || errno || v < 0 || v >= MAX_RES)
         return -1;
     return (int)v;
-}
-
-/* Name -> index map for JSONL histories: open addressing over h->res_names,
- * indices handed out in order of first appearance. */
-struct resmap {
-    int *slot;      /* -1 empty, else index into names */
-    size_t cap;     /* power of two */
-};
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t x = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        x ^= (unsigned char)s[i];
-        x *= 0x100000001b3ull;
-    }
-    return x;
-}
-
-static void resmap_rehash(struct resmap *m, const struct history *h, size_t cap)
-{
-    free(m->slot);
-    m->cap = cap;
-    m->slot = xmalloc(cap * sizeof(int));
-    for (size_t i = 0; i < cap; i++)
-        m->slot[i] = -1;
-    for (int r = 0; r < h->nres; r++) {
-        size_t j = hash_bytes(h->res_names[r], strlen(h->res_names[r])) & (cap - 1);
-        while (m->slot[j] >= 0)
-            j = (j + 1) & (cap - 1);
-        m->slot[j] = r;
-    }
-}
-
-/* Contract: index of name, adding it to h->res_names when new; -1 past
- * MAX_RES resources. */
-static int resmap_get(struct resmap *m, struct history *h, const char *name)
-{
-    if (m->cap == 0)
-        resmap_rehash(m, h, 64);
-    size_t len = strlen(name);
-    size_t j = hash_bytes(name, len) & (m->cap - 1);
-    while (m->slot[j] >= 0) {
-        if (strcmp(h->res_names[m->slot[j]], name) == 0)
-            return m->slot[j];
-        j = (j + 1) & (m->cap - 1);
-    }
-    if (h->nres >= MAX_RES)
-        return -1;
-    int idx = h->nres++;
-    h->res_names = xrealloc(h->res_names, (size_t)h->nres * sizeof(*h->res_names));
-    h->res_names[idx] = xstrdup(name);
-    m->slot[j] = idx;
-    if ((size_t)h->nres * 2 > m->cap)
-        resmap_rehash(m, h, m->cap * 2);
-    return idx;
 }
 
 /* ---- storage.jsonl, run.json extras (faults.jsonl: histfaults.c) ---- */
@@ -704,7 +648,7 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, const
                           "started its workers; give a directory `lockstorm run` wrote", dir,
                           have_events ? "run.json" : "events/");
     if (rc)
-        return ls_err_set(err, read_code(rc), "%s: cannot read: %s", path, hist_read_error(rc));
+        return ls_err_set(err, hist_read_code(rc), "%s: cannot read: %s", path, hist_read_error(rc));
     char why[256];
     if (json_parse(buf, len, &h->run, why, sizeof(why)) != 0 || h->run->type != JSON_OBJ) {
         free(buf);
@@ -851,274 +795,6 @@ void history_mark_verified(struct history *h)
         for (int k = 0; k < h->w[i].nseg; k++)
             h->w[i].seg[k].unverified = 0;
     }
-}
-
-/* ---- JSONL ---- */
-
-struct jl_ev {
-    struct ev_rec r;
-    int w;
-    size_t idx;
-};
-
-struct jl_ctx {
-    struct history *h;
-    const char *file;
-    struct resmap map;
-    struct jl_ev *ev;
-    size_t n, cap;
-    struct ls_err *err;
-};
-
-static int jl_err(struct jl_ctx *c, size_t lineno, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int jl_err(struct jl_ctx *c, size_t lineno, const char *fmt, ...)
-{
-    char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
-    va_end(ap);
-    return ls_err_set(c->err, LS_EINPUT, "%s:%zu: %s; one event object per line, see "
-                      "\"JSONL histories\" in docs/checkers.md", c->file, lineno, what);
-}
-
-#define JL_MAX_LINE 65536          /* bytes; an event line is ~200 */
-#define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
-
-/* Optional integer field: 0 absent/null, 1 present (*v set), -1 wrong type. */
-static int opt_int(const struct json *o, const char *key, int64_t *v)
-{
-    const struct json *f = json_obj_get(o, key);
-    if (!f || f->type == JSON_NULL)
-        return 0;
-    if (f->type != JSON_NUM || !f->is_int)
-        return -1;
-    *v = f->i;
-    return 1;
-}
-
-/* Optional bool field: 0 absent/false, 1 true, -1 wrong type. */
-static int opt_bool(const struct json *o, const char *key)
-{
-    const struct json *f = json_obj_get(o, key);
-    if (!f || f->type == JSON_NULL)
-        return 0;
-    if (f->type != JSON_BOOL)
-        return -1;
-    return f->i ? 1 : 0;
-}
-
-static void put_token(struct ev_rec *r, const char *s, size_t n)
-{
-    memset(r->token, 0, sizeof(r->token));
-    if (n <= EVLOG_TOKEN_LEN) {
-        memcpy(r->token, s, n);
-        return;
-    }
-    static const char hex[] = "0123456789abcdef";
-    uint64_t x = hash_bytes(s, n);
-    for (int i = 0; i < EVLOG_TOKEN_LEN; i++)
-        r->token[i] = hex[(x >> (60 - 4 * i)) & 15];
-}
-
-/* Contract: one JSONL event line into c->ev. Returns 0, or LS_EINPUT with
- * "FILE:LINE: what" on c->err. */
-static int jl_line(const char *line, size_t len, size_t lineno, void *arg)
-{
-    struct jl_ctx *c = arg;
-    struct json *o = NULL;
-    char why[256];
-    if (len > JL_MAX_LINE)
-        return jl_err(c, lineno, "line is %zu bytes, over the %d-byte limit", len, JL_MAX_LINE);
-    if (json_parse(line, len, &o, why, sizeof(why)) != 0)
-        return jl_err(c, lineno, "bad JSON: %s", why);
-    int rc = 0;
-    struct jl_ev e;
-    memset(&e, 0, sizeof(e));
-    struct ev_rec *r = &e.r;
-    int64_t v;
-    if (o->type != JSON_OBJ) {
-        rc = jl_err(c, lineno, "not a JSON object");
-        goto out;
-    }
-    if (opt_int(o, "t", &r->t) != 1 || r->t < -JL_MAX_TIME || r->t > JL_MAX_TIME) {
-        rc = jl_err(c, lineno, "\"t\" missing or not an integer (ns since run start, |t| <= "
-                    "1e18)");
-        goto out;
-    }
-    if (opt_int(o, "w", &v) != 1 || v < 0 || v > 1000000) {
-        rc = jl_err(c, lineno, "\"w\" missing or not a worker id (integer 0..1000000)");
-        goto out;
-    }
-    e.w = (int)v;
-    const char *type = json_get_str(o, "type", NULL);
-    int ty = type ? ev_type_from_name(type) : 0;
-    if (!ty) {
-        char names[400];
-        size_t k = 0;
-        names[0] = '\0';
-        for (int t = 1; t < EV__MAX && k < sizeof(names); t++) {
-            int wr = snprintf(names + k, sizeof(names) - k, "%s%s", t > 1 ? " " : "",
-                              ev_type_name(t));
-            if (wr < 0)
-                break;
-            k += (size_t)wr;
-        }
-        char shown[48];
-        size_t j = 0;
-        for (const char *q = type ? type : "(missing)"; *q && j + 1 < sizeof(shown); q++)
-            shown[j++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?'; /* one line, printable */
-        shown[j] = '\0';
-        rc = jl_err(c, lineno, "unknown event type '%s' (one of: %s)", shown, names);
-        goto out;
-    }
-    r->type = (uint8_t)ty;
-    const struct json *res = json_obj_get(o, "res");
-    if (res && res->type == JSON_STR) {
-        int idx = resmap_get(&c->map, c->h, res->s);
-        if (idx < 0) {
-            rc = jl_err(c, lineno, "more than %d resources", MAX_RES);
-            goto out;
-        }
-        r->res = (uint16_t)idx;
-    } else if (res && res->type != JSON_NULL) {
-        rc = jl_err(c, lineno, "\"res\" must be a string");
-        goto out;
-    } else if (ty != EV_CRASH) {
-        rc = jl_err(c, lineno, "\"res\" missing for %s", type);
-        goto out;
-    }
-    const struct json *tok = json_obj_get(o, "token");
-    if (tok && tok->type == JSON_STR)
-        put_token(r, tok->s, tok->n);
-    int f = opt_int(o, "fence", &v);
-    if (f < 0 || (f == 1 && v < 0)) {
-        rc = jl_err(c, lineno, "\"fence\" must be a non-negative integer or null");
-        goto out;
-    }
-    if (f == 1) {
-        r->flags |= EVF_FENCE;
-        r->fence = (uint64_t)v;
-    }
-    if (ty == EV_ACQUIRE_OK || ty == EV_RENEW_OK) {
-        f = opt_int(o, "valid_until", &r->valid_until);
-        if (f < 0 || r->valid_until < -JL_MAX_TIME || r->valid_until > JL_MAX_TIME) {
-            rc = jl_err(c, lineno, "\"valid_until\" must be an integer (ns) or null");
-            goto out;
-        }
-        if (f == 0)
-            r->flags |= EVF_NO_LEASE;
-        int au = ty == EV_RENEW_OK ? opt_bool(o, "auto") : 0;
-        if (au < 0) {
-            rc = jl_err(c, lineno, "\"auto\" must be a boolean");
-            goto out;
-        }
-        if (au == 1)
-            r->flags |= EVF_AUTO;
-    }
-    if (ty == EV_ACQUIRE_INVOKE) {
-        f = opt_int(o, "attempt", &v);
-        if (f < 0 || v < 0 || v > UINT32_MAX) {
-            rc = jl_err(c, lineno, "\"attempt\" must be a non-negative integer");
-            goto out;
-        }
-        r->aux = f == 1 ? (uint32_t)v : 0;
-    }
-    const char *es = json_get_str(o, "err", NULL);
-    if (es)
-        r->aux = (uint32_t)ev_err_from_name(es);
-    if (ty == EV_STORE_READ || ty == EV_STORE_WRITE) {
-        int fenced = opt_bool(o, "fenced"), acc = opt_bool(o, "accepted"),
-            failed = opt_bool(o, "failed");
-        if (fenced < 0 || acc < 0 || failed < 0) {
-            rc = jl_err(c, lineno, "\"fenced\", \"accepted\", \"failed\" must be booleans");
-            goto out;
-        }
-        if (opt_int(o, "counter", &r->value) < 0) {
-            rc = jl_err(c, lineno, "\"counter\" must be an integer");
-            goto out;
-        }
-        r->flags |= (fenced ? EVF_FENCED : 0) | (acc ? EVF_ACCEPTED : 0) |
-                    (failed ? EVF_FAILED : 0);
-    }
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 1024;
-        c->ev = xrealloc(c->ev, c->cap * sizeof(*c->ev));
-    }
-    e.idx = c->n;
-    c->ev[c->n++] = e;
-out:
-    json_free(o);
-    return rc;
-}
-
-static int cmp_jl(const void *a, const void *b)
-{
-    const struct jl_ev *x = a, *y = b;
-    if (x->w != y->w)
-        return x->w < y->w ? -1 : 1;
-    if (x->r.t != y->r.t)
-        return x->r.t < y->r.t ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
-{
-    memset(h, 0, sizeof(*h));
-    h->source = xstrdup(path);
-    h->memo = xcalloc(1, sizeof(*h->memo));
-    char *buf;
-    size_t len;
-    int rc = hist_read_all(path, &buf, &len);
-    if (rc)
-        return ls_err_set(err, read_code(rc), "%s: cannot read: %s; give a JSONL history file",
-                          path, hist_read_error(rc));
-    struct jl_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.h = h;
-    c.file = path;
-    c.err = err;
-    rc = hist_each_line(buf, len, jl_line, &c);
-    free(buf);
-    free(c.map.slot);
-    if (rc == 0 && c.n == 0)
-        rc = ls_err_set(err, LS_EINPUT, "%s: no events (the file is empty or blank); a history "
-                        "is one JSON event object per line", path);
-    if (rc) {
-        free(c.ev);
-        return rc;
-    }
-    if (c.n > 1)
-        qsort(c.ev, c.n, sizeof(*c.ev), cmp_jl);
-    size_t nw = 0;
-    for (size_t i = 0; i < c.n; i++)
-        if (i == 0 || c.ev[i].w != c.ev[i - 1].w)
-            nw++;
-    h->w = calloc(nw ? nw : 1, sizeof(*h->w));
-    if (!h->w) 
-        xalloc_die();
-    for (size_t i = 0; i < c.n;) {
-        size_t j = i;
-        while (j < c.n && c.ev[j].w == c.ev[i].w)
-            j++;
-        struct hist_worker *w = &h->w[h->nworkers++];
-        w->id = c.ev[i].w;
-        w->n = j - i;
-        w->owned = xmalloc(w->n * sizeof(*w->owned));
-        for (size_t k = i; k < j; k++) {
-            w->owned[k - i] = c.ev[k].r;
-            w->owned[k - i].seq = (uint32_t)(k - i);
-            if (c.ev[k].r.t > h->end)
-                h->end = c.ev[k].r.t;
-        }
-        w->ev = w->owned;
-        w->complete = 1;
-        i = j;
-    }
-    free(c.ev);
-    return 0;
 }
 
 void history_free(struct history *h)

@@ -1,0 +1,606 @@
+/*
+ * histjsonl.c: a JSONL history (docs/checkers.md "JSONL histories")
+ * streamed into per-worker streams of event records: read in chunks, each
+ * line parsed flat (jlparse.h), each worker's records appended to its own
+ * stream with its time order checked as they come. Up to a memory bound
+ * the streams stay in memory; past it every stream spills to a binary file
+ * in a temporary directory, which is then mapped like a run's event log
+ * (read and dropped behind by the checkers' pass, so memory stays flat).
+ * Only a worker whose records went back in time is sorted: in memory up to
+ * a bound, else by sorted runs merged on disk. The files are unlinked as
+ * soon as they are mapped.
+ */
+#include "checkers/history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkers/histload.h"
+#include "checkers/histmap.h"
+#include "checkers/jlparse.h"
+#include "util/xalloc.h"
+
+#define JL_CHUNK ((size_t)4 << 20)      /* bytes read at a time (> JL_MAX_LINE) */
+#define JL_MEM_BOUND ((size_t)32 << 20) /* record bytes held in memory before spilling */
+#define JL_SORT_MEM ((size_t)32 << 20)  /* a spilled worker sorted in memory up to this */
+#define JL_MAX_OPEN 256                 /* spill files kept open at once */
+#define JL_MAX_WORKER 1000000
+
+/* One worker's stream while loading. */
+struct jw {
+    int id;
+    struct ev_rec *buf;         /* all its records (in memory), or those not yet
+                                   written to its file (spilling); owned */
+    size_t n, cap;
+    uint64_t total;             /* records so far */
+    int64_t last_t;
+    int ordered;                /* times never went down */
+    int fd;                     /* its spill file while open, else -1 */
+    int has_file;
+};
+
+struct jl_load {
+    struct history *h;
+    const char *path;
+    struct ls_err *err;
+    struct jl_parser p;
+    int *slot_of;               /* worker id -> index in w, -1 none (owned) */
+    size_t nslot;
+    struct jw *w;               /* owned */
+    size_t nw, capw;
+    size_t mem;                 /* bytes of record buffers */
+    size_t mem_bound, sort_mem;
+    int spilling;
+    size_t spill_cap;           /* records buffered per worker while spilling */
+    char tmpdir[4096];          /* "" until spilling */
+    int nopen;
+    uint64_t events;
+};
+
+static size_t env_bytes(const char *name, size_t dflt)
+{
+    const char *s = getenv(name); /* tests: small bounds to reach the spill and merge paths */
+    if (!s || !s[0])
+        return dflt;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    return *end || v < EVLOG_REC_SIZE ? dflt : (size_t)v;
+}
+
+static void spill_path(const struct jl_load *L, int id, const char *suffix, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/worker-%d%s", L->tmpdir, id, suffix);
+}
+
+static int io_err(struct jl_load *L, const char *what, int e)
+{
+    return ls_err_set(L->err, LS_EIO, "%s: %s: %s; set TMPDIR to a directory with room (a "
+                      "JSONL history past %zu MB spills 64 bytes per event there)", L->path, what,
+                      strerror(e), L->mem_bound >> 20);
+}
+
+static int write_all(int fd, const void *buf, size_t n, off_t at)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t r = at >= 0 ? pwrite(fd, p, n, at) : write(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        p += r;
+        n -= (size_t)r;
+        if (at >= 0)
+            at += r;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n, off_t at)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t r = pread(fd, p, n, at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        p += r;
+        n -= (size_t)r;
+        at += r;
+    }
+    return 0;
+}
+
+/* Contract: write w's buffered records to its spill file (made with room
+ * for the log header first). Returns 0 or an error code with L->err set. */
+static int flush(struct jl_load *L, struct jw *w)
+{
+    if (w->n == 0)
+        return 0;
+    char path[4200];
+    spill_path(L, w->id, ".bin", path, sizeof(path));
+    if (w->fd < 0) {
+        int flags = O_WRONLY | O_CLOEXEC | (w->has_file ? O_APPEND : O_CREAT | O_EXCL);
+        w->fd = open(path, flags, 0600);
+        if (w->fd < 0)
+            return io_err(L, "create spill file", errno);
+        L->nopen++;
+        if (!w->has_file) {
+            char zero[EVLOG_HEADER_SIZE] = {0};
+            int rc = write_all(w->fd, zero, sizeof(zero), -1);
+            if (rc)
+                return io_err(L, "write spill file", -rc);
+            w->has_file = 1;
+        }
+    }
+    int rc = write_all(w->fd, w->buf, w->n * sizeof(*w->buf), -1);
+    if (rc)
+        return io_err(L, "write spill file", -rc);
+    w->n = 0;
+    if (L->nopen > JL_MAX_OPEN) {
+        close(w->fd);
+        w->fd = -1;
+        L->nopen--;
+    }
+    if (w->cap > L->spill_cap) {
+        L->mem -= (w->cap - L->spill_cap) * sizeof(*w->buf);
+        w->cap = L->spill_cap;
+        w->buf = xrealloc(w->buf, w->cap * sizeof(*w->buf));
+    }
+    return 0;
+}
+
+static void set_spill_cap(struct jl_load *L)
+{
+    size_t per = L->mem_bound / 2 / sizeof(struct ev_rec) / (L->nw ? L->nw : 1);
+    L->spill_cap = per < 16 ? 16 : per > 512 ? 512 : per; /* 32 KB: the buffers stay in cache */
+}
+
+/* Contract: every buffer written out and let go: so many workers that
+ * even their smallest buffers pass the memory bound (each is made again,
+ * small, at its worker's next record). 0 or an error code. */
+static int flush_all(struct jl_load *L)
+{
+    for (size_t i = 0; i < L->nw; i++) {
+        struct jw *w = &L->w[i];
+        int rc = flush(L, w);
+        if (rc)
+            return rc;
+        L->mem -= w->cap * sizeof(*w->buf);
+        free(w->buf);
+        w->buf = NULL;
+        w->cap = 0;
+    }
+    return 0;
+}
+
+/* Contract: from now on every stream goes to its file. */
+static int start_spill(struct jl_load *L)
+{
+    const char *td = getenv("TMPDIR");
+    snprintf(L->tmpdir, sizeof(L->tmpdir), "%s/lockstorm-history-XXXXXX",
+             td && td[0] ? td : "/tmp");
+    if (!mkdtemp(L->tmpdir)) {
+        int e = errno;
+        L->tmpdir[0] = '\0';
+        return io_err(L, "create a temporary directory", e);
+    }
+    L->spilling = 1;
+    set_spill_cap(L);
+    for (size_t i = 0; i < L->nw; i++) {
+        int rc = flush(L, &L->w[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static struct jw *get_worker(struct jl_load *L, int id)
+{
+    if ((size_t)id >= L->nslot) {
+        size_t n = L->nslot ? L->nslot : 64;
+        while (n <= (size_t)id)
+            n *= 2;
+        L->slot_of = xrealloc(L->slot_of, n * sizeof(*L->slot_of));
+        for (size_t i = L->nslot; i < n; i++)
+            L->slot_of[i] = -1;
+        L->nslot = n;
+    }
+    if (L->slot_of[id] < 0) {
+        if (L->nw == L->capw) {
+            L->capw = L->capw ? L->capw * 2 : 16;
+            L->w = xrealloc(L->w, L->capw * sizeof(*L->w));
+        }
+        struct jw *w = &L->w[L->nw];
+        memset(w, 0, sizeof(*w));
+        w->id = id;
+        w->ordered = 1;
+        w->last_t = INT64_MIN;
+        w->fd = -1;
+        L->slot_of[id] = (int)L->nw++;
+        if (L->spilling)
+            set_spill_cap(L);
+    }
+    return &L->w[L->slot_of[id]];
+}
+
+/* Contract: append r to worker id's stream. 0 or an error code. */
+static int add(struct jl_load *L, int id, struct ev_rec *r, size_t lineno)
+{
+    struct jw *w = get_worker(L, id);
+    if (w->total >= UINT32_MAX)
+        return ls_err_set(L->err, LS_EINPUT, "%s:%zu: worker %d has more than %u events; split "
+                          "the history", L->path, lineno, id, UINT32_MAX - 1);
+    r->seq = (uint32_t)w->total++; /* file order, the tie-break when sorting */
+    w->ordered &= r->t >= w->last_t;
+    w->last_t = r->t;
+    if (r->t > L->h->end)
+        L->h->end = r->t;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        if (L->spilling && cap > L->spill_cap)
+            cap = L->spill_cap;
+        L->mem += (cap - w->cap) * sizeof(*w->buf);
+        w->buf = xrealloc(w->buf, cap * sizeof(*w->buf));
+        w->cap = cap;
+    }
+    w->buf[w->n++] = *r;
+    L->events++;
+    if (!L->spilling)
+        return L->mem > L->mem_bound ? start_spill(L) : 0;
+    if (w->n >= L->spill_cap) {
+        int rc = flush(L, w);
+        if (rc)
+            return rc;
+    }
+    return L->mem > L->mem_bound ? flush_all(L) : 0;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct ev_rec *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* A run of sorted records being merged: a window of it in buf. */
+struct mrun {
+    off_t at, end;              /* file offsets: next unread, end of the run */
+    struct ev_rec *buf;
+    size_t pos, n;
+};
+
+static int mrun_fill(int fd, struct mrun *m, size_t cap)
+{
+    size_t left = (size_t)(m->end - m->at) / sizeof(struct ev_rec);
+    m->n = left < cap ? left : cap;
+    m->pos = 0;
+    if (m->n == 0)
+        return 0;
+    int rc = read_all(fd, m->buf, m->n * sizeof(struct ev_rec), m->at);
+    m->at += (off_t)(m->n * sizeof(struct ev_rec));
+    return rc;
+}
+
+static int heap_less(const struct mrun *r, int a, int b)
+{
+    return cmp_rec(&r[a].buf[r[a].pos], &r[b].buf[r[b].pos]) < 0;
+}
+
+static void heap_down(int *heap, int n, int i, const struct mrun *r)
+{
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < n && heap_less(r, heap[l], heap[m]))
+            m = l;
+        if (l + 1 < n && heap_less(r, heap[l + 1], heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        int t = heap[i];
+        heap[i] = heap[m];
+        heap[m] = t;
+        i = m;
+    }
+}
+
+/* Contract: sort the n records of the spill file at path (after its
+ * header) by (t, seq) and number them again, in memory when they fit
+ * L->sort_mem, else as sorted runs of that size merged into a new file that
+ * replaces it. Memory stays within about L->sort_mem. 0 or an error code. */
+static int sort_file(struct jl_load *L, const char *path, size_t n)
+{
+    size_t bytes = n * sizeof(struct ev_rec);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return io_err(L, "open spill file", errno);
+    int rc = 0;
+    if (bytes <= L->sort_mem) {
+        struct ev_rec *a = xmalloc(bytes);
+        rc = read_all(fd, a, bytes, EVLOG_HEADER_SIZE);
+        if (!rc) {
+            qsort(a, n, sizeof(*a), cmp_rec);
+            for (size_t i = 0; i < n; i++)
+                a[i].seq = (uint32_t)i;
+            rc = write_all(fd, a, bytes, EVLOG_HEADER_SIZE);
+        }
+        free(a);
+        close(fd);
+        return rc ? io_err(L, "sort spill file", -rc) : 0;
+    }
+    size_t C = L->sort_mem / sizeof(struct ev_rec);
+    int k = (int)((n + C - 1) / C);
+    struct ev_rec *a = xmalloc(C * sizeof(*a));
+    for (int j = 0; j < k && !rc; j++) { /* sorted runs, in place */
+        size_t m = n - (size_t)j * C < C ? n - (size_t)j * C : C;
+        off_t at = EVLOG_HEADER_SIZE + (off_t)((size_t)j * C * sizeof(*a));
+        rc = read_all(fd, a, m * sizeof(*a), at);
+        if (!rc) {
+            qsort(a, m, sizeof(*a), cmp_rec);
+            rc = write_all(fd, a, m * sizeof(*a), at);
+        }
+    }
+    free(a);
+    char out[4300];
+    snprintf(out, sizeof(out), "%s.merged", path);
+    int ofd = rc ? -1 : open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (!rc && ofd < 0)
+        rc = -errno;
+    size_t B = C / 2 / (size_t)k; /* the runs' windows and the output: L->sort_mem */
+    if (B < 16)
+        B = 16;
+    size_t OB = C / 2 < 16 ? 16 : C / 2;
+    struct mrun *r = xcalloc((size_t)k, sizeof(*r));
+    int *heap = xmalloc((size_t)k * sizeof(*heap));
+    struct ev_rec *ob = xmalloc(OB * sizeof(*ob));
+    int nh = 0;
+    for (int j = 0; j < k && !rc; j++) {
+        size_t m = n - (size_t)j * C < C ? n - (size_t)j * C : C;
+        r[j].at = EVLOG_HEADER_SIZE + (off_t)((size_t)j * C * sizeof(struct ev_rec));
+        r[j].end = r[j].at + (off_t)(m * sizeof(struct ev_rec));
+        r[j].buf = xmalloc(B * sizeof(struct ev_rec));
+        rc = mrun_fill(fd, &r[j], B);
+        heap[nh++] = j;
+    }
+    for (int i = nh / 2 - 1; i >= 0 && !rc; i--)
+        heap_down(heap, nh, i, r);
+    char zero[EVLOG_HEADER_SIZE] = {0};
+    if (!rc)
+        rc = write_all(ofd, zero, sizeof(zero), -1);
+    size_t done = 0, no = 0;
+    while (nh > 0 && !rc) {
+        struct mrun *m = &r[heap[0]];
+        ob[no] = m->buf[m->pos++];
+        ob[no].seq = (uint32_t)done++;
+        if (++no == OB) {
+            rc = write_all(ofd, ob, no * sizeof(*ob), -1);
+            no = 0;
+        }
+        if (m->pos == m->n && !rc)
+            rc = mrun_fill(fd, m, B);
+        if (m->n == 0)
+            heap[0] = heap[--nh];
+        heap_down(heap, nh, 0, r);
+    }
+    if (!rc && no)
+        rc = write_all(ofd, ob, no * sizeof(*ob), -1);
+    for (int j = 0; j < k; j++)
+        free(r[j].buf);
+    free(r);
+    free(heap);
+    free(ob);
+    close(fd);
+    if (ofd >= 0 && close(ofd) != 0 && !rc)
+        rc = -errno;
+    if (!rc && rename(out, path) != 0)
+        rc = -errno;
+    if (rc)
+        unlink(out);
+    return rc ? io_err(L, "merge spill file", -rc) : 0;
+}
+
+/* Contract: worker w's stream into hw: its records in memory, or its spill
+ * file (header written, sorted when needed) mapped read-only and unlinked.
+ * 0 or an error code. */
+static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw)
+{
+    hw->id = w->id;
+    hw->complete = 1;
+    if (!w->has_file) {
+        if (!w->ordered) {
+            qsort(w->buf, w->n, sizeof(*w->buf), cmp_rec);
+            for (size_t i = 0; i < w->n; i++)
+                w->buf[i].seq = (uint32_t)i;
+        }
+        hw->owned = w->buf;
+        hw->ev = w->buf;
+        hw->n = w->n;
+        w->buf = NULL;
+        return 0;
+    }
+    int rc = flush(L, w);
+    if (rc)
+        return rc;
+    if (w->fd >= 0) {
+        close(w->fd);
+        w->fd = -1;
+        L->nopen--;
+    }
+    char path[4200];
+    spill_path(L, w->id, ".bin", path, sizeof(path));
+    size_t n = (size_t)w->total;
+    if (!w->ordered && (rc = sort_file(L, path, n)) != 0)
+        return rc;
+    struct evlog_header hdr;
+    memset(&hdr, 0, sizeof(hdr));
+    memcpy(hdr.magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC));
+    hdr.version = EVLOG_VERSION;
+    hdr.header_size = EVLOG_HEADER_SIZE;
+    hdr.rec_size = EVLOG_REC_SIZE;
+    hdr.worker = (uint32_t)w->id;
+    hdr.flags = EVLOG_F_CLOSED;
+    hdr.count = n;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return io_err(L, "open spill file", errno);
+    rc = write_all(fd, &hdr, sizeof(hdr), 0);
+    size_t len = EVLOG_HEADER_SIZE + n * EVLOG_REC_SIZE;
+    void *map = rc ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    int e = rc ? -rc : errno;
+    close(fd);
+    unlink(path); /* the mapping keeps the data; nothing is left behind */
+    if (map == MAP_FAILED)
+        return io_err(L, "map spill file", e);
+    hw->file.hdr = hdr;
+    hw->file.map = map;
+    hw->file.map_len = len;
+    hw->file.recs = (const struct ev_rec *)(const void *)((const char *)map + EVLOG_HEADER_SIZE);
+    hw->file.n = n;
+    hw->file.closed = 1;
+    hw->ev = hw->file.recs;
+    hw->n = n;
+    return 0;
+}
+
+/* Contract: one line (lineno) into its worker's stream; blank lines skipped. */
+static int one_line(struct jl_load *L, const char *line, size_t len, size_t lineno)
+{
+    size_t k = 0;
+    while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+        k++;
+    if (k == len)
+        return 0;
+    struct ev_rec r;
+    int w;
+    int rc = jl_parse_line(&L->p, line, len, lineno, &r, &w);
+    return rc ? rc : add(L, w, &r, lineno);
+}
+
+/* Contract: every line of fd through one_line, read JL_CHUNK at a time. A
+ * line longer than the chunk is measured, not kept: jl_parse_line refuses
+ * it by its length alone. */
+static int read_lines(struct jl_load *L, int fd)
+{
+    char *buf = xmalloc(JL_CHUNK);
+    size_t have = 0, lineno = 0, skipping = 0; /* skipping: bytes of an over-long line */
+    int rc = 0, eof = 0;
+    while (!rc && !eof) {
+        ssize_t r = read(fd, buf + have, JL_CHUNK - have);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = ls_err_set(L->err, LS_EIO, "%s: read: %s", L->path, strerror(errno));
+            break;
+        }
+        eof = r == 0;
+        have += (size_t)r;
+        size_t start = 0;
+        const char *nl;
+        while (!rc && (nl = memchr(buf + start, '\n', have - start)) != NULL) {
+            size_t end = (size_t)(nl - buf);
+            lineno++;
+            rc = skipping ? one_line(L, buf, skipping + end - start, lineno)
+                          : one_line(L, buf + start, end - start, lineno);
+            skipping = 0;
+            start = end + 1;
+        }
+        if (rc)
+            break;
+        if (eof && start < have) {
+            lineno++;
+            rc = skipping ? one_line(L, buf, skipping + have - start, lineno)
+                          : one_line(L, buf + start, have - start, lineno);
+            break;
+        }
+        if (eof && skipping) {
+            lineno++;
+            rc = one_line(L, buf, skipping, lineno);
+            break;
+        }
+        memmove(buf, buf + start, have - start);
+        have -= start;
+        if (have == JL_CHUNK) { /* no end in sight: too long to parse, count it */
+            skipping += have;
+            have = 0;
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+static void cleanup(struct jl_load *L)
+{
+    for (size_t i = 0; i < L->nw; i++) {
+        struct jw *w = &L->w[i];
+        if (w->fd >= 0)
+            close(w->fd);
+        if (w->has_file) {
+            char path[4200];
+            spill_path(L, w->id, ".bin", path, sizeof(path));
+            unlink(path);
+        }
+        free(w->buf);
+    }
+    free(L->w);
+    free(L->slot_of);
+    if (L->tmpdir[0])
+        rmdir(L->tmpdir);
+    jl_parser_free(&L->p);
+}
+
+int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
+{
+    memset(h, 0, sizeof(*h));
+    h->source = xstrdup(path);
+    h->memo = xcalloc(1, sizeof(*h->memo));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    int rc = fd < 0 ? -errno : 0;
+    if (!rc && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
+        rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+    if (rc) {
+        if (fd >= 0)
+            close(fd);
+        return ls_err_set(err, hist_read_code(rc), "%s: cannot read: %s; give a JSONL history "
+                          "file", path, hist_read_error(rc));
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    struct jl_load L;
+    memset(&L, 0, sizeof(L));
+    L.h = h;
+    L.path = path;
+    L.err = err;
+    L.mem_bound = env_bytes("LS_JSONL_MEM_BOUND", JL_MEM_BOUND);
+    L.sort_mem = env_bytes("LS_JSONL_SORT_MEM", JL_SORT_MEM);
+    jl_parser_init(&L.p, h, path, err);
+    /* A file whose records will not fit spills from the start: its record
+     * buffers stay small and warm instead of growing (and faulting in new
+     * pages) up to the bound first. A record is 64 bytes, a line rarely less. */
+    if ((size_t)st.st_size > L.mem_bound)
+        rc = start_spill(&L);
+    if (!rc)
+        rc = read_lines(&L, fd);
+    close(fd);
+    if (rc == 0 && L.events == 0)
+        rc = ls_err_set(err, LS_EINPUT, "%s: no events (the file is empty or blank); a history "
+                        "is one JSON event object per line", path);
+    if (rc == 0) {
+        h->w = xcalloc(L.nw ? L.nw : 1, sizeof(*h->w));
+        for (size_t id = 0; id < L.nslot && !rc; id++) /* in worker id order */
+            if (L.slot_of[id] >= 0) {
+                rc = finish_worker(&L, &L.w[L.slot_of[id]], &h->w[h->nworkers]);
+                h->nworkers++;
+            }
+    }
+    cleanup(&L);
+    if (rc == 0)
+        histmap_drop_logs(h);
+    return rc;
+}

@@ -1,0 +1,644 @@
+/*
+ * jlparse.c: a JSONL history line into an event record (see jlparse.h).
+ * The flat parser walks the line once, keeping each known field's value
+ * (kind, integer, or the decoded string) in a slot, then applies exactly
+ * the tree parser's rules to the slots. Whatever it is not sure of goes to
+ * the tree parser, which owns every message.
+ */
+#include "checkers/jlparse.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+#define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
+
+/* Bytes that may stand as they are inside a JSON string: not a quote, a
+ * backslash or a control byte (one look-up per byte instead of three
+ * comparisons). Filled by jl_parser_init, the same every time. */
+static unsigned char plain[256];
+
+/* ---- resources ---- */
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t x = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= (unsigned char)s[i];
+        x *= 0x100000001b3ull;
+    }
+    return x;
+}
+
+static void resmap_rehash(struct jl_parser *p, size_t cap)
+{
+    free(p->slot);
+    p->cap = cap;
+    p->slot = xmalloc(cap * sizeof(int));
+    for (size_t i = 0; i < cap; i++)
+        p->slot[i] = -1;
+    const struct history *h = p->h;
+    for (int r = 0; r < h->nres; r++) {
+        size_t j = hash_bytes(h->res_names[r], strlen(h->res_names[r])) & (cap - 1);
+        while (p->slot[j] >= 0)
+            j = (j + 1) & (cap - 1);
+        p->slot[j] = r;
+    }
+}
+
+/* Contract: index of name[0..len) (no NUL inside), adding it to
+ * h->res_names when new; -1 past JL_MAX_RES resources. */
+static int resmap_get(struct jl_parser *p, const char *name, size_t len)
+{
+    struct history *h = p->h;
+    if (p->last >= 0 && len == p->last_len && memcmp(h->res_names[p->last], name, len) == 0)
+        return p->last; /* lines of one resource tend to come together */
+    if (p->cap == 0)
+        resmap_rehash(p, 64);
+    size_t j = hash_bytes(name, len) & (p->cap - 1);
+    while (p->slot[j] >= 0) {
+        const char *s = h->res_names[p->slot[j]];
+        if (strncmp(s, name, len) == 0 && s[len] == '\0') {
+            p->last = p->slot[j];
+            p->last_len = len;
+            return p->last;
+        }
+        j = (j + 1) & (p->cap - 1);
+    }
+    if (h->nres >= JL_MAX_RES)
+        return -1;
+    int idx = h->nres++;
+    h->res_names = xrealloc(h->res_names, (size_t)h->nres * sizeof(*h->res_names));
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    h->res_names[idx] = copy;
+    p->slot[j] = idx;
+    p->last = idx;
+    p->last_len = len;
+    if ((size_t)h->nres * 2 > p->cap)
+        resmap_rehash(p, p->cap * 2);
+    return idx;
+}
+
+void jl_parser_init(struct jl_parser *p, struct history *h, const char *file, struct ls_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->h = h;
+    p->file = file;
+    p->err = err;
+    p->scratch = xmalloc(2 * (JL_MAX_LINE + 1));
+    p->last = -1;
+    for (int c = 0; c < 256; c++)
+        plain[c] = c >= 0x20 && c != '"' && c != '\\';
+}
+
+void jl_parser_free(struct jl_parser *p)
+{
+    free(p->slot);
+    free(p->scratch);
+    p->slot = NULL;
+    p->scratch = NULL;
+    p->cap = 0;
+}
+
+/* A token longer than the record's 16 bytes is kept as 16 hex digits of
+ * its hash: equal tokens stay equal. */
+static void put_token(struct ev_rec *r, const char *s, size_t n)
+{
+    memset(r->token, 0, sizeof(r->token));
+    if (n <= EVLOG_TOKEN_LEN) {
+        memcpy(r->token, s, n);
+        return;
+    }
+    static const char hex[] = "0123456789abcdef";
+    uint64_t x = hash_bytes(s, n);
+    for (int i = 0; i < EVLOG_TOKEN_LEN; i++)
+        r->token[i] = hex[(x >> (60 - 4 * i)) & 15];
+}
+
+/* ---- the tree parser (owns every message) ---- */
+
+static int jl_err(struct jl_parser *c, size_t lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int jl_err(struct jl_parser *c, size_t lineno, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return ls_err_set(c->err, LS_EINPUT, "%s:%zu: %s; one event object per line, see "
+                      "\"JSONL histories\" in docs/checkers.md", c->file, lineno, what);
+}
+
+/* Optional integer field: 0 absent/null, 1 present (*v set), -1 wrong type. */
+static int opt_int(const struct json *o, const char *key, int64_t *v)
+{
+    const struct json *f = json_obj_get(o, key);
+    if (!f || f->type == JSON_NULL)
+        return 0;
+    if (f->type != JSON_NUM || !f->is_int)
+        return -1;
+    *v = f->i;
+    return 1;
+}
+
+/* Optional bool field: 0 absent/false, 1 true, -1 wrong type. */
+static int opt_bool(const struct json *o, const char *key)
+{
+    const struct json *f = json_obj_get(o, key);
+    if (!f || f->type == JSON_NULL)
+        return 0;
+    if (f->type != JSON_BOOL)
+        return -1;
+    return f->i ? 1 : 0;
+}
+
+int jl_parse_tree(struct jl_parser *c, const char *line, size_t len, size_t lineno,
+                  struct ev_rec *r, int *wid)
+{
+    struct json *o = NULL;
+    char why[256];
+    memset(r, 0, sizeof(*r));
+    *wid = -1;
+    c->tree++;
+    if (len > JL_MAX_LINE)
+        return jl_err(c, lineno, "line is %zu bytes, over the %d-byte limit", len, JL_MAX_LINE);
+    if (json_parse(line, len, &o, why, sizeof(why)) != 0)
+        return jl_err(c, lineno, "bad JSON: %s", why);
+    int rc = 0;
+    int64_t v;
+    if (o->type != JSON_OBJ) {
+        rc = jl_err(c, lineno, "not a JSON object");
+        goto out;
+    }
+    if (opt_int(o, "t", &r->t) != 1 || r->t < -JL_MAX_TIME || r->t > JL_MAX_TIME) {
+        rc = jl_err(c, lineno, "\"t\" missing or not an integer (ns since run start, |t| <= "
+                    "1e18)");
+        goto out;
+    }
+    if (opt_int(o, "w", &v) != 1 || v < 0 || v > 1000000) {
+        rc = jl_err(c, lineno, "\"w\" missing or not a worker id (integer 0..1000000)");
+        goto out;
+    }
+    *wid = (int)v;
+    const char *type = json_get_str(o, "type", NULL);
+    int ty = type ? ev_type_from_name(type) : 0;
+    if (!ty) {
+        char names[400];
+        size_t k = 0;
+        names[0] = '\0';
+        for (int t = 1; t < EV__MAX && k < sizeof(names); t++) {
+            int wr = snprintf(names + k, sizeof(names) - k, "%s%s", t > 1 ? " " : "",
+                              ev_type_name(t));
+            if (wr < 0)
+                break;
+            k += (size_t)wr;
+        }
+        char shown[48];
+        size_t j = 0;
+        for (const char *q = type ? type : "(missing)"; *q && j + 1 < sizeof(shown); q++)
+            shown[j++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?'; /* one line, printable */
+        shown[j] = '\0';
+        rc = jl_err(c, lineno, "unknown event type '%s' (one of: %s)", shown, names);
+        goto out;
+    }
+    r->type = (uint8_t)ty;
+    const struct json *res = json_obj_get(o, "res");
+    if (res && res->type == JSON_STR) {
+        int idx = resmap_get(c, res->s, strlen(res->s));
+        if (idx < 0) {
+            rc = jl_err(c, lineno, "more than %d resources", JL_MAX_RES);
+            goto out;
+        }
+        r->res = (uint16_t)idx;
+    } else if (res && res->type != JSON_NULL) {
+        rc = jl_err(c, lineno, "\"res\" must be a string");
+        goto out;
+    } else if (ty != EV_CRASH) {
+        rc = jl_err(c, lineno, "\"res\" missing for %s", type);
+        goto out;
+    }
+    const struct json *tok = json_obj_get(o, "token");
+    if (tok && tok->type == JSON_STR)
+        put_token(r, tok->s, tok->n);
+    int f = opt_int(o, "fence", &v);
+    if (f < 0 || (f == 1 && v < 0)) {
+        rc = jl_err(c, lineno, "\"fence\" must be a non-negative integer or null");
+        goto out;
+    }
+    if (f == 1) {
+        r->flags |= EVF_FENCE;
+        r->fence = (uint64_t)v;
+    }
+    if (ty == EV_ACQUIRE_OK || ty == EV_RENEW_OK) {
+        f = opt_int(o, "valid_until", &r->valid_until);
+        if (f < 0 || r->valid_until < -JL_MAX_TIME || r->valid_until > JL_MAX_TIME) {
+            rc = jl_err(c, lineno, "\"valid_until\" must be an integer (ns) or null");
+            goto out;
+        }
+        if (f == 0)
+            r->flags |= EVF_NO_LEASE;
+        int au = ty == EV_RENEW_OK ? opt_bool(o, "auto") : 0;
+        if (au < 0) {
+            rc = jl_err(c, lineno, "\"auto\" must be a boolean");
+            goto out;
+        }
+        if (au == 1)
+            r->flags |= EVF_AUTO;
+    }
+    if (ty == EV_ACQUIRE_INVOKE) {
+        f = opt_int(o, "attempt", &v);
+        if (f < 0 || v < 0 || v > UINT32_MAX) {
+            rc = jl_err(c, lineno, "\"attempt\" must be a non-negative integer");
+            goto out;
+        }
+        r->aux = f == 1 ? (uint32_t)v : 0;
+    }
+    const char *es = json_get_str(o, "err", NULL);
+    if (es)
+        r->aux = (uint32_t)ev_err_from_name(es);
+    if (ty == EV_STORE_READ || ty == EV_STORE_WRITE) {
+        int fenced = opt_bool(o, "fenced"), acc = opt_bool(o, "accepted"),
+            failed = opt_bool(o, "failed");
+        if (fenced < 0 || acc < 0 || failed < 0) {
+            rc = jl_err(c, lineno, "\"fenced\", \"accepted\", \"failed\" must be booleans");
+            goto out;
+        }
+        if (opt_int(o, "counter", &r->value) < 0) {
+            rc = jl_err(c, lineno, "\"counter\" must be an integer");
+            goto out;
+        }
+        r->flags |= (fenced ? EVF_FENCED : 0) | (acc ? EVF_ACCEPTED : 0) |
+                    (failed ? EVF_FAILED : 0);
+    }
+out:
+    json_free(o);
+    return rc;
+}
+
+/* ---- the flat parser ---- */
+
+enum { K_T, K_W, K_TYPE, K_RES, K_TOKEN, K_FENCE, K_VALID_UNTIL, K_AUTO, K_ATTEMPT, K_ERR,
+       K_FENCED, K_ACCEPTED, K_FAILED, K_COUNTER, K__N, K_OTHER = K__N };
+
+enum { V_ABSENT, V_NULL, V_INT, V_BOOL, V_STR };
+
+struct slot {
+    int kind;
+    int64_t i;                  /* V_INT, V_BOOL */
+    const char *s;              /* V_STR: decoded, NUL-terminated */
+    size_t n;
+};
+
+/* Contract: the known key k[0..n) (no escapes), or K_OTHER. */
+static int key_of(const char *k, size_t n)
+{
+#define IS(lit) (memcmp(k, lit, sizeof(lit) - 1) == 0)
+    switch (n) {
+    case 1: return k[0] == 't' ? K_T : k[0] == 'w' ? K_W : K_OTHER;
+    case 3:
+        if (IS("res")) return K_RES;
+        if (IS("err")) return K_ERR;
+        return K_OTHER;
+    case 4:
+        if (IS("type")) return K_TYPE;
+        if (IS("auto")) return K_AUTO;
+        return K_OTHER;
+    case 5: return IS("token") ? K_TOKEN : IS("fence") ? K_FENCE : K_OTHER;
+    case 6: return IS("fenced") ? K_FENCED : IS("failed") ? K_FAILED : K_OTHER;
+    case 7:
+        if (IS("attempt")) return K_ATTEMPT;
+        if (IS("counter")) return K_COUNTER;
+        return K_OTHER;
+    case 8: return IS("accepted") ? K_ACCEPTED : K_OTHER;
+    case 11: return IS("valid_until") ? K_VALID_UNTIL : K_OTHER;
+    default: return K_OTHER;
+    }
+#undef IS
+}
+
+/* Event type names and their lengths, for a lookup without a strcmp chain
+ * (filled once; every thread writes the same values). */
+static const char *type_name[EV__MAX];
+static size_t type_len[EV__MAX];
+
+static int type_of(const char *s, size_t n)
+{
+    if (!type_len[EV_ACQUIRE_INVOKE])
+        for (int t = 1; t < EV__MAX; t++) {
+            type_name[t] = ev_type_name(t);
+            type_len[t] = strlen(type_name[t]);
+        }
+    for (int t = 1; t < EV__MAX; t++)
+        if (type_len[t] == n && s[0] == type_name[t][0] && memcmp(s, type_name[t], n) == 0)
+            return t;
+    return 0;
+}
+
+/* Bytes that may stand as they are inside a JSON string: not a quote, a
+ * backslash or a control byte (one table look-up per byte instead of three
+ * comparisons). */
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Contract: the string whose opening quote is at s[*pos-1], decoded into
+ * out (room for the line) as NUL-terminated *n bytes; *pos after its
+ * closing quote. 0, or -1 for anything the flat parser leaves to the tree
+ * parser (a control byte, a bad escape, a \u escape outside 1..0x7f). */
+static int flat_string(const char *s, size_t len, size_t *pos, char *out, size_t *n)
+{
+    size_t i = *pos, k = 0;
+    for (;;) {
+        size_t start = i;
+        while (i < len && plain[(unsigned char)s[i]])
+            i++;
+        memcpy(out + k, s + start, i - start);
+        k += i - start;
+        if (i >= len || (unsigned char)s[i] < 0x20)
+            return -1;
+        if (s[i] == '"')
+            break;
+        if (i + 1 >= len)
+            return -1;
+        char e = s[i + 1];
+        i += 2;
+        switch (e) {
+        case '"': out[k++] = '"'; break;
+        case '\\': out[k++] = '\\'; break;
+        case '/': out[k++] = '/'; break;
+        case 'b': out[k++] = '\b'; break;
+        case 'f': out[k++] = '\f'; break;
+        case 'n': out[k++] = '\n'; break;
+        case 'r': out[k++] = '\r'; break;
+        case 't': out[k++] = '\t'; break;
+        case 'u': {
+            if (i + 4 > len)
+                return -1;
+            int cp = 0;
+            for (int j = 0; j < 4; j++) {
+                int h = hexval(s[i + (size_t)j]);
+                if (h < 0)
+                    return -1;
+                cp = cp * 16 + h;
+            }
+            if (cp < 1 || cp > 0x7f)
+                return -1;
+            out[k++] = (char)cp;
+            i += 4;
+            break;
+        }
+        default:
+            return -1;
+        }
+    }
+    out[k] = '\0';
+    *n = k;
+    *pos = i + 1;
+    return 0;
+}
+
+/* Contract: a plain JSON integer at s[*pos] (at most 18 digits, no '-0',
+ * no fraction or exponent) into *v, *pos after it; -1 for anything else. */
+static int flat_int(const char *s, size_t len, size_t *pos, int64_t *v)
+{
+    size_t i = *pos;
+    int neg = s[i] == '-';
+    i += (size_t)neg;
+    size_t d0 = i;
+    int64_t x = 0;
+    while (i < len && s[i] >= '0' && s[i] <= '9') {
+        x = x * 10 + (s[i] - '0');
+        i++;
+    }
+    size_t nd = i - d0;
+    if (nd == 0 || nd > 18 || (s[d0] == '0' && (nd > 1 || neg)))
+        return -1;
+    if (i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))
+        return -1;
+    *v = neg ? -x : x;
+    *pos = i;
+    return 0;
+}
+
+/* Contract: one value at s[*pos] into *sl (strings decoded into buf);
+ * -1 to leave the line to the tree parser. */
+static int flat_value(const char *s, size_t len, size_t *pos, struct slot *sl, char *buf)
+{
+    size_t i = *pos;
+    char c = s[i];
+    if (c == '"') {
+        *pos = i + 1;
+        sl->kind = V_STR;
+        sl->s = buf;
+        return flat_string(s, len, pos, buf, &sl->n);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        sl->kind = V_INT;
+        return flat_int(s, len, pos, &sl->i);
+    }
+    if (c == 't' && i + 4 <= len && memcmp(s + i, "true", 4) == 0) {
+        sl->kind = V_BOOL;
+        sl->i = 1;
+        *pos = i + 4;
+        return 0;
+    }
+    if (c == 'f' && i + 5 <= len && memcmp(s + i, "false", 5) == 0) {
+        sl->kind = V_BOOL;
+        sl->i = 0;
+        *pos = i + 5;
+        return 0;
+    }
+    if (c == 'n' && i + 4 <= len && memcmp(s + i, "null", 4) == 0) {
+        sl->kind = V_NULL;
+        *pos = i + 4;
+        return 0;
+    }
+    return -1; /* objects, arrays, anything else */
+}
+
+/* Contract: opt_bool's answer for a slot: 0 absent/null/false, 1 true, -1
+ * wrong kind. */
+static int slot_bool(const struct slot *sl)
+{
+    if (sl->kind == V_ABSENT || sl->kind == V_NULL)
+        return 0;
+    return sl->kind == V_BOOL ? (int)sl->i : -1;
+}
+
+int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec *r, int *wid)
+{
+    if (len > JL_MAX_LINE)
+        return 0;
+    struct slot sl[K__N + 1];
+    for (int k = 0; k <= K__N; k++)
+        sl[k].kind = V_ABSENT;
+    char *sbuf[2] = {p->scratch, p->scratch + JL_MAX_LINE + 1}; /* res, then token/err/type */
+    char *other = sbuf[1];
+    size_t used = 0; /* of other: strings other than res are decoded one after another */
+    size_t i = 0;
+    while (i < len && is_ws(s[i]))
+        i++;
+    if (i >= len || s[i] != '{')
+        return 0;
+    i++;
+    for (;;) {
+        while (i < len && is_ws(s[i]))
+            i++;
+        if (i >= len || s[i] != '"')
+            return 0; /* an empty object too: the tree parser says what is missing */
+        size_t k0 = ++i;
+        while (i < len && plain[(unsigned char)s[i]])
+            i++;
+        if (i >= len || s[i] != '"')
+            return 0;
+        int key = key_of(s + k0, i - k0);
+        i++;
+        while (i < len && is_ws(s[i]))
+            i++;
+        if (i >= len || s[i] != ':')
+            return 0;
+        i++;
+        while (i < len && is_ws(s[i]))
+            i++;
+        if (i >= len)
+            return 0;
+        if (key != K_OTHER && sl[key].kind != V_ABSENT)
+            return 0; /* a duplicate key: the tree parser decides which counts */
+        char *buf = key == K_RES ? sbuf[0] : other + used;
+        if (flat_value(s, len, &i, &sl[key], buf) < 0)
+            return 0;
+        if (sl[key].kind == V_STR && key != K_RES)
+            used += sl[key].n + 1;
+        while (i < len && is_ws(s[i]))
+            i++;
+        if (i >= len)
+            return 0;
+        if (s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (s[i] != '}')
+            return 0;
+        i++;
+        break;
+    }
+    while (i < len && is_ws(s[i]))
+        i++;
+    if (i != len)
+        return 0;
+
+    /* the tree parser's rules, on the slots */
+    memset(r, 0, sizeof(*r));
+    const struct slot *t = &sl[K_T], *w = &sl[K_W], *ty = &sl[K_TYPE];
+    if (t->kind != V_INT || t->i < -JL_MAX_TIME || t->i > JL_MAX_TIME)
+        return 0;
+    if (w->kind != V_INT || w->i < 0 || w->i > 1000000)
+        return 0;
+    int type = ty->kind == V_STR ? type_of(ty->s, ty->n) : 0;
+    if (!type)
+        return 0;
+    r->t = t->i;
+    r->type = (uint8_t)type;
+    const struct slot *res = &sl[K_RES];
+    if (res->kind == V_STR) {
+        if (memchr(res->s, '\0', res->n))
+            return 0;
+    } else if (res->kind != V_NULL && res->kind != V_ABSENT) {
+        return 0;
+    } else if (type != EV_CRASH) {
+        return 0;
+    }
+    if (sl[K_TOKEN].kind == V_STR)
+        put_token(r, sl[K_TOKEN].s, sl[K_TOKEN].n);
+    int64_t v = w->i; /* the tree parser's v: w, then fence, then attempt */
+    const struct slot *fe = &sl[K_FENCE];
+    if (fe->kind == V_INT) {
+        if (fe->i < 0)
+            return 0;
+        r->flags |= EVF_FENCE;
+        r->fence = (uint64_t)fe->i;
+        v = fe->i;
+    } else if (fe->kind != V_ABSENT && fe->kind != V_NULL) {
+        return 0;
+    }
+    if (type == EV_ACQUIRE_OK || type == EV_RENEW_OK) {
+        const struct slot *vu = &sl[K_VALID_UNTIL];
+        if (vu->kind == V_INT) {
+            if (vu->i < -JL_MAX_TIME || vu->i > JL_MAX_TIME)
+                return 0;
+            r->valid_until = vu->i;
+        } else if (vu->kind == V_ABSENT || vu->kind == V_NULL) {
+            r->flags |= EVF_NO_LEASE;
+        } else {
+            return 0;
+        }
+        int au = type == EV_RENEW_OK ? slot_bool(&sl[K_AUTO]) : 0;
+        if (au < 0)
+            return 0;
+        if (au == 1)
+            r->flags |= EVF_AUTO;
+    }
+    if (type == EV_ACQUIRE_INVOKE) {
+        const struct slot *at = &sl[K_ATTEMPT];
+        if (at->kind == V_INT)
+            v = at->i;
+        else if (at->kind != V_ABSENT && at->kind != V_NULL)
+            return 0;
+        if (v < 0 || v > UINT32_MAX)
+            return 0;
+        r->aux = at->kind == V_INT ? (uint32_t)v : 0;
+    }
+    if (sl[K_ERR].kind == V_STR) {
+        if (memchr(sl[K_ERR].s, '\0', sl[K_ERR].n))
+            return 0;
+        r->aux = (uint32_t)ev_err_from_name(sl[K_ERR].s);
+    }
+    if (type == EV_STORE_READ || type == EV_STORE_WRITE) {
+        int fenced = slot_bool(&sl[K_FENCED]), acc = slot_bool(&sl[K_ACCEPTED]),
+            failed = slot_bool(&sl[K_FAILED]);
+        if (fenced < 0 || acc < 0 || failed < 0)
+            return 0;
+        const struct slot *co = &sl[K_COUNTER];
+        if (co->kind == V_INT)
+            r->value = co->i;
+        else if (co->kind != V_ABSENT && co->kind != V_NULL)
+            return 0;
+        r->flags |= (fenced ? EVF_FENCED : 0) | (acc ? EVF_ACCEPTED : 0) |
+                    (failed ? EVF_FAILED : 0);
+    }
+    if (res->kind == V_STR) {
+        int idx = resmap_get(p, res->s, res->n);
+        if (idx < 0)
+            return 0; /* the tree parser says there are too many */
+        r->res = (uint16_t)idx;
+    }
+    *wid = (int)w->i;
+    p->flat++;
+    return 1;
+}
+
+int jl_parse_line(struct jl_parser *p, const char *line, size_t len, size_t lineno,
+                  struct ev_rec *r, int *w)
+{
+    if (jl_parse_flat(p, line, len, r, w))
+        return 0;
+    return jl_parse_tree(p, line, len, lineno, r, w);
+}

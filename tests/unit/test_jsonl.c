@@ -1,0 +1,474 @@
+/*
+ * test_jsonl.c: the streaming JSONL import (checkers/jlparse.c,
+ * checkers/histjsonl.c). The flat parser gives the tree parser's record for
+ * every field, escapes and numbers, skips unknown keys, and leaves what it
+ * is unsure of to the tree parser (whose FILE:LINE messages stay); random
+ * histories loaded in memory, spilled, and spilled with sorted runs merged
+ * on disk give the same whole result document (result_build; the source
+ * path aside) as the same records handed to the checkers
+ * directly; an out-of-order worker is sorted; a planted overlap is found.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkers/check.h"
+#include "checkers/jlparse.h"
+#include "harness/verdict.h"
+#include "tests/unit/testing.h"
+#include "util/rng.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+static char *tmp;
+
+static int write_file(const char *path, const char *text, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fwrite(text, 1, n, f);
+    return fclose(f);
+}
+
+/* Contract: both parsers on line: flat must take it (want_flat) or leave it,
+ * and jl_parse_line must give the tree parser's record, worker and
+ * resource name. */
+static void same(const char *line, int want_flat)
+{
+    struct history h1, h2;
+    memset(&h1, 0, sizeof(h1));
+    memset(&h2, 0, sizeof(h2));
+    struct ls_err e1 = {0, ""}, e2 = {0, ""};
+    struct jl_parser p1, p2;
+    jl_parser_init(&p1, &h1, "x.jsonl", &e1);
+    jl_parser_init(&p2, &h2, "x.jsonl", &e2);
+    struct ev_rec a, b;
+    int wa = -1, wb = -1;
+    memset(&a, 0x5a, sizeof(a));
+    int flat = jl_parse_flat(&p1, line, strlen(line), &a, &wa);
+    CHECKF(flat == want_flat, "flat %d for %s", flat, line);
+    if (!flat)
+        CHECK(jl_parse_line(&p1, line, strlen(line), 1, &a, &wa) == 0);
+    int rc = jl_parse_tree(&p2, line, strlen(line), 1, &b, &wb);
+    CHECKF(rc == 0, "tree refused %s: %s", line, e2.msg);
+    CHECKF(memcmp(&a, &b, sizeof(a)) == 0 && wa == wb, "records differ for %s", line);
+    CHECK_INT(h1.nres, h2.nres);
+    for (int i = 0; i < h1.nres && i < h2.nres; i++)
+        CHECK_STR(h1.res_names[i], h2.res_names[i]);
+    jl_parser_free(&p1);
+    jl_parser_free(&p2);
+    history_free(&h1);
+    history_free(&h2);
+}
+
+static void test_flat_fields(void)
+{
+    /* every type */
+    for (int t = 1; t < EV__MAX; t++) {
+        char line[256];
+        snprintf(line, sizeof(line), "{\"t\":%d,\"w\":3,\"type\":\"%s\",\"res\":\"r1\"}", t * 7,
+                 ev_type_name(t));
+        same(line, 1);
+    }
+    /* every field */
+    same("{\"t\":5,\"w\":1,\"type\":\"acquire_invoke\",\"res\":\"a\",\"attempt\":4}", 1);
+    same("{\"t\":5,\"w\":1,\"type\":\"acquire_invoke\",\"res\":\"a\",\"attempt\":null}", 1);
+    same("{\"t\":-5,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"a\",\"token\":\"tok\",\"fence\":9,"
+         "\"valid_until\":123456789012345678}", 1);
+    same("{\"t\":5,\"w\":1,\"type\":\"acquire_ok\",\"res\":\"a\",\"valid_until\":null}", 1);
+    same("{\"t\":5,\"w\":1,\"type\":\"acquire_ok\",\"res\":\"a\"}", 1);
+    same("{\"t\":5,\"w\":1,\"type\":\"renew_ok\",\"res\":\"a\",\"valid_until\":9,\"auto\":true}", 1);
+    same("{\"t\":5,\"w\":1,\"type\":\"renew_ok\",\"res\":\"a\",\"auto\":false}", 1);
+    same("{\"t\":5,\"w\":1,\"type\":\"acquire_ok\",\"res\":\"a\",\"auto\":\"ignored\"}", 1);
+    for (int e = 0; e <= EVE_NO_PRIMARY; e++) {
+        char line[256];
+        snprintf(line, sizeof(line), "{\"t\":1,\"w\":2,\"type\":\"acquire_fail\",\"res\":\"a\","
+                 "\"err\":\"%s\"}", ev_err_name(e));
+        same(line, 1);
+    }
+    same("{\"t\":1,\"w\":2,\"type\":\"release_fail\",\"res\":\"a\",\"err\":\"whatever\"}", 1);
+    same("{\"t\":1,\"w\":2,\"type\":\"store_write\",\"res\":\"a\",\"fence\":3,\"fenced\":true,"
+         "\"accepted\":true,\"failed\":false,\"counter\":-42}", 1);
+    same("{\"t\":1,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fenced\":null,\"counter\":null}",
+         1);
+    same("{\"t\":1,\"w\":2,\"type\":\"enter\",\"res\":\"a\",\"counter\":\"ignored off store\"}", 1);
+    same("{\"t\":1,\"w\":1000000,\"type\":\"crash\"}", 1);
+    same("{\"t\":1,\"w\":4,\"type\":\"crash\",\"res\":null}", 1);
+    /* tokens: short, exactly 16, longer (hashed) */
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"token\":\"0123456789abcdef\"}", 1);
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"token\":\"0123456789abcdefXYZ\"}", 1);
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"token\":7}", 1); /* not a string */
+    /* escapes in strings */
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\\\"b\\\\c\\/d\\n\\t\\r\\b\\f\","
+         "\"token\":\"\\u0041\\u007e\"}", 1);
+    same("{\"t\":1,\"w\":2,\"type\":\"ex\\u0069t\",\"res\":\"a\"}", 1);
+    /* numbers: zero, negatives, 18 digits */
+    same("{\"t\":0,\"w\":0,\"type\":\"exit\",\"res\":\"a\",\"fence\":0}", 1);
+    same("{\"t\":-999999999999999999,\"w\":0,\"type\":\"exit\",\"res\":\"a\"}", 1);
+    /* unknown keys of every scalar kind skipped; spacing anywhere */
+    same("  { \"x\" : \"s\\\"q\" , \"t\" : 1 ,\"n\":null,\"b\":true,\"f\":false,\"i\":-3,"
+         "\"w\":2 , \"type\":\"exit\", \"res\" : \"a\" , \"zz\":12 }  \r", 1);
+    /* non-ASCII bytes kept as they are */
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"caf\xc3\xa9\"}", 1);
+}
+
+/* Contract: the flat parser leaves line, and jl_parse_line refuses it with
+ * "x.jsonl:1: " then want. */
+static void refused(const char *line, const char *want)
+{
+    struct history h;
+    memset(&h, 0, sizeof(h));
+    struct ls_err e = {0, ""};
+    struct jl_parser p;
+    jl_parser_init(&p, &h, "x.jsonl", &e);
+    struct ev_rec r;
+    int w;
+    CHECKF(jl_parse_flat(&p, line, strlen(line), &r, &w) == 0, "flat took %s", line);
+    CHECK(jl_parse_line(&p, line, strlen(line), 1, &r, &w) == LS_EINPUT);
+    char prefix[256];
+    snprintf(prefix, sizeof(prefix), "x.jsonl:1: %s", want);
+    CHECKF(strncmp(e.msg, prefix, strlen(prefix)) == 0, "'%s' does not start '%s'", e.msg, prefix);
+    jl_parser_free(&p);
+    history_free(&h);
+}
+
+static void test_flat_leaves(void)
+{
+    /* the flat parser leaves these to the tree parser, which takes them */
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":{\"y\":[1,2]}}", 0);
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":1.5e3}", 0);
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"caf\\u00e9\"}", 0);
+    same("{\"\\u0074\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", 0);
+    same("{\"t\":-0,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", 0);
+    same("{\"t\":100000000000000000,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"v\":1234567890123456789}",
+         0);
+    /* ... and these it leaves too, for the tree parser to refuse */
+    refused("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"res\":\"b\"}", "bad JSON");
+    refused("{\"t\":1234567890123456789,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", "\"t\"");
+    refused("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"fence\":1.0}", "\"fence\"");
+    refused("{\"t\":1,\"w\":2,\"type\":\"acquire_invoke\",\"res\":\"a\",\"fence\":5000000000}",
+            "\"attempt\""); /* the tree parser's rule, kept as it was */
+}
+
+/* Contract: the load of text fails with a message starting "FILE:want". */
+static void load_fails(const char *text, const char *want)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/bad.jsonl", tmp);
+    REQUIRE(write_file(path, text, strlen(text)) == 0);
+    struct history h;
+    struct ls_err err = {0, ""};
+    CHECK(history_load_jsonl(path, &h, &err) == LS_EINPUT);
+    char prefix[4200];
+    snprintf(prefix, sizeof(prefix), "%s:%s", path, want);
+    CHECKF(strncmp(err.msg, prefix, strlen(prefix)) == 0, "'%s' does not start '%s'", err.msg,
+           prefix);
+    CHECK(strchr(err.msg, '\n') == NULL);
+    history_free(&h);
+}
+
+static void test_malformed(void)
+{
+    const char *ok = "{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n";
+    struct strbuf sb = STRBUF_INIT;
+    sb_printf(&sb, "%s\r\n \t\n%s{\"t\":2,\"w\":0,\"type\":\"exit\"", ok, ok);
+    load_fails(sb.buf, "5: bad JSON"); /* no newline at the end, blank lines counted */
+    load_fails("{\"t\":\"1\",\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n", "1: \"t\" missing");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":5}\n", "1: \"res\" must be a string");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"a\",\"valid_until\":true}\n",
+               "1: \"valid_until\"");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"renew_ok\",\"res\":\"a\",\"auto\":1}\n", "1: \"auto\"");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"acquire_invoke\",\"res\":\"a\",\"attempt\":-1}\n",
+               "1: \"attempt\"");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"store_read\",\"res\":\"a\",\"counter\":\"x\"}\n",
+               "1: \"counter\"");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":\"a\",\"fence\":-2}\n", "1: \"fence\"");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":\"a\"} x\n", "1: bad JSON");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":\"a\\x\"}\n", "1: bad JSON");
+    load_fails("{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":\"a\",}\n", "1: bad JSON");
+    /* a line past the limit, longer than a read chunk: measured, not parsed */
+    size_t big = (size_t)5 << 20;
+    char *huge = xmalloc(big + 64);
+    memcpy(huge, ok, strlen(ok));
+    memset(huge + strlen(ok), ' ', big);
+    memcpy(huge + strlen(ok) + big, "x\n", 3);
+    load_fails(huge, "2: line is 5242881 bytes");
+    free(huge);
+    sb_free(&sb);
+}
+
+/* ---- equivalence on random histories ---- */
+
+struct gen_ev {
+    struct ev_rec r;
+    int w;
+};
+
+/* Contract: a random history of nw workers on nr resources (holds that
+ * sometimes overlap: violations of both classes), each worker's events in
+ * time order, into *ev (caller frees); the count. */
+static size_t gen(uint64_t seed, int nw, int nr, int per_worker, struct gen_ev **ev)
+{
+    struct rng rng;
+    rng_seed(&rng, seed, 1);
+    size_t n = 0, cap = (size_t)nw * (size_t)per_worker * 8;
+    *ev = xmalloc(cap * sizeof(**ev));
+    for (int w = 0; w < nw; w++) {
+        int64_t t = (int64_t)rng_below(&rng, 1000);
+        for (int k = 0; k < per_worker; k++) {
+            int res = (int)rng_below(&rng, (uint64_t)nr);
+            char tok[EVLOG_TOKEN_LEN] = {0};
+            snprintf(tok, sizeof(tok), "w%d.%d", w, k);
+            int64_t hold = 100 + (int64_t)rng_below(&rng, 3000);
+            int types[] = {EV_ACQUIRE_INVOKE, EV_ACQUIRE_OK, EV_ENTER, EV_STORE_WRITE, EV_EXIT,
+                           EV_RELEASE_INVOKE, EV_RELEASE_OK};
+            int busy = rng_below(&rng, 4) == 0;
+            for (int j = 0; j < 7 && !(busy && j > 1); j++) {
+                struct gen_ev *e = &(*ev)[n++];
+                memset(e, 0, sizeof(*e));
+                e->w = w;
+                e->r.t = t;
+                e->r.res = (uint16_t)res;
+                e->r.type = (uint8_t)(busy && j == 1 ? EV_ACQUIRE_BUSY : types[j]);
+                memcpy(e->r.token, tok, sizeof(tok));
+                if (j == 0)
+                    e->r.aux = 1;
+                if (e->r.type == EV_ACQUIRE_OK) {
+                    e->r.flags = EVF_FENCE;
+                    e->r.fence = (uint64_t)k + 1;
+                    e->r.valid_until = t + (int64_t)rng_below(&rng, 4000);
+                }
+                if (e->r.type == EV_STORE_WRITE) {
+                    e->r.flags = EVF_ACCEPTED;
+                    e->r.value = k;
+                }
+                t += j == 2 ? hold : 1 + (int64_t)rng_below(&rng, 50);
+            }
+            t += (int64_t)rng_below(&rng, 500);
+        }
+    }
+    return n;
+}
+
+static void jl_write(struct strbuf *sb, const struct gen_ev *e)
+{
+    const struct ev_rec *r = &e->r;
+    sb_printf(sb, "{\"t\":%lld,\"w\":%d,\"type\":\"%s\",\"res\":\"res-%u\"", (long long)r->t, e->w,
+              ev_type_name(r->type), (unsigned)r->res);
+    sb_puts(sb, ",\"token\":");
+    sb_json_str(sb, r->token, strnlen(r->token, EVLOG_TOKEN_LEN));
+    if (r->type == EV_ACQUIRE_INVOKE)
+        sb_printf(sb, ",\"attempt\":%u", r->aux);
+    if (r->flags & EVF_FENCE)
+        sb_printf(sb, ",\"fence\":%llu", (unsigned long long)r->fence);
+    if (r->type == EV_ACQUIRE_OK)
+        sb_printf(sb, ",\"valid_until\":%lld", (long long)r->valid_until);
+    if (r->type == EV_STORE_WRITE)
+        sb_printf(sb, ",\"accepted\":true,\"counter\":%lld", (long long)r->value);
+    sb_puts(sb, "}\n");
+}
+
+/* Contract: the whole result document (result_build) as text, but for
+ * the history's source (a path, or "by hand"). Caller frees. */
+static char *answer(struct history *h)
+{
+    struct check_params p;
+    check_params_from(h, &p);
+    free(h->source);
+    h->source = xstrdup("(source)");
+    struct json *res = result_build(h, NULL, &p);
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, res, 1);
+    json_free(res);
+    return sb_steal(&sb);
+}
+
+/* Contract: the history made by hand from ev (workers in id order, each
+ * stream as generated, resources named in order of first appearance in
+ * the file order given by ord). */
+static void by_hand(struct history *h, const struct gen_ev *ev, size_t n, int nw, int nr,
+                    const size_t *ord)
+{
+    memset(h, 0, sizeof(*h));
+    h->source = xstrdup("by hand");
+    int *idx = xmalloc((size_t)nr * sizeof(int));
+    for (int r = 0; r < nr; r++)
+        idx[r] = -1;
+    h->res_names = xcalloc((size_t)nr, sizeof(char *));
+    for (size_t i = 0; i < n; i++) {
+        int r = ev[ord[i]].r.res;
+        if (idx[r] < 0) {
+            char name[32];
+            snprintf(name, sizeof(name), "res-%d", r);
+            idx[r] = h->nres;
+            h->res_names[h->nres++] = xstrdup(name);
+        }
+    }
+    h->w = xcalloc((size_t)nw, sizeof(*h->w));
+    for (size_t i = 0; i < n; i++) {
+        const struct gen_ev *e = &ev[i];
+        struct hist_worker *w = &h->w[e->w];
+        if (w->n % 64 == 0)
+            w->owned = xrealloc(w->owned, (w->n + 64) * sizeof(*w->owned));
+        w->owned[w->n] = e->r;
+        w->owned[w->n].res = (uint16_t)idx[e->r.res];
+        w->owned[w->n].seq = (uint32_t)w->n;
+        w->n++;
+        if (e->r.t > h->end)
+            h->end = e->r.t;
+    }
+    for (int i = 0; i < nw; i++) {
+        h->w[i].id = i;
+        h->w[i].ev = h->w[i].owned;
+        h->w[i].complete = 1;
+    }
+    h->nworkers = nw;
+    free(idx);
+}
+
+static void test_equivalence(void)
+{
+    const char *modes[][2] = {{"", ""}, {"4096", ""}, {"4096", "2048"}};
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        int nw = 3 + (int)seed, nr = 2 + (int)seed % 3;
+        struct gen_ev *ev;
+        size_t n = gen(seed, nw, nr, 60, &ev);
+        /* the file: workers interleaved at random; worker 1's stream reversed
+         * in the file (out of order, to be sorted) */
+        struct rng rng;
+        rng_seed(&rng, seed * 77, 1);
+        size_t *ord = xmalloc(n * sizeof(*ord));
+        for (size_t i = 0; i < n; i++)
+            ord[i] = i;
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = (size_t)rng_below(&rng, i + 1), t = ord[i];
+            ord[i] = ord[j];
+            ord[j] = t;
+        }
+        /* each worker's own events keep their order except worker 1's */
+        size_t *pos = xcalloc((size_t)nw, sizeof(*pos));
+        size_t *start = xcalloc((size_t)nw + 1, sizeof(*start));
+        for (size_t i = 0; i < n; i++)
+            start[ev[i].w + 1]++;
+        for (int w = 0; w < nw; w++)
+            start[w + 1] += start[w];
+        for (size_t i = 0; i < n; i++) {
+            int w = ev[ord[i]].w;
+            size_t len = start[w + 1] - start[w];
+            ord[i] = w == 1 ? start[w + 1] - 1 - pos[w]++ : start[w] + pos[w]++;
+            (void)len;
+        }
+        struct strbuf sb = STRBUF_INIT;
+        for (size_t i = 0; i < n; i++)
+            jl_write(&sb, &ev[ord[i]]);
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/eq.jsonl", tmp);
+        REQUIRE(write_file(path, sb.buf, sb.len) == 0);
+        struct history ref;
+        by_hand(&ref, ev, n, nw, nr, ord);
+        char *want = answer(&ref);
+        for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+            setenv("LS_JSONL_MEM_BOUND", modes[m][0], 1);
+            setenv("LS_JSONL_SORT_MEM", modes[m][1], 1);
+            struct history h;
+            struct ls_err err = {0, ""};
+            REQUIRE(history_load_jsonl(path, &h, &err) == 0);
+            CHECK_INT(h.nworkers, nw);
+            int mapped = 0;
+            for (int i = 0; i < h.nworkers; i++) {
+                mapped += h.w[i].file.map != NULL;
+                for (size_t k = 0; k < h.w[i].n; k++)
+                    CHECK_INT(h.w[i].ev[k].seq, k);
+            }
+            CHECK_INT(mapped, modes[m][0][0] ? nw : 0); /* spilled: every stream a file */
+            char *got = answer(&h);
+            CHECKF(strcmp(got, want) == 0, "seed %llu mode %zu:\nwant %.600s\ngot  %.600s",
+                   (unsigned long long)seed, m, want, got);
+            free(got);
+            history_free(&h);
+        }
+        unsetenv("LS_JSONL_MEM_BOUND");
+        unsetenv("LS_JSONL_SORT_MEM");
+        free(want);
+        history_free(&ref);
+        sb_free(&sb);
+        free(ord);
+        free(pos);
+        free(start);
+        free(ev);
+    }
+    /* the spill directory is gone */
+    CHECK(access(tmp, F_OK) == 0);
+}
+
+static void test_sorted_and_found(void)
+{
+    /* worker 7 written backwards, worker 2 holding r0 across worker 7's
+     * hold: one overlap, found once the streams are sorted, in memory and
+     * merged on disk */
+    const char *text =
+        "{\"t\":900,\"w\":7,\"type\":\"release_ok\",\"res\":\"r0\",\"token\":\"b\"}\n"
+        "{\"t\":800,\"w\":7,\"type\":\"exit\",\"res\":\"r0\",\"token\":\"b\"}\n"
+        "{\"t\":0,\"w\":2,\"type\":\"acquire_ok\",\"res\":\"r0\",\"token\":\"a\",\"fence\":1,"
+        "\"valid_until\":100}\n"
+        "{\"t\":10,\"w\":2,\"type\":\"enter\",\"res\":\"r0\",\"token\":\"a\"}\n"
+        "{\"t\":600,\"w\":7,\"type\":\"enter\",\"res\":\"r0\",\"token\":\"b\"}\n"
+        "{\"t\":500,\"w\":7,\"type\":\"acquire_ok\",\"res\":\"r0\",\"token\":\"b\",\"fence\":2,"
+        "\"valid_until\":5000}\n"
+        "{\"t\":700,\"w\":2,\"type\":\"exit\",\"res\":\"r0\",\"token\":\"a\"}\n"
+        "{\"t\":500,\"w\":7,\"type\":\"acquire_invoke\",\"res\":\"r0\",\"attempt\":1}\n";
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/order.jsonl", tmp);
+    REQUIRE(write_file(path, text, strlen(text)) == 0);
+    const char *bounds[][2] = {{"", ""}, {"64", "128"}};
+    for (size_t m = 0; m < 2; m++) {
+        setenv("LS_JSONL_MEM_BOUND", bounds[m][0], 1);
+        setenv("LS_JSONL_SORT_MEM", bounds[m][1], 1);
+        struct history h;
+        struct ls_err err = {0, ""};
+        REQUIRE(history_load_jsonl(path, &h, &err) == 0);
+        REQUIRE(h.nworkers == 2 && h.w[1].id == 7 && h.w[1].n == 5);
+        const struct ev_rec *e = h.w[1].ev;
+        /* equal times keep the file's order: acquire_ok was written first */
+        CHECK(e[0].type == EV_ACQUIRE_OK && e[1].type == EV_ACQUIRE_INVOKE);
+        CHECK(e[2].t == 600 && e[3].t == 800 && e[4].t == 900);
+        struct check_params p;
+        check_params_from(&h, &p);
+        struct json *res = check_run(&h, &p);
+        const struct json *v = json_path(res, "checks.mutex.violations");
+        CHECKF(v && v->i == 1, "mode %zu: violations %lld", m, v ? (long long)v->i : -1);
+        json_free(res);
+        history_free(&h);
+    }
+    unsetenv("LS_JSONL_MEM_BOUND");
+    unsetenv("LS_JSONL_SORT_MEM");
+}
+
+int main(void)
+{
+    char tmpl[] = "/tmp/ls-test-jsonl-XXXXXX";
+    tmp = mkdtemp(tmpl);
+    if (!tmp)
+        return 1;
+    setenv("TMPDIR", tmp, 1); /* spill directories go here, and must be gone after */
+    RUN(test_flat_fields);
+    RUN(test_flat_leaves);
+    RUN(test_malformed);
+    RUN(test_equivalence);
+    RUN(test_sorted_and_found);
+    char cmd[4200];
+    snprintf(cmd, sizeof(cmd), "ls -A %s | grep -c lockstorm-history", tmp);
+    FILE *f = popen(cmd, "r");
+    int left = -1;
+    if (f && fscanf(f, "%d", &left) != 1)
+        left = -1;
+    if (f)
+        pclose(f);
+    t_current = "no spill directory left";
+    CHECK_INT(left, 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmp);
+    return t_finish();
+}
