@@ -313,3 +313,188 @@ def serve(hello=None, acquire=None, release=None, extend=None, close=None, name=
             spec["close"]()
         except Exception as err:  # the process ends either way
             log(f"close failed: {err}")
+
+
+# ---- record mode (docs/protocol.md "record", revision 4) -------------------
+
+def _record_event(what, **fields):
+    _write({"event": "record", "what": what, **fields,
+            "host_mono_ms": time.monotonic_ns() / 1e6})
+
+
+class Recorder:
+    """What record()'s loop gets: wrappers around the program's own lock
+    calls that report each step (stamped with the host's monotonic clock)
+    so the harness records them as its own worker would."""
+
+    def __init__(self, hello, definite):
+        r = hello.get("record") or {}
+        self.keys = [str(k) for k in r.get("res") or []]
+        self.ttl_ms = r.get("ttl_ms")
+        self._worker = hello.get("worker")
+        self._definite = definite
+        self._tokens = {}
+        self._serial = 0
+        self._stop = threading.Event()
+
+    @property
+    def stopping(self):
+        """True once the harness sent `stop` (or went away): end the loop."""
+        return self._stop.is_set()
+
+    def pick(self):
+        """A resource key drawn uniformly (the program chooses its own)."""
+        import random
+        return random.choice(self.keys)
+
+    def _failure(self, err):
+        unknown = not (isinstance(err, Definite) or bool(self._definite and self._definite(err)))
+        return {"unknown": unknown, "error": f"{type(err).__name__}: {err}"}
+
+    def acquire(self, res, fn):
+        """Call fn() (the program's lock call) and report it. fn returns a
+        token (or a dict with "token", "fence", "validity_ms", or any other
+        object: a token is made up), or BUSY / None / False when not
+        granted. Returns fn's result, or None when not granted."""
+        _record_event("acquire", res=res)
+        try:
+            r = fn()
+        except Exception as err:  # an outcome, never a crash
+            _record_event("acquire_failed", res=res, **self._failure(err))
+            return None
+        if r is None or r is False or r is BUSY:
+            _record_event("busy", res=res)
+            return None
+        if isinstance(r, (str, int)) and not isinstance(r, bool):
+            token = str(r)
+        elif isinstance(r, dict) and r.get("token") is not None:
+            token = str(r["token"])
+        else:
+            self._serial += 1
+            token = f"p{self._worker}.{self._serial}"
+        self._tokens[res] = token
+        fields = {"res": res, "token": token}
+        if isinstance(r, dict) and r.get("fence") is not None:
+            fields["fence"] = r["fence"]
+        if isinstance(r, dict) and isinstance(r.get("validity_ms"), (int, float)):
+            fields["validity_ms"] = r["validity_ms"]
+        _record_event("acquired", **fields)
+        return r
+
+    def critical(self, res, fn):
+        """Run fn() (the work) as the critical section of res; returns its
+        result. enter and exit are reported around it, exit even when fn
+        raises."""
+        _record_event("enter", res=res, token=self._tokens.get(res))
+        try:
+            return fn()
+        finally:
+            _record_event("exit", res=res, token=self._tokens.get(res))
+
+    def release(self, res, fn):
+        """Call fn() (the program's unlock) and report it: True/None is
+        released, False or NotOwner not the program's any more, another
+        exception a failed release. Returns whether it was released."""
+        token = self._tokens.pop(res, None)
+        _record_event("release", res=res, token=token)
+        try:
+            r = fn()
+        except NotOwner:
+            _record_event("released", res=res, token=token, released=False)
+            return False
+        except Exception as err:  # an outcome, never a crash
+            _record_event("release_failed", res=res, token=token, **self._failure(err))
+            return False
+        released = r is not False
+        _record_event("released", res=res, token=token, released=released)
+        return released
+
+    def lost(self, res):
+        """The library says the current grant of res is gone."""
+        emit.lost(res, self._tokens.get(res))
+
+    def renewed(self, res, validity_ms):
+        """The library extended the current grant of res by itself."""
+        emit.renewed(res, self._tokens.get(res), validity_ms)
+
+
+def record(loop, hello=None, close=None, name=None, version="0", ttl=True, fencing=False,
+           auto_renew=False, definite=None):
+    """Run the program's own worker loop as a lockstorm worker (workload
+    `lock.impl: record`). hello(h) sets up (h["record"]["res"]: the keys to
+    lock, h["record"]["ttl_ms"], h["nodes"] as (host, port) tuples,
+    h["options"]); at `start`, loop(rec) runs on the main thread until
+    rec.stopping, wrapping its lock calls in rec.acquire / rec.critical /
+    rec.release. Returns when the loop is over and the harness said bye."""
+    global _worker, _harness_extensions
+    first = None
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.get("op") == "hello":
+            first = msg
+            break
+        if isinstance(msg, dict) and msg.get("op") == "bye":
+            return
+    if first is None:
+        return
+    _harness_extensions = {str(e) for e in first.get("extensions") or []}
+    _worker = first.get("worker")
+    if "record" not in _harness_extensions:
+        sys.stderr.write("record: this lockstorm does not offer record mode "
+                         "(its hello lists no `record` extension)\n")
+        sys.exit(1)
+    h = dict(first)
+    h["nodes"] = [(n.rsplit(":", 1)[0], int(n.rsplit(":", 1)[1])) for n in first.get("nodes") or []]
+    h["emit"] = emit
+    try:
+        if hello:
+            hello(h)
+    except Exception:  # setup failed: say why on stderr and exit 1
+        sys.stderr.write("record: setup failed: " + traceback.format_exc())
+        sys.stderr.flush()
+        sys.exit(1)
+    rec = Recorder(first, definite)
+    caps = ["record"] + (["ttl"] if ttl else []) + (["fencing"] if fencing else []) \
+        + (["auto_renew", "renewed"] if auto_renew else [])
+    _write({"op": "hello", "protocol": 1, "name": str(name or os.path.basename(sys.argv[0])),
+            "version": str(version), "caps": caps})
+    started = threading.Event()
+    bye = threading.Event()
+
+    def reader():  # start, stop, bye arrive while the loop runs
+        for line in sys.stdin:
+            try:
+                m = json.loads(line)
+            except ValueError:
+                continue
+            op = m.get("op") if isinstance(m, dict) else None
+            if op == "start":
+                started.set()
+            elif op == "stop":
+                rec._stop.set()
+            elif op == "bye":
+                break
+        rec._stop.set()
+        bye.set()
+        started.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    started.wait()
+    if not bye.is_set():
+        try:
+            loop(rec)
+        except Exception:  # the loop's own failure: on stderr, then stopped
+            log("record: the loop raised: " + traceback.format_exc())
+        _record_event("stopped")
+        bye.wait()
+    if callable(close):
+        try:
+            close()
+        except Exception as err:  # the process ends either way
+            log(f"close failed: {err}")
+
+
+__all__ += ["record", "Recorder"]

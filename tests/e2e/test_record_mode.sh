@@ -48,6 +48,33 @@ expect_val "$d" checks.mutex.by_class.lock_broken ">" 0
 expect_val "$d" adapter.record_sequence_errors == 0
 t_no_leftovers "$d"
 
+# the SDKs' record(): the same loop written on the Node SDK
+# (adapters/node/examples/record-worker.js) and on the Python SDK
+# (adapters/python/record_worker.py), correct and with a DEL release
+d=$T_TMP/node-sdk
+run_ls "$d" "$WL/record/node-sdk-pause-long.yaml"
+check "Node SDK, correct loop: its expectations hold (exit $RC)" [ "$RC" -eq 0 ]
+expect_val "$d" adapter.record_sequence_errors == 0
+expect_val "$d" adapter.record_stamps_ignored == 0
+expect_val "$d" coverage.faults.not_bit == 0
+t_no_leftovers "$d"
+d=$T_TMP/node-sdk-del
+run_ls "$d" "$WL/record/node-sdk-del-bug.yaml" --set duration=3s
+check "Node SDK, DEL release: caught (exit $RC)" [ "$RC" -eq 0 ]
+expect_val "$d" checks.mutex.by_class.lock_broken ">" 0
+d=$T_TMP/py-sdk
+run_ls "$d" "$WL/record/node-sdk-pause-long.yaml" --set duration=3s \
+    --set 'lock.options.command=[adapters/python/record_worker.py]'
+check "Python SDK, correct loop: its expectations hold (exit $RC)" [ "$RC" -eq 0 ]
+expect_val "$d" adapter.record_sequence_errors == 0
+expect_val "$d" checks.mutex.by_class.stale_holder ">" 0
+d=$T_TMP/py-sdk-del
+run_ls "$d" "$WL/record/node-sdk-del-bug.yaml" --set duration=3s \
+    --set 'lock.options.command=[adapters/python/record_worker.py, --bug, del]'
+check "Python SDK, DEL release: caught (exit $RC)" [ "$RC" -eq 0 ]
+expect_val "$d" checks.mutex.by_class.lock_broken ">" 0
+t_no_leftovers "$d"
+
 # no lock at all: enter/exit only, recorded as they came and counted
 d=$T_TMP/nolock
 run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --bug, no-lock]' --set 'expect={}' --set duration=2s

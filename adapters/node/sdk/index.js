@@ -358,6 +358,185 @@ function serve(spec) {
   });
 }
 
+// ---- record mode (docs/protocol.md "record", revision 4) -------------------
+//
+// record({hello, loop, close, name, version, ttl, fencing}) runs the user's
+// own worker code as a lockstorm worker (workload `lock.impl: record`):
+// after the harness's hello, hello(h) sets up (h.record.res: the keys to
+// lock, h.record.ttl_ms, h.nodes, h.options); at `start`, loop(rec) runs
+// the user's loop until rec.stopping. The loop wraps its own lock calls:
+//   const g = await rec.acquire(key, () => lib.lock(key, ttl));  // null: not granted
+//   await rec.critical(key, async () => { ... the work ... });
+//   await rec.release(key, () => lib.unlock(g));
+// and each wrapper reports its steps, stamped with the host's monotonic
+// clock, so the harness records them as its own worker would. acquire's fn
+// returns what serve's acquire returns (a token, {token, fence,
+// validity_ms}, BUSY/false/null, or any object: its token is made up);
+// release's fn returns true/nothing, or false / throws NotOwner when the
+// lock was no longer the program's; a thrown error is an unknown outcome
+// unless definite.
+const monoMs = () => Number(process.hrtime.bigint()) / 1e6;
+
+function recordEvent(what, fields) {
+  write({ event: 'record', what, ...fields, host_mono_ms: monoMs() });
+}
+
+function makeRecorder(hello, isDefinite) {
+  const keys = (hello.record && Array.isArray(hello.record.res)) ? hello.record.res.map(String) : [];
+  let serial = 0;
+  const tokens = new Map(); // key -> the program's token of its current grant
+  const tokenOf = (r) => {
+    if (typeof r === 'string' || typeof r === 'number') return String(r);
+    if (r && typeof r === 'object' && r.token !== undefined) return String(r.token);
+    serial += 1;
+    return `p${hello.worker}.${serial}`;
+  };
+  const failure = (err) => ({
+    unknown: !isDefinite(err), error: String((err && err.message) || err),
+  });
+  const rec = {
+    stopping: false,
+    keys,
+    ttlMs: hello.record ? Number(hello.record.ttl_ms) : undefined,
+    // a key drawn uniformly (the workload's `workers.pick` is not applied:
+    // the program chooses its resources)
+    pick: () => keys[Math.floor(Math.random() * keys.length)],
+    async acquire(res, fn) {
+      recordEvent('acquire', { res });
+      let r;
+      try {
+        r = await fn();
+      } catch (err) {
+        recordEvent('acquire_failed', { res, ...failure(err) });
+        return null;
+      }
+      if (r === null || r === undefined || r === false || r === BUSY) {
+        recordEvent('busy', { res });
+        return null;
+      }
+      const token = tokenOf(r);
+      tokens.set(res, token);
+      const f = { res, token };
+      if (r && typeof r === 'object' && r.fence !== undefined && r.fence !== null) f.fence = r.fence;
+      if (r && typeof r === 'object' && typeof r.validity_ms === 'number') f.validity_ms = r.validity_ms;
+      recordEvent('acquired', f);
+      return r;
+    },
+    async critical(res, fn) {
+      recordEvent('enter', { res, token: tokens.get(res) });
+      try {
+        return await fn();
+      } finally {
+        recordEvent('exit', { res, token: tokens.get(res) });
+      }
+    },
+    async release(res, fn) {
+      const token = tokens.get(res);
+      tokens.delete(res);
+      recordEvent('release', { res, token });
+      let r;
+      try {
+        r = await fn();
+      } catch (err) {
+        if (err instanceof NotOwner) {
+          recordEvent('released', { res, token, released: false });
+          return false;
+        }
+        recordEvent('release_failed', { res, token, ...failure(err) });
+        return false;
+      }
+      const released = r !== false;
+      recordEvent('released', { res, token, released });
+      return released;
+    },
+    // the library's own news about the current grant of res
+    lost: (res) => emit.lost(res, tokens.get(res)),
+    renewed: (res, validityMs) => emit.renewed(res, tokens.get(res), validityMs),
+  };
+  return rec;
+}
+
+function record(spec) {
+  if (!spec || typeof spec.loop !== 'function') throw new TypeError('record({loop, ...}) needs a loop function');
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let rec = null;
+  let started = false;
+  let closing = false;
+  let user = { ...spec };
+  const isDefinite = (err) => Boolean(err && (err.definite || (user.definite && user.definite(err))));
+
+  async function shutdown(code) {
+    if (closing) return;
+    closing = true;
+    const done = () => process.exit(code);
+    setTimeout(done, 500).unref();
+    try {
+      if (user.close) await user.close();
+    } catch (e) {
+      // the process ends either way
+    }
+    done();
+  }
+
+  async function runLoop() {
+    try {
+      await user.loop(rec);
+    } catch (err) {
+      log(`record: the loop threw: ${(err && err.stack) || err}`);
+      process.exitCode = 1;
+    }
+    recordEvent('stopped', {});
+  }
+
+  rl.on('line', async (line) => {
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch (e) {
+      return;
+    }
+    if (msg === null || typeof msg !== 'object') return;
+    if (msg.op === 'bye') return shutdown(0);
+    if (msg.op === 'hello') {
+      if (rec) return;
+      if (Array.isArray(msg.extensions)) harnessExtensions = new Set(msg.extensions.map(String));
+      if (typeof msg.worker === 'number') workerNo = msg.worker;
+      if (!harnessExtensions.has('record')) {
+        process.stderr.write('record: this lockstorm does not offer record mode ' +
+                             '(its hello lists no `record` extension)\n');
+        process.exit(1);
+      }
+      try {
+        const h = { ...msg, nodes: (msg.nodes || []).map(parseNode), emit };
+        if (typeof spec.hello === 'function') {
+          const more = await spec.hello(h);
+          if (more && typeof more === 'object') user = { ...user, ...more };
+        }
+        rec = makeRecorder(msg, isDefinite);
+        const caps = ['record', ...(user.ttl === false ? [] : ['ttl']),
+          ...(user.fencing ? ['fencing'] : []), ...(user.autoRenew ? ['auto_renew', 'renewed'] : [])];
+        write({ op: 'hello', protocol: 1, name: String(user.name || path.basename(process.argv[1] || 'program')),
+          version: String(user.version || '0'), caps });
+      } catch (err) {
+        process.stderr.write(`record: setup failed: ${(err && err.stack) || err}\n`);
+        process.exit(1);
+      }
+      return;
+    }
+    if (msg.op === 'start' && rec && !started) {
+      started = true;
+      runLoop();
+      return;
+    }
+    if (msg.op === 'stop' && rec) rec.stopping = true;
+  });
+  rl.on('close', () => {
+    if (rec) rec.stopping = true;
+    shutdown(0);
+  });
+}
+
 module.exports = {
-  serve, run, emit, log, definite, BUSY, NotOwner, notOwner, parseNode, stallLoop, clockReply,
+  serve, run, record, emit, log, definite, BUSY, NotOwner, notOwner, parseNode, stallLoop,
+  clockReply,
 };
