@@ -321,9 +321,17 @@ static int fencing_finish(void *st, struct json *res)
     /* What was not measured is null, never a default 0 (an expectation on
      * it is unmet, "not measured": harness/verdict.c): lost updates without
      * the storage's final values, the fenced numbers without fences. */
-    json_obj_set(f, "plain_lost_updates", available ? json_new_int(plain_lost) : json_new_null());
+    /* nothing written to the storage (workers.store: false, record mode,
+     * no grant): no update could be lost, none was measured: null too */
+    int wrote = plain_acc + fenced_acc + rejected > 0;
+    if (available && !wrote)
+        json_obj_set_str(f, "not_measured", "nothing was written to lockstorm's storage "
+                                            "(workers.store false, lock.impl record, or no "
+                                            "grant): lost updates not measured");
+    json_obj_set(f, "plain_lost_updates",
+                 available && wrote ? json_new_int(plain_lost) : json_new_null());
     json_obj_set(f, "fenced_lost_updates",
-                 available && offered ? json_new_int(fenced_lost) : json_new_null());
+                 available && offered && wrote ? json_new_int(fenced_lost) : json_new_null());
     json_obj_set(f, "stale_ops_rejected",
                  offered || rejected ? json_new_int(rejected) : json_new_null());
     /* regressions are measured whenever grants carry fences (a JSONL

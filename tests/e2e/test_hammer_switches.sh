@@ -22,7 +22,11 @@ check "run exits 0 (got $RC; $(tail -n1 "$d.stdout"))" [ "$RC" -eq 0 ]
 expect_val "$d" counts.grants ">" 100
 expect_val "$d" counts.store_ops == 0
 expect_val "$d" checks.mutex.violations == 0
-expect_val "$d" checks.fencing.plain_lost_updates == 0
+# nothing written to the storage: lost updates not measured (null), never 0
+check "store off: plain_lost_updates is null, not 0" \
+    [ "$(get "$d" checks.fencing.plain_lost_updates)" = null ]
+check "store off: the fencing section says what was not measured" \
+    sh -c "'$LS' get '$d' checks.fencing.not_measured | grep -q 'nothing was written'"
 check "run.json has no proxy" grep -q '"proxy": null' "$d/run.json"
 check "no proxy log" [ ! -e "$d/nodes/proxy.log" ]
 check "the resolved workload echoes both switches" \
