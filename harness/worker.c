@@ -902,7 +902,9 @@ static void rec_take(struct wctx *c, struct rec_state *rs, const struct lock_rec
         g->fence = e->fence;
         r.type = EV_ACQUIRE_OK;
         set_grant(&r, g);
-        if (!(c->lk.ops->caps & LOCK_CAP_TTL) || c->w->lock.ttl <= 0)
+        /* the program's own caps decide (docs/protocol.md "record"): a
+         * program whose locks never expire has no lease to count from */
+        if (e->no_lease || c->w->lock.ttl <= 0)
             r.flags |= EVF_NO_LEASE;
         else /* validity_ms absent: the TTL the hello asked for */
             r.valid_until = rs->inv_t + (e->has_validity ? e->validity_ns : c->w->lock.ttl);

@@ -156,6 +156,8 @@ struct lock_rec {
     int64_t validity_ns;
     int has_fence;
     uint64_t fence;
+    int no_lease;                   /* LREC_ACQUIRED: the program's hello lists no `ttl`:
+                                     * its grants never expire by themselves */
     int released;                   /* LREC_RELEASED */
     int unknown;                    /* LREC_ACQUIRE_FAILED, LREC_RELEASE_FAILED */
     int err_kind;                   /* enum ev_err for the failures */

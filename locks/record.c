@@ -257,6 +257,7 @@ static int convert(struct rec *r, const struct amsg *ev, struct lock_rec *out)
         snprintf(out->token, sizeof(out->token), "%s", ev->token);
     }
     out->has_validity = ev->has_validity;
+    out->no_lease = !(r->ad.caps & APROTO_CAP_TTL);
     out->validity_ns = ev->validity_ns;
     out->has_fence = ev->has_fence;
     out->fence = ev->fence;

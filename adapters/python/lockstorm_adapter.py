@@ -125,8 +125,17 @@ def _acquire_reply(r, req):
         return {"ok": True, "token": str(r), "validity_ms": req["ttl_ms"]}
     if isinstance(r, dict) and r.get("token") is not None:
         return {"ok": True, "validity_ms": req["ttl_ms"], **r, "token": str(r["token"])}
-    raise Definite(f"acquire returned {r!r}: return a token string, a dict with 'token', "
-                   "or BUSY (adapter bug)")
+    if r is True:  # a library that answers True on success: granted, under a token of ours
+        global _made_up_tokens
+        _made_up_tokens += 1
+        return {"ok": True, "token": f"sdk-{_made_up_tokens}", "validity_ms": req["ttl_ms"]}
+    # anything else: the library was called and may hold the lock now, so the
+    # outcome is unknown (never "definitely not granted")
+    raise RuntimeError(f"acquire returned {r!r}: return a token string, a dict with 'token', "
+                       "True, or BUSY (adapter bug; outcome unknown)")
+
+
+_made_up_tokens = 0
 
 
 def _extend_reply(r, req):

@@ -48,6 +48,17 @@ expect_val "$d" checks.mutex.by_class.lock_broken ">" 0
 expect_val "$d" adapter.record_sequence_errors == 0
 t_no_leftovers "$d"
 
+# a program whose hello lists no `ttl`: its grants never expire by its own
+# account, so they are recorded without a lease (the harness once gave
+# them lock.ttl and called such overlaps stale-holder)
+d=$T_TMP/nottl
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --no-ttl-cap]' --set 'expect={}' --set duration=3s
+check "no ttl cap: grants recorded without a lease" \
+    sh -c "'$LS' log export '$d' | grep -m1 '\"type\":\"acquire_ok\"' | grep -q '\"valid_until\":null'"
+expect_val "$d" checks.mutex.by_class.stale_holder == 0
+expect_val "$d" checks.mutex.by_class.lock_broken ">" 0
+t_no_leftovers "$d"
+
 # the SDKs' record(): the same loop written on the Node SDK
 # (adapters/node/examples/record-worker.js) and on the Python SDK
 # (adapters/python/record_worker.py), correct and with a DEL release

@@ -259,9 +259,14 @@ function acquireReply(r, req) {
   if (r && typeof r === 'object' && r.token !== undefined && r.token !== null) {
     return { ok: true, validity_ms: req.ttl_ms, ...r, token: String(r.token) };
   }
-  throw definite(`acquire returned ${r === undefined ? 'nothing' : inspect(r)}: return a token ` +
-                 'string, {token, fence, validity_ms}, or BUSY (adapter bug)');
+  // a library that answers `true` on success: granted, under a token of ours
+  if (r === true) return { ok: true, token: `sdk-${++madeUpTokens}`, validity_ms: req.ttl_ms };
+  // anything else: the library was called and may hold the lock now, so
+  // the outcome is unknown (never "definitely not granted")
+  throw new Error(`acquire returned ${r === undefined ? 'nothing' : inspect(r)}: return a token ` +
+                  'string, {token, fence, validity_ms}, true, or BUSY (adapter bug; outcome unknown)');
 }
+let madeUpTokens = 0;
 
 function extendReply(r, req) {
   if (isRaw(r)) return r;
