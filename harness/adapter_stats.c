@@ -24,6 +24,7 @@ static const char *const counters[] = {"starts",          "restarts",     "resta
                                        "stalls",          "renewed_stamps_ignored",
                                        /* record mode (locks/record.c) */
                                        "record_events",   "record_stamps_ignored",
+                                       "record_unstamped",
                                        "record_bad_events", "record_sequence_errors", NULL};
 
 static int cmp_name(const void *a, const void *b)
@@ -114,6 +115,19 @@ struct json *adapter_stats_load(const char *dir)
     json_obj_set_int(sec, "processes", (int64_t)per->n);
     for (int k = 0; counters[k]; k++)
         json_obj_set_int(sec, counters[k], sums[k]);
+    /* record mode timed by reads: the order of two workers' steps is
+     * then only as good as each worker's pipe delay */
+    int64_t by_read = json_get_int(sec, "record_stamps_ignored", 0) +
+                      json_get_int(sec, "record_unstamped", 0);
+    if (by_read > 0) {
+        char w[400];
+        snprintf(w, sizeof(w),
+                 "record mode: %lld events timed when the worker read them (no usable "
+                 "host_mono_ms): steps of different workers may be ordered by pipe delay, so an "
+                 "overlap of a millisecond or less may be an artefact of the timing",
+                 (long long)by_read);
+        json_arr_push(warn, json_new_str(w));
+    }
     json_obj_set(sec, "protocol_error_samples", samples);
     json_obj_set(sec, "warnings", warn);
     json_obj_set(sec, "per_worker", per);

@@ -1024,6 +1024,18 @@ static int record_loop(struct wctx *c, int64_t stop_grace, struct ls_err *err)
             break;
         rec_take(c, &rs, &e);
     }
+    if (rs.cur >= 0 && !c->log_failed) {
+        /* still holding when the grace ran out (or it said stopped while
+         * holding): the program is shut down now, and its hold ends with
+         * it, as a crash does; left open, the log would have a hold with
+         * no end and the checker could not decide */
+        struct lock_rec gone;
+        memset(&gone, 0, sizeof(gone));
+        gone.what = LREC_GONE;
+        gone.res = -1;
+        gone.at_ns = ls_now_ns();
+        rec_take(c, &rs, &gone);
+    }
     atomic_store(&c->me->holding, -1);
     atomic_store_explicit(&c->me->acquiring, -1, memory_order_relaxed);
     return 0;

@@ -86,10 +86,12 @@ struct rec {
     uint32_t epoch;
     int resources;
     int started, running, stop_sent;    /* handshake passed; start sent; stop sent */
+    int no_ttl;                         /* the first hello listed no `ttl`: no lease */
     int64_t restarts, restart_failures, next_restart;
     int64_t prev_ns;                    /* the last event's time (CLOCK_MONOTONIC) */
     int phase;
     int64_t stamps_ignored, bad_events, sequence_errors, expected_ends;
+    int64_t unstamped;                  /* events that carried no host_mono_ms */
     char samples[3][256];               /* the first bad or out-of-sequence events */
     int nsamples;
     int64_t last_write;                 /* CLOCK_MONOTONIC of the last stats write */
@@ -142,6 +144,7 @@ static void write_stats(struct rec *r)
     json_obj_set_int(o, "renewed_events", (int64_t)st.renewed_events);
     json_obj_set_int(o, "record_events", (int64_t)st.record_events);
     json_obj_set_int(o, "record_stamps_ignored", r->stamps_ignored);
+    json_obj_set_int(o, "record_unstamped", r->unstamped);
     json_obj_set_int(o, "record_bad_events", r->bad_events);
     json_obj_set_int(o, "record_sequence_errors", r->sequence_errors);
     const char *rel = strstr(r->stderr_path, "adapters/");
@@ -224,6 +227,8 @@ static void sequence(struct rec *r, int what)
 static int64_t event_time(struct rec *r, int64_t written_ns, int64_t read_ns)
 {
     int64_t at = read_ns;
+    if (!written_ns)
+        r->unstamped++;
     if (written_ns && written_ns >= r->prev_ns && written_ns <= read_ns)
         at = written_ns;
     else if (written_ns)
@@ -257,7 +262,7 @@ static int convert(struct rec *r, const struct amsg *ev, struct lock_rec *out)
         snprintf(out->token, sizeof(out->token), "%s", ev->token);
     }
     out->has_validity = ev->has_validity;
-    out->no_lease = !(r->ad.caps & APROTO_CAP_TTL);
+    out->no_lease = r->no_ttl;
     out->validity_ns = ev->validity_ns;
     out->has_fence = ev->has_fence;
     out->fence = ev->fence;
@@ -360,8 +365,12 @@ static int rec_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
         .record_json = r->record_json,
     };
     int rc = adapter_start(&r->ad, &ac, err);
-    if (rc == 0)
+    if (rc == 0) {
         r->started = 1;
+        /* kept from the first hello: a restart's handshake zeroes ad.caps
+         * until it answers, and events queued meanwhile still need it */
+        r->no_ttl = !(r->ad.caps & APROTO_CAP_TTL);
+    }
     write_stats(r);
     return rc;
 }

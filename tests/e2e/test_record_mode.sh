@@ -95,19 +95,29 @@ expect_val "$d" adapter.record_sequence_errors ">" 0
 t_no_leftovers "$d"
 
 # a program that crashes inside its critical section: the hold ends there
-# (a crash record), the program is restarted, no overlap is made up; its
-# stamps are of another clock: refused, counted, timed by the read; a kill
+# (a crash record), the program is restarted, no overlap is made up; a kill
 # of the holder's worker takes its program too, and the restarted worker
 # (epoch 1) starts a new one, whose counters are kept apart
 d=$T_TMP/crash
-run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3", --stamp-offset-ms, "100000"]' --set 'faults=[{kind: kill, target: holder, at: 500ms}]' --set 'expect={}' --set duration=3s
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3"]' --set 'faults=[{kind: kill, target: holder, at: 500ms}]' --set 'expect={}' --set duration=3s
 check "crashing program: exit 0 ($RC)" [ "$RC" -eq 0 ]
 expect_val "$d" counts.crashes ">" 1
 expect_val "$d" adapter.processes == 5
 expect_val "$d" coverage.faults.bit == 1
-expect_val "$d" adapter.record_stamps_ignored ">" 0
 expect_val "$d" adapter.restarts ">" 0
 expect_val "$d" checks.mutex.violations == 0
+t_no_leftovers "$d"
+
+# stamps of another clock: refused, counted, timed by the read, and the run
+# warns that its order of steps is only as good as the pipe delay (with
+# read times, a release read late can overlap the next grant by a fraction
+# of a millisecond: seen 1 in 8 runs before stamps, so no violation count
+# is asserted here)
+d=$T_TMP/badstamps
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --stamp-offset-ms, "100000"]' --set 'faults=[]' --set 'expect={}' --set duration=1s
+expect_val "$d" adapter.record_stamps_ignored ">" 0
+check "bad stamps: the run warns that it was timed by reads" \
+    sh -c "'$LS' get '$d' adapter.warnings | grep -q 'timed when the worker read them'"
 t_no_leftovers "$d"
 
 # a program without the record cap: one clear line, exit 3 (found when it answers)
