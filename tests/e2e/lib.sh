@@ -56,6 +56,29 @@ run_ls() {
     return 0
 }
 
+# t_kill SIG PID [NAME]: send SIG to PID only while it is still the process
+# this test started: alive, not a zombie, and a child of this shell (or,
+# with NAME, a process whose command name is NAME, for a grandchild). A
+# process that ended leaves its pid free for another (pids wrap within
+# minutes when the suite runs two tests at a time), so a test never
+# signals a pid it has not just checked: a second `kill` of a node that
+# already exited once ended whatever process of another test had its pid.
+t_kill() {
+    local sig=$1 p=${2:-} want=${3:-} st comm
+    [ -n "$p" ] && [ "$p" -gt 1 ] 2>/dev/null || return 0
+    st=$(cat "/proc/$p/stat" 2>/dev/null) || return 0
+    comm=${st#*(}
+    comm=${comm%%)*}
+    set -- ${st##*) } # state ppid ...
+    [ "$1" != Z ] || return 0
+    if [ -n "$want" ]; then
+        [ "$comm" = "$want" ] || return 0
+    else
+        [ "$2" = "$$" ] || return 0
+    fi
+    kill "-$sig" "$p" 2>/dev/null || true
+}
+
 # processes whose command line mentions the run dir (workers and the proxy,
 # forked from `lockstorm run --out DIR`), plus the redis-server pids run.json
 # records that are still redis-server processes (redis-server retitles

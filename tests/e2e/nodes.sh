@@ -6,7 +6,7 @@
 NODE_PIDS=()
 stop_nodes() {
     local p
-    for p in "${NODE_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${NODE_PIDS[@]}"; do t_kill TERM "$p"; done
     for p in "${NODE_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
     t_cleanup
 }

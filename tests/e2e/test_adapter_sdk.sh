@@ -63,7 +63,7 @@ for lang in node python; do
     # bye: the probe exits by itself (bounded wait on our own child)
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; read -r -t 0.1 _ <&"$out" || true; done
     check "$lang: the probe exits after bye" sh -c "! kill -0 $pid 2>/dev/null"
-    kill "$pid" 2>/dev/null || true
+    t_kill TERM "$pid"
     wait "$pid" 2>/dev/null || true
     check "$lang: the timed-out call is logged on stderr ($(head -c 200 "$T_TMP/$lang.err" | tr '\n' ' '))" \
         grep -q 'acquire: no answer within 300 ms' "$T_TMP/$lang.err"

@@ -104,7 +104,7 @@ if wait_for 10 has_rules_of "$tag"; then
     check "no rule of the killed run is left within 2 s of its SIGKILL" wait_for 2 no_rules_of "$tag"
 else
     fail "the cut's rules ($tag) never appeared: $(head -c 300 "$d.stderr")"
-    kill -KILL "$pid" 2>/dev/null || true
+    t_kill KILL "$pid"
     wait "$pid" 2>/dev/null || true
 fi
 t_no_session_leftovers "$pid" "harness killed mid-cut"

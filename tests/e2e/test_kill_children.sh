@@ -35,7 +35,7 @@ for what in worker node proxy storage; do
     pid=$!
     if ! wait_for 15 recorded "$d" "$what" || ! wait_for 15 logging "$d"; then
         fail "$what: the run did not get going"
-        kill -KILL "$pid" 2>/dev/null || true
+        t_kill KILL "$pid"
         wait "$pid" || true
         continue
     fi

@@ -78,7 +78,7 @@ redis_up() { redis-cli -p "$1" ping 2>/dev/null | grep -q PONG; }
 # been taken by a test running alongside between our probe and its bind)
 up_or_dead() { redis_up "$1" || ! kill -0 "$2" 2>/dev/null; }
 rpid=
-trap 'if [ -n "$rpid" ]; then kill "$rpid" 2>/dev/null || true; fi; t_cleanup' EXIT
+trap 't_kill TERM "$rpid"; t_cleanup' EXIT
 for attempt in 1 2 3 4 5; do
     port=$(( 20000 + RANDOM % 30000 ))
     while ss -ltnH "sport = :$port" | grep -q .; do port=$(( 20000 + RANDOM % 30000 )); done

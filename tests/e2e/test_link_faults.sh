@@ -146,7 +146,7 @@ if wait_for 20 has_proxy_pid; then
     check "proxy $ppid died with the SIGKILLed harness" wait_for 5 proxy_dead
 else
     fail "run.json never named a proxy pid"
-    kill -KILL "$hpid" 2>/dev/null || true
+    t_kill KILL "$hpid"
 fi
 t_no_leftovers "$d"
 

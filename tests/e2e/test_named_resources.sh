@@ -98,7 +98,7 @@ YAML
      echo $! >"$T_TMP/sub.pid"; wait) &
     wait_for 5 test -s "$T_TMP/sub.pid"
     run_ls "$d3" "$T_TMP/adapter.yaml"
-    kill "$(cat "$T_TMP/sub.pid")" 2>/dev/null || true
+    t_kill TERM "$(cat "$T_TMP/sub.pid")" timeout
     check "the adapter run passed (exit $RC)" [ "$RC" -eq 0 ]
     check "the adapter's lock key was PREFIX+NAME (keyspace events)" \
         grep -q "__keyspace@0__:ci:t2:job-a" "$T_TMP/events.txt"

@@ -155,7 +155,7 @@ for i in "${!phases[@]}"; do
     while ! ended "$pid" && [ $(( $(now_ms) - t_sig )) -lt 20000 ]; do sleep 0.02; done
     if ! ended "$pid"; then
         fail "$desc: still running 20 s after the signal"
-        kill -KILL "$pid" 2>/dev/null || true
+        t_kill KILL "$pid"
     fi
     set +e
     wait "$pid"
@@ -245,7 +245,7 @@ wait_for 30 grep -qs '"state": "finished"' "$T_TMP/suite-out/sig-checking/run.js
 kill -INT "$pid"
 t_sig=$(now_ms)
 while ! ended "$pid" && [ $(( $(now_ms) - t_sig )) -lt 20000 ]; do sleep 0.02; done
-ended "$pid" || kill -KILL "$pid" 2>/dev/null || true
+t_kill KILL "$pid"
 set +e
 wait "$pid"
 rc=$?
