@@ -6,9 +6,10 @@
  * the streams stay in memory; past it every stream spills to a binary file
  * in $TMPDIR that has no name (O_TMPFILE, or unlinked the moment it is
  * made: nothing is left behind however the check ends), kept open until
- * the end. Then the smallest streams are read back into memory (up to a
- * bound) and the rest mapped like a run's event log (read and dropped
- * behind by the checkers' pass, so memory stays flat). Only a worker whose
+ * the end (past the open-file limit, to one shared overflow file, each
+ * worker's extents listed). Then the smallest streams are read back into
+ * memory (up to a bound) and the rest mapped like a run's event log (read
+ * and dropped behind by the checkers' pass, so memory stays flat). Only a worker whose
  * records went back in time is sorted: in memory up to a bound, else by
  * sorted runs merged on disk.
  */
@@ -44,6 +45,9 @@ struct jw {
     int ordered;                /* times never went down */
     int fd;                     /* its spill file (no name: open until finished), else -1 */
     int has_file;
+    struct jext { off_t at; size_t n; } *ext; /* past the open-file limit: its records'
+                                                 extents in the shared overflow file (owned) */
+    size_t next, capext;
 };
 
 struct jl_load {
@@ -60,6 +64,9 @@ struct jl_load {
     int spilling;
     size_t spill_cap;           /* records buffered per worker while spilling */
     size_t nfiles;              /* spill files open */
+    int ovf_fd;                 /* the overflow file, shared by the workers past the
+                                   open-file limit (no name), else -1 */
+    off_t ovf_end;
     struct rlimit nofile;       /* the open-file limit as it was, restored at the end */
     int nofile_raised;
     uint64_t keep_upto;         /* a spilled stream of at most this many records is read
@@ -89,7 +96,7 @@ static int io_err(struct jl_load *L, const char *what, int e)
  * (O_TMPFILE in $TMPDIR, or where the file system has none a
  * lockstorm-history-XXXXXX file unlinked at once) into *fd. 0 or an error
  * code with L->err set. */
-static int spill_open(struct jl_load *L, int *fd)
+static int spill_open_q(struct jl_load *L, int *fd, int quiet)
 {
     const char *td = getenv("TMPDIR");
     if (!td || !td[0])
@@ -106,12 +113,20 @@ static int spill_open(struct jl_load *L, int *fd)
         L->nfiles++;
         return 0;
     }
-    if (errno == EMFILE || errno == ENFILE)
+    if (errno == EMFILE || errno == ENFILE) {
+        if (quiet)
+            return -EMFILE;
         return ls_err_set(L->err, LS_EIO, "%s: %zu workers spill to disk, one open file each, "
                           "past the open-file limit (ulimit -n %llu); raise it or split the "
                           "history by worker", L->path, L->nfiles + 1,
                           (unsigned long long)L->nofile.rlim_max);
+    }
     return io_err(L, "create a spill file", errno);
+}
+
+static int spill_open(struct jl_load *L, int *fd)
+{
+    return spill_open_q(L, fd, 0);
 }
 
 static int write_all(int fd, const void *buf, size_t n, off_t at)
@@ -147,25 +162,61 @@ static int read_all(int fd, void *buf, size_t n, off_t at)
     return 0;
 }
 
+/* Contract: append n records to the shared overflow file as w's. */
+static int to_overflow(struct jl_load *L, struct jw *w, const struct ev_rec *r, size_t n)
+{
+    size_t bytes = n * sizeof(*r);
+    int rc = write_all(L->ovf_fd, r, bytes, L->ovf_end);
+    if (rc)
+        return io_err(L, "write spill file", -rc);
+    struct jext *last = w->next ? &w->ext[w->next - 1] : NULL;
+    if (last && last->at + (off_t)(last->n * sizeof(*r)) == L->ovf_end) {
+        last->n += n;
+    } else {
+        if (w->next == w->capext) {
+            w->capext = w->capext ? w->capext * 2 : 16;
+            w->ext = xrealloc(w->ext, w->capext * sizeof(*w->ext));
+        }
+        w->ext[w->next].at = L->ovf_end;
+        w->ext[w->next++].n = n;
+    }
+    L->ovf_end += (off_t)bytes;
+    return 0;
+}
+
 /* Contract: write w's buffered records to its spill file (made with room
- * for the log header first). Returns 0 or an error code with L->err set. */
+ * for the log header first), or past the open-file limit to the shared
+ * overflow file. Returns 0 or an error code with L->err set. */
 static int flush(struct jl_load *L, struct jw *w)
 {
     if (w->n == 0)
         return 0;
-    if (!w->has_file) {
-        int rc = spill_open(L, &w->fd);
-        if (rc)
-            return rc;
-        w->has_file = 1;
-        char zero[EVLOG_HEADER_SIZE] = {0};
-        rc = write_all(w->fd, zero, sizeof(zero), -1);
-        if (rc)
-            return io_err(L, "write spill file", -rc);
+    int rc = 0;
+    if (!w->has_file && !w->ext) {
+        rc = spill_open_q(L, &w->fd, 1);
+        if (rc == -EMFILE) { /* past the open-file limit */
+            w->ext = xmalloc(16 * sizeof(*w->ext));
+            w->capext = 16;
+            rc = 0;
+        } else if (!rc) {
+            w->has_file = 1;
+            char zero[EVLOG_HEADER_SIZE] = {0};
+            rc = write_all(w->fd, zero, sizeof(zero), -1);
+            if (rc)
+                return io_err(L, "write spill file", -rc);
+        }
     }
-    int rc = write_all(w->fd, w->buf, w->n * sizeof(*w->buf), -1);
     if (rc)
-        return io_err(L, "write spill file", -rc);
+        return rc;
+    if (w->ext) {
+        rc = to_overflow(L, w, w->buf, w->n);
+    } else {
+        rc = write_all(w->fd, w->buf, w->n * sizeof(*w->buf), -1);
+        if (rc)
+            rc = io_err(L, "write spill file", -rc);
+    }
+    if (rc)
+        return rc;
     w->n = 0;
     if (w->cap > L->spill_cap) {
         L->mem -= (w->cap - L->spill_cap) * sizeof(*w->buf);
@@ -208,10 +259,13 @@ static int start_spill(struct jl_load *L)
         struct rlimit up = {L->nofile.rlim_max, L->nofile.rlim_max};
         L->nofile_raised = setrlimit(RLIMIT_NOFILE, &up) == 0;
     }
+    int rc = spill_open(L, &L->ovf_fd);
+    if (rc)
+        return rc;
     L->spilling = 1;
     set_spill_cap(L);
     for (size_t i = 0; i < L->nw; i++) {
-        int rc = flush(L, &L->w[i]);
+        rc = flush(L, &L->w[i]);
         if (rc)
             return rc;
     }
@@ -438,6 +492,65 @@ static int map_err(struct jl_load *L, int e)
     return io_err(L, "map spill file", e);
 }
 
+/* Contract: an overflow worker's records (bytes of them) read back: into
+ * memory (hw) when it is among the small ones and in order, returning 0;
+ * else copied into a spill file of its own (w->fd, as if it had had one
+ * all along), returning 1. An error code (< 0) otherwise. */
+static int from_overflow(struct jl_load *L, struct jw *w, struct hist_worker *hw, size_t bytes)
+{
+    int keep = w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2;
+    size_t cap = keep ? bytes : L->sort_mem < bytes ? L->sort_mem : bytes;
+    cap -= cap % sizeof(struct ev_rec);
+    if (cap == 0)
+        cap = sizeof(struct ev_rec);
+    char *a = xmalloc(cap);
+    int rc = 0;
+    if (!keep && (rc = spill_open(L, &w->fd)) != 0) {
+        free(a);
+        return rc;
+    }
+    char zero[EVLOG_HEADER_SIZE] = {0};
+    if (!keep && (rc = write_all(w->fd, zero, sizeof(zero), -1)) != 0)
+        goto io;
+    size_t got = 0;
+    for (size_t e = 0; e < w->next && !rc; e++) {
+        size_t left = w->ext[e].n * sizeof(struct ev_rec);
+        off_t at = w->ext[e].at;
+        while (left && !rc) {
+            size_t k = keep ? left : left < cap ? left : cap;
+            rc = read_all(L->ovf_fd, keep ? a + got : a, k, at);
+            if (!rc && !keep)
+                rc = write_all(w->fd, a, k, -1);
+            got += k;
+            at += (off_t)k;
+            left -= k;
+        }
+    }
+    if (rc)
+        goto io;
+    free(w->ext);
+    w->ext = NULL;
+    if (!keep) {
+        free(a);
+        w->has_file = 1;
+        return 1;
+    }
+    struct ev_rec *r = (struct ev_rec *)(void *)a;
+    if (!w->ordered) {
+        qsort(r, w->total, sizeof(*r), cmp_rec);
+        for (size_t i = 0; i < w->total; i++)
+            r[i].seq = (uint32_t)i;
+    }
+    L->kept_bytes += bytes;
+    hw->owned = r;
+    hw->ev = r;
+    hw->n = (size_t)w->total;
+    return 0;
+io:
+    free(a);
+    return io_err(L, "copy spill file", -rc);
+}
+
 /* Contract: worker w's stream into hw: its records in memory; or its spill
  * file (header written, sorted when needed) read back into memory when it
  * is among the small ones (L->keep_upto), else mapped read-only; the file
@@ -446,7 +559,7 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
 {
     hw->id = w->id;
     hw->complete = 1;
-    if (!w->has_file) {
+    if (!w->has_file && !w->ext) {
         if (!w->ordered) {
             qsort(w->buf, w->n, sizeof(*w->buf), cmp_rec);
             for (size_t i = 0; i < w->n; i++)
@@ -462,9 +575,11 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     if (rc)
         return rc;
     size_t n = (size_t)w->total;
+    size_t bytes = n * EVLOG_REC_SIZE;
+    if (w->ext && (rc = from_overflow(L, w, hw, bytes)) <= 0)
+        return rc; /* read back into memory (0), or an error */
     if (!w->ordered && (rc = sort_file(L, w, n)) != 0)
         return rc;
-    size_t bytes = n * EVLOG_REC_SIZE;
     if (w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2) {
         struct ev_rec *a = xmalloc(bytes);
         rc = read_all(w->fd, a, bytes, EVLOG_HEADER_SIZE);
@@ -526,7 +641,7 @@ static void choose_kept(struct jl_load *L)
     uint64_t *tot = xmalloc((L->nw ? L->nw : 1) * sizeof(*tot));
     size_t k = 0;
     for (size_t i = 0; i < L->nw; i++)
-        if (L->w[i].has_file)
+        if (L->w[i].has_file || L->w[i].ext)
             tot[k++] = L->w[i].total;
     qsort(tot, k, sizeof(*tot), cmp_u64);
     size_t sum = 0;
@@ -633,7 +748,10 @@ static void cleanup(struct jl_load *L)
         if (w->fd >= 0)
             close(w->fd); /* the file has no name: closed, it is gone */
         free(w->buf);
+        free(w->ext);
     }
+    if (L->ovf_fd >= 0)
+        close(L->ovf_fd);
     free(L->w);
     free(L->slot_of);
     if (L->nofile_raised)
@@ -665,6 +783,7 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     L.err = err;
     L.mem_bound = env_bytes("LS_JSONL_MEM_BOUND", JL_MEM_BOUND);
     L.sort_mem = env_bytes("LS_JSONL_SORT_MEM", JL_SORT_MEM);
+    L.ovf_fd = -1;
     jl_parser_init(&L.p, h, path, err);
     /* A file whose records will not fit spills from the start: its record
      * buffers stay small and warm instead of growing (and faulting in new
@@ -680,11 +799,17 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     if (rc == 0) {
         choose_kept(&L);
         h->w = xcalloc(L.nw ? L.nw : 1, sizeof(*h->w));
-        for (size_t id = 0; id < L.nslot && !rc; id++) /* in worker id order */
-            if (L.slot_of[id] >= 0) {
-                rc = finish_worker(&L, &L.w[L.slot_of[id]], &h->w[h->nworkers]);
-                h->nworkers++;
-            }
+        h->nworkers = (int)L.nw;
+        /* in worker id order; the overflow workers last, when the others
+         * have let their files go (each needs one of its own, for a while) */
+        for (int pass = 0; pass < 2 && !rc; pass++)
+            for (size_t id = 0, k = 0; id < L.nslot && !rc; id++)
+                if (L.slot_of[id] >= 0) {
+                    struct jw *w = &L.w[L.slot_of[id]];
+                    if ((w->ext != NULL) == pass)
+                        rc = finish_worker(&L, w, &h->w[k]);
+                    k++;
+                }
     }
     cleanup(&L);
     if (rc == 0)
