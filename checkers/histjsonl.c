@@ -33,6 +33,7 @@
 #define JL_MEM_BOUND ((size_t)32 << 20) /* record bytes held in memory before spilling */
 #define JL_SORT_MEM ((size_t)32 << 20)  /* a spilled worker sorted in memory up to this */
 #define JL_MAX_WORKER 1000000
+#define JL_KEEP_MAX ((size_t)64 << 10)  /* a spilled stream read back into memory up to this */
 
 /* One worker's stream while loading. */
 struct jw {
@@ -634,8 +635,10 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Contract: L->keep_upto set so that the spilled streams of at most that
- * many records, smallest first, fit half the memory bound when read back:
- * every one of them is one mapping (vm.max_map_count) fewer. */
+ * many records (64 KB each at most), smallest first, fit half the memory
+ * bound when read back: every one of them is one mapping
+ * (vm.max_map_count) fewer; a big stream is mapped, its pages dropped
+ * behind the pass. */
 static void choose_kept(struct jl_load *L)
 {
     uint64_t *tot = xmalloc((L->nw ? L->nw : 1) * sizeof(*tot));
@@ -648,7 +651,7 @@ static void choose_kept(struct jl_load *L)
     L->keep_upto = 0;
     for (size_t i = 0; i < k; i++) {
         sum += (size_t)tot[i] * EVLOG_REC_SIZE;
-        if (sum > L->mem_bound / 2)
+        if (sum > L->mem_bound / 2 || (size_t)tot[i] * EVLOG_REC_SIZE > JL_KEEP_MAX)
             break;
         L->keep_upto = tot[i];
     }
