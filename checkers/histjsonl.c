@@ -4,11 +4,14 @@
  * line parsed flat (jlparse.h), each worker's records appended to its own
  * stream with its time order checked as they come. Up to a memory bound
  * the streams stay in memory; past it every stream spills to a binary file
- * in a temporary directory, which is then mapped like a run's event log
- * (read and dropped behind by the checkers' pass, so memory stays flat).
- * Only a worker whose records went back in time is sorted: in memory up to
- * a bound, else by sorted runs merged on disk. The files are unlinked as
- * soon as they are mapped.
+ * in $TMPDIR that has no name (O_TMPFILE, or unlinked the moment it is
+ * made: nothing is left behind however the check ends), kept open until
+ * the end (past the open-file limit, to one shared overflow file, each
+ * worker's extents listed). Then the smallest streams are read back into
+ * memory (up to a bound) and the rest mapped like a run's event log (read
+ * and dropped behind by the checkers' pass, so memory stays flat). Only a worker whose
+ * records went back in time is sorted: in memory up to a bound, else by
+ * sorted runs merged on disk.
  */
 #include "checkers/history.h"
 
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,8 +32,8 @@
 #define JL_CHUNK ((size_t)4 << 20)      /* bytes read at a time (> JL_MAX_LINE) */
 #define JL_MEM_BOUND ((size_t)32 << 20) /* record bytes held in memory before spilling */
 #define JL_SORT_MEM ((size_t)32 << 20)  /* a spilled worker sorted in memory up to this */
-#define JL_MAX_OPEN 256                 /* spill files kept open at once */
 #define JL_MAX_WORKER 1000000
+#define JL_KEEP_MAX ((size_t)64 << 10)  /* a spilled stream read back into memory up to this */
 
 /* One worker's stream while loading. */
 struct jw {
@@ -40,8 +44,11 @@ struct jw {
     uint64_t total;             /* records so far */
     int64_t last_t;
     int ordered;                /* times never went down */
-    int fd;                     /* its spill file while open, else -1 */
+    int fd;                     /* its spill file (no name: open until finished), else -1 */
     int has_file;
+    struct jext { off_t at; size_t n; } *ext; /* past the open-file limit: its records'
+                                                 extents in the shared overflow file (owned) */
+    size_t next, capext;
 };
 
 struct jl_load {
@@ -57,8 +64,15 @@ struct jl_load {
     size_t mem_bound, sort_mem;
     int spilling;
     size_t spill_cap;           /* records buffered per worker while spilling */
-    char tmpdir[4096];          /* "" until spilling */
-    int nopen;
+    size_t nfiles;              /* spill files open */
+    int ovf_fd;                 /* the overflow file, shared by the workers past the
+                                   open-file limit (no name), else -1 */
+    off_t ovf_end;
+    struct rlimit nofile;       /* the open-file limit as it was, restored at the end */
+    int nofile_raised;
+    uint64_t keep_upto;         /* a spilled stream of at most this many records is read
+                                   back into memory, while kept_bytes allows */
+    size_t kept_bytes, nmapped;
     uint64_t events;
 };
 
@@ -72,16 +86,48 @@ static size_t env_bytes(const char *name, size_t dflt)
     return *end || v < EVLOG_REC_SIZE ? dflt : (size_t)v;
 }
 
-static void spill_path(const struct jl_load *L, int id, const char *suffix, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s/worker-%d%s", L->tmpdir, id, suffix);
-}
-
 static int io_err(struct jl_load *L, const char *what, int e)
 {
     return ls_err_set(L->err, LS_EIO, "%s: %s: %s; set TMPDIR to a directory with room (a "
                       "JSONL history past %zu MB spills 64 bytes per event there)", L->path, what,
                       strerror(e), L->mem_bound >> 20);
+}
+
+/* Contract: a new spill file, open read-write and without a name
+ * (O_TMPFILE in $TMPDIR, or where the file system has none a
+ * lockstorm-history-XXXXXX file unlinked at once) into *fd. 0 or an error
+ * code with L->err set. */
+static int spill_open_q(struct jl_load *L, int *fd, int quiet)
+{
+    const char *td = getenv("TMPDIR");
+    if (!td || !td[0])
+        td = "/tmp";
+    *fd = open(td, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (*fd < 0 && errno != EMFILE && errno != ENFILE) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/lockstorm-history-XXXXXX", td);
+        *fd = mkostemp(path, O_CLOEXEC);
+        if (*fd >= 0)
+            unlink(path); /* the fd keeps the data; nothing has a name to be left behind */
+    }
+    if (*fd >= 0) {
+        L->nfiles++;
+        return 0;
+    }
+    if (errno == EMFILE || errno == ENFILE) {
+        if (quiet)
+            return -EMFILE;
+        return ls_err_set(L->err, LS_EIO, "%s: %zu workers spill to disk, one open file each, "
+                          "past the open-file limit (ulimit -n %llu); raise it or split the "
+                          "history by worker", L->path, L->nfiles + 1,
+                          (unsigned long long)L->nofile.rlim_max);
+    }
+    return io_err(L, "create a spill file", errno);
+}
+
+static int spill_open(struct jl_load *L, int *fd)
+{
+    return spill_open_q(L, fd, 0);
 }
 
 static int write_all(int fd, const void *buf, size_t n, off_t at)
@@ -117,37 +163,62 @@ static int read_all(int fd, void *buf, size_t n, off_t at)
     return 0;
 }
 
+/* Contract: append n records to the shared overflow file as w's. */
+static int to_overflow(struct jl_load *L, struct jw *w, const struct ev_rec *r, size_t n)
+{
+    size_t bytes = n * sizeof(*r);
+    int rc = write_all(L->ovf_fd, r, bytes, L->ovf_end);
+    if (rc)
+        return io_err(L, "write spill file", -rc);
+    struct jext *last = w->next ? &w->ext[w->next - 1] : NULL;
+    if (last && last->at + (off_t)(last->n * sizeof(*r)) == L->ovf_end) {
+        last->n += n;
+    } else {
+        if (w->next == w->capext) {
+            w->capext = w->capext ? w->capext * 2 : 16;
+            w->ext = xrealloc(w->ext, w->capext * sizeof(*w->ext));
+        }
+        w->ext[w->next].at = L->ovf_end;
+        w->ext[w->next++].n = n;
+    }
+    L->ovf_end += (off_t)bytes;
+    return 0;
+}
+
 /* Contract: write w's buffered records to its spill file (made with room
- * for the log header first). Returns 0 or an error code with L->err set. */
+ * for the log header first), or past the open-file limit to the shared
+ * overflow file. Returns 0 or an error code with L->err set. */
 static int flush(struct jl_load *L, struct jw *w)
 {
     if (w->n == 0)
         return 0;
-    char path[4200];
-    spill_path(L, w->id, ".bin", path, sizeof(path));
-    if (w->fd < 0) {
-        int flags = O_WRONLY | O_CLOEXEC | (w->has_file ? O_APPEND : O_CREAT | O_EXCL);
-        w->fd = open(path, flags, 0600);
-        if (w->fd < 0)
-            return io_err(L, "create spill file", errno);
-        L->nopen++;
-        if (!w->has_file) {
+    int rc = 0;
+    if (!w->has_file && !w->ext) {
+        rc = spill_open_q(L, &w->fd, 1);
+        if (rc == -EMFILE) { /* past the open-file limit */
+            w->ext = xmalloc(16 * sizeof(*w->ext));
+            w->capext = 16;
+            rc = 0;
+        } else if (!rc) {
+            w->has_file = 1;
             char zero[EVLOG_HEADER_SIZE] = {0};
-            int rc = write_all(w->fd, zero, sizeof(zero), -1);
+            rc = write_all(w->fd, zero, sizeof(zero), -1);
             if (rc)
                 return io_err(L, "write spill file", -rc);
-            w->has_file = 1;
         }
     }
-    int rc = write_all(w->fd, w->buf, w->n * sizeof(*w->buf), -1);
     if (rc)
-        return io_err(L, "write spill file", -rc);
-    w->n = 0;
-    if (L->nopen > JL_MAX_OPEN) {
-        close(w->fd);
-        w->fd = -1;
-        L->nopen--;
+        return rc;
+    if (w->ext) {
+        rc = to_overflow(L, w, w->buf, w->n);
+    } else {
+        rc = write_all(w->fd, w->buf, w->n * sizeof(*w->buf), -1);
+        if (rc)
+            rc = io_err(L, "write spill file", -rc);
     }
+    if (rc)
+        return rc;
+    w->n = 0;
     if (w->cap > L->spill_cap) {
         L->mem -= (w->cap - L->spill_cap) * sizeof(*w->buf);
         w->cap = L->spill_cap;
@@ -180,21 +251,22 @@ static int flush_all(struct jl_load *L)
     return 0;
 }
 
-/* Contract: from now on every stream goes to its file. */
+/* Contract: from now on every stream goes to its file. Each file stays
+ * open to the end (it has no name to open again by), so the soft
+ * open-file limit is raised to the hard one until then. */
 static int start_spill(struct jl_load *L)
 {
-    const char *td = getenv("TMPDIR");
-    snprintf(L->tmpdir, sizeof(L->tmpdir), "%s/lockstorm-history-XXXXXX",
-             td && td[0] ? td : "/tmp");
-    if (!mkdtemp(L->tmpdir)) {
-        int e = errno;
-        L->tmpdir[0] = '\0';
-        return io_err(L, "create a temporary directory", e);
+    if (getrlimit(RLIMIT_NOFILE, &L->nofile) == 0 && L->nofile.rlim_cur < L->nofile.rlim_max) {
+        struct rlimit up = {L->nofile.rlim_max, L->nofile.rlim_max};
+        L->nofile_raised = setrlimit(RLIMIT_NOFILE, &up) == 0;
     }
+    int rc = spill_open(L, &L->ovf_fd);
+    if (rc)
+        return rc;
     L->spilling = 1;
     set_spill_cap(L);
     for (size_t i = 0; i < L->nw; i++) {
-        int rc = flush(L, &L->w[i]);
+        rc = flush(L, &L->w[i]);
         if (rc)
             return rc;
     }
@@ -311,16 +383,14 @@ static void heap_down(int *heap, int n, int i, const struct mrun *r)
     }
 }
 
-/* Contract: sort the n records of the spill file at path (after its
- * header) by (t, seq) and number them again, in memory when they fit
- * L->sort_mem, else as sorted runs of that size merged into a new file that
- * replaces it. Memory stays within about L->sort_mem. 0 or an error code. */
-static int sort_file(struct jl_load *L, const char *path, size_t n)
+/* Contract: sort the n records of w's spill file (after its header) by
+ * (t, seq) and number them again, in memory when they fit L->sort_mem, else
+ * as sorted runs of that size merged into a new spill file that replaces
+ * it (w->fd). Memory stays within about L->sort_mem. 0 or an error code. */
+static int sort_file(struct jl_load *L, struct jw *w, size_t n)
 {
     size_t bytes = n * sizeof(struct ev_rec);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return io_err(L, "open spill file", errno);
+    int fd = w->fd;
     int rc = 0;
     if (bytes <= L->sort_mem) {
         struct ev_rec *a = xmalloc(bytes);
@@ -332,7 +402,6 @@ static int sort_file(struct jl_load *L, const char *path, size_t n)
             rc = write_all(fd, a, bytes, EVLOG_HEADER_SIZE);
         }
         free(a);
-        close(fd);
         return rc ? io_err(L, "sort spill file", -rc) : 0;
     }
     size_t C = L->sort_mem / sizeof(struct ev_rec);
@@ -348,11 +417,12 @@ static int sort_file(struct jl_load *L, const char *path, size_t n)
         }
     }
     free(a);
-    char out[4300];
-    snprintf(out, sizeof(out), "%s.merged", path);
-    int ofd = rc ? -1 : open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (!rc && ofd < 0)
-        rc = -errno;
+    if (rc)
+        return io_err(L, "sort spill file", -rc);
+    int ofd;
+    int orc = spill_open(L, &ofd);
+    if (orc)
+        return orc;
     size_t B = C / 2 / (size_t)k; /* the runs' windows and the output: L->sort_mem */
     if (B < 16)
         B = 16;
@@ -396,24 +466,101 @@ static int sort_file(struct jl_load *L, const char *path, size_t n)
     free(r);
     free(heap);
     free(ob);
-    close(fd);
-    if (ofd >= 0 && close(ofd) != 0 && !rc)
-        rc = -errno;
-    if (!rc && rename(out, path) != 0)
-        rc = -errno;
-    if (rc)
-        unlink(out);
+    close(rc ? ofd : fd); /* the merged file replaces the runs, or is let go */
+    L->nfiles--;
+    if (!rc)
+        w->fd = ofd;
     return rc ? io_err(L, "merge spill file", -rc) : 0;
 }
 
-/* Contract: worker w's stream into hw: its records in memory, or its spill
- * file (header written, sorted when needed) mapped read-only and unlinked.
- * 0 or an error code. */
+/* Contract: the message for a spill file that could not be mapped (e):
+ * near the kernel's limit on mappings, say so, with the number of workers. */
+static int map_err(struct jl_load *L, int e)
+{
+    long limit = 0;
+    FILE *f = e == ENOMEM ? fopen("/proc/sys/vm/max_map_count", "r") : NULL;
+    if (f) {
+        if (fscanf(f, "%ld", &limit) != 1)
+            limit = 0;
+        fclose(f);
+    }
+    if (limit > 0 && L->nmapped + 1024 >= (size_t)limit)
+        return ls_err_set(L->err, LS_EIO, "%s: map spill file: %s: %zu of its %zu workers are "
+                          "mapped, one mapping each, at the kernel's limit of %ld mappings "
+                          "(vm.max_map_count); raise it (sysctl -w vm.max_map_count=...) or "
+                          "split the history by worker", L->path, strerror(e), L->nmapped + 1,
+                          L->nw, limit);
+    return io_err(L, "map spill file", e);
+}
+
+/* Contract: an overflow worker's records (bytes of them) read back: into
+ * memory (hw) when it is among the small ones and in order, returning 0;
+ * else copied into a spill file of its own (w->fd, as if it had had one
+ * all along), returning 1. An error code (< 0) otherwise. */
+static int from_overflow(struct jl_load *L, struct jw *w, struct hist_worker *hw, size_t bytes)
+{
+    int keep = w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2;
+    size_t cap = keep ? bytes : L->sort_mem < bytes ? L->sort_mem : bytes;
+    cap -= cap % sizeof(struct ev_rec);
+    if (cap == 0)
+        cap = sizeof(struct ev_rec);
+    char *a = xmalloc(cap);
+    int rc = 0;
+    if (!keep && (rc = spill_open(L, &w->fd)) != 0) {
+        free(a);
+        return rc;
+    }
+    char zero[EVLOG_HEADER_SIZE] = {0};
+    if (!keep && (rc = write_all(w->fd, zero, sizeof(zero), -1)) != 0)
+        goto io;
+    size_t got = 0;
+    for (size_t e = 0; e < w->next && !rc; e++) {
+        size_t left = w->ext[e].n * sizeof(struct ev_rec);
+        off_t at = w->ext[e].at;
+        while (left && !rc) {
+            size_t k = keep ? left : left < cap ? left : cap;
+            rc = read_all(L->ovf_fd, keep ? a + got : a, k, at);
+            if (!rc && !keep)
+                rc = write_all(w->fd, a, k, -1);
+            got += k;
+            at += (off_t)k;
+            left -= k;
+        }
+    }
+    if (rc)
+        goto io;
+    free(w->ext);
+    w->ext = NULL;
+    if (!keep) {
+        free(a);
+        w->has_file = 1;
+        return 1;
+    }
+    struct ev_rec *r = (struct ev_rec *)(void *)a;
+    if (!w->ordered) {
+        qsort(r, w->total, sizeof(*r), cmp_rec);
+        for (size_t i = 0; i < w->total; i++)
+            r[i].seq = (uint32_t)i;
+    }
+    L->kept_bytes += bytes;
+    hw->owned = r;
+    hw->ev = r;
+    hw->n = (size_t)w->total;
+    return 0;
+io:
+    free(a);
+    return io_err(L, "copy spill file", -rc);
+}
+
+/* Contract: worker w's stream into hw: its records in memory; or its spill
+ * file (header written, sorted when needed) read back into memory when it
+ * is among the small ones (L->keep_upto), else mapped read-only; the file
+ * closed either way. 0 or an error code. */
 static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw)
 {
     hw->id = w->id;
     hw->complete = 1;
-    if (!w->has_file) {
+    if (!w->has_file && !w->ext) {
         if (!w->ordered) {
             qsort(w->buf, w->n, sizeof(*w->buf), cmp_rec);
             for (size_t i = 0; i < w->n; i++)
@@ -428,16 +575,28 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     int rc = flush(L, w);
     if (rc)
         return rc;
-    if (w->fd >= 0) {
+    size_t n = (size_t)w->total;
+    size_t bytes = n * EVLOG_REC_SIZE;
+    if (w->ext && (rc = from_overflow(L, w, hw, bytes)) <= 0)
+        return rc; /* read back into memory (0), or an error */
+    if (!w->ordered && (rc = sort_file(L, w, n)) != 0)
+        return rc;
+    if (w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2) {
+        struct ev_rec *a = xmalloc(bytes);
+        rc = read_all(w->fd, a, bytes, EVLOG_HEADER_SIZE);
+        if (rc) {
+            free(a);
+            return io_err(L, "read spill file", -rc);
+        }
+        L->kept_bytes += bytes;
         close(w->fd);
         w->fd = -1;
-        L->nopen--;
+        L->nfiles--;
+        hw->owned = a;
+        hw->ev = a;
+        hw->n = n;
+        return 0;
     }
-    char path[4200];
-    spill_path(L, w->id, ".bin", path, sizeof(path));
-    size_t n = (size_t)w->total;
-    if (!w->ordered && (rc = sort_file(L, path, n)) != 0)
-        return rc;
     struct evlog_header hdr;
     memset(&hdr, 0, sizeof(hdr));
     memcpy(hdr.magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC));
@@ -447,17 +606,17 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     hdr.worker = (uint32_t)w->id;
     hdr.flags = EVLOG_F_CLOSED;
     hdr.count = n;
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return io_err(L, "open spill file", errno);
-    rc = write_all(fd, &hdr, sizeof(hdr), 0);
-    size_t len = EVLOG_HEADER_SIZE + n * EVLOG_REC_SIZE;
-    void *map = rc ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-    int e = rc ? -rc : errno;
-    close(fd);
-    unlink(path); /* the mapping keeps the data; nothing is left behind */
+    rc = write_all(w->fd, &hdr, sizeof(hdr), 0);
+    if (rc)
+        return io_err(L, "write spill file", -rc);
+    size_t len = EVLOG_HEADER_SIZE + bytes;
+    void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, w->fd, 0);
     if (map == MAP_FAILED)
-        return io_err(L, "map spill file", e);
+        return map_err(L, errno);
+    L->nmapped++;
+    close(w->fd); /* the mapping keeps the data */
+    w->fd = -1;
+    L->nfiles--;
     hw->file.hdr = hdr;
     hw->file.map = map;
     hw->file.map_len = len;
@@ -469,13 +628,49 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     return 0;
 }
 
-/* Contract: one line (lineno) into its worker's stream; blank lines skipped. */
-static int one_line(struct jl_load *L, const char *line, size_t len, size_t lineno)
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Contract: L->keep_upto set so that the spilled streams of at most that
+ * many records (64 KB each at most), smallest first, fit half the memory
+ * bound when read back: every one of them is one mapping
+ * (vm.max_map_count) fewer; a big stream is mapped, its pages dropped
+ * behind the pass. */
+static void choose_kept(struct jl_load *L)
+{
+    uint64_t *tot = xmalloc((L->nw ? L->nw : 1) * sizeof(*tot));
+    size_t k = 0;
+    for (size_t i = 0; i < L->nw; i++)
+        if (L->w[i].has_file || L->w[i].ext)
+            tot[k++] = L->w[i].total;
+    qsort(tot, k, sizeof(*tot), cmp_u64);
+    size_t sum = 0;
+    L->keep_upto = 0;
+    for (size_t i = 0; i < k; i++) {
+        sum += (size_t)tot[i] * EVLOG_REC_SIZE;
+        if (sum > L->mem_bound / 2 || (size_t)tot[i] * EVLOG_REC_SIZE > JL_KEEP_MAX)
+            break;
+        L->keep_upto = tot[i];
+    }
+    free(tot);
+}
+
+/* Contract: 1 when line[0..len) is blank (spaces, tabs, CRs). */
+static int blank(const char *line, size_t len)
 {
     size_t k = 0;
     while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
         k++;
-    if (k == len)
+    return k == len;
+}
+
+/* Contract: one line (lineno) into its worker's stream; blank lines skipped. */
+static int one_line(struct jl_load *L, const char *line, size_t len, size_t lineno)
+{
+    if (blank(line, len))
         return 0;
     struct ev_rec r;
     int w;
@@ -483,13 +678,24 @@ static int one_line(struct jl_load *L, const char *line, size_t len, size_t line
     return rc ? rc : add(L, w, &r, lineno);
 }
 
+/* Contract: the end of a line longer than the chunk: len bytes in all,
+ * the last tail of them at buf (within the chunk). Blank, it is skipped
+ * like any blank line; else refused by its length, never read. */
+static int long_line(struct jl_load *L, int was_blank, const char *tail, size_t tail_len,
+                     size_t len, size_t lineno)
+{
+    if (was_blank && blank(tail, tail_len))
+        return 0;
+    return jl_line_too_long(&L->p, len, lineno);
+}
+
 /* Contract: every line of fd through one_line, read JL_CHUNK at a time. A
- * line longer than the chunk is measured, not kept: jl_parse_line refuses
- * it by its length alone. */
+ * line longer than the chunk is measured, not kept (long_line). */
 static int read_lines(struct jl_load *L, int fd)
 {
     char *buf = xmalloc(JL_CHUNK);
     size_t have = 0, lineno = 0, skipping = 0; /* skipping: bytes of an over-long line */
+    int skip_blank = 0;                        /* ... all of them blank so far */
     int rc = 0, eof = 0;
     while (!rc && !eof) {
         ssize_t r = read(fd, buf + have, JL_CHUNK - have);
@@ -506,7 +712,8 @@ static int read_lines(struct jl_load *L, int fd)
         while (!rc && (nl = memchr(buf + start, '\n', have - start)) != NULL) {
             size_t end = (size_t)(nl - buf);
             lineno++;
-            rc = skipping ? one_line(L, buf, skipping + end - start, lineno)
+            rc = skipping ? long_line(L, skip_blank, buf + start, end - start,
+                                      skipping + end - start, lineno)
                           : one_line(L, buf + start, end - start, lineno);
             skipping = 0;
             start = end + 1;
@@ -515,18 +722,20 @@ static int read_lines(struct jl_load *L, int fd)
             break;
         if (eof && start < have) {
             lineno++;
-            rc = skipping ? one_line(L, buf, skipping + have - start, lineno)
+            rc = skipping ? long_line(L, skip_blank, buf + start, have - start,
+                                      skipping + have - start, lineno)
                           : one_line(L, buf + start, have - start, lineno);
             break;
         }
         if (eof && skipping) {
             lineno++;
-            rc = one_line(L, buf, skipping, lineno);
+            rc = long_line(L, skip_blank, buf, 0, skipping, lineno);
             break;
         }
         memmove(buf, buf + start, have - start);
         have -= start;
         if (have == JL_CHUNK) { /* no end in sight: too long to parse, count it */
+            skip_blank = (skipping == 0 || skip_blank) && blank(buf, have);
             skipping += have;
             have = 0;
         }
@@ -540,18 +749,16 @@ static void cleanup(struct jl_load *L)
     for (size_t i = 0; i < L->nw; i++) {
         struct jw *w = &L->w[i];
         if (w->fd >= 0)
-            close(w->fd);
-        if (w->has_file) {
-            char path[4200];
-            spill_path(L, w->id, ".bin", path, sizeof(path));
-            unlink(path);
-        }
+            close(w->fd); /* the file has no name: closed, it is gone */
         free(w->buf);
+        free(w->ext);
     }
+    if (L->ovf_fd >= 0)
+        close(L->ovf_fd);
     free(L->w);
     free(L->slot_of);
-    if (L->tmpdir[0])
-        rmdir(L->tmpdir);
+    if (L->nofile_raised)
+        setrlimit(RLIMIT_NOFILE, &L->nofile);
     jl_parser_free(&L->p);
 }
 
@@ -579,6 +786,7 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     L.err = err;
     L.mem_bound = env_bytes("LS_JSONL_MEM_BOUND", JL_MEM_BOUND);
     L.sort_mem = env_bytes("LS_JSONL_SORT_MEM", JL_SORT_MEM);
+    L.ovf_fd = -1;
     jl_parser_init(&L.p, h, path, err);
     /* A file whose records will not fit spills from the start: its record
      * buffers stay small and warm instead of growing (and faulting in new
@@ -592,12 +800,19 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
         rc = ls_err_set(err, LS_EINPUT, "%s: no events (the file is empty or blank); a history "
                         "is one JSON event object per line", path);
     if (rc == 0) {
+        choose_kept(&L);
         h->w = xcalloc(L.nw ? L.nw : 1, sizeof(*h->w));
-        for (size_t id = 0; id < L.nslot && !rc; id++) /* in worker id order */
-            if (L.slot_of[id] >= 0) {
-                rc = finish_worker(&L, &L.w[L.slot_of[id]], &h->w[h->nworkers]);
-                h->nworkers++;
-            }
+        h->nworkers = (int)L.nw;
+        /* in worker id order; the overflow workers last, when the others
+         * have let their files go (each needs one of its own, for a while) */
+        for (int pass = 0; pass < 2 && !rc; pass++)
+            for (size_t id = 0, k = 0; id < L.nslot && !rc; id++)
+                if (L.slot_of[id] >= 0) {
+                    struct jw *w = &L.w[L.slot_of[id]];
+                    if ((w->ext != NULL) == pass)
+                        rc = finish_worker(&L, w, &h->w[k]);
+                    k++;
+                }
     }
     cleanup(&L);
     if (rc == 0)

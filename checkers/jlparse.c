@@ -135,6 +135,11 @@ static int jl_err(struct jl_parser *c, size_t lineno, const char *fmt, ...)
                       "\"JSONL histories\" in docs/checkers.md", c->file, lineno, what);
 }
 
+int jl_line_too_long(struct jl_parser *p, size_t len, size_t lineno)
+{
+    return jl_err(p, lineno, "line is %zu bytes, over the %d-byte limit", len, JL_MAX_LINE);
+}
+
 /* Optional integer field: 0 absent/null, 1 present (*v set), -1 wrong type. */
 static int opt_int(const struct json *o, const char *key, int64_t *v)
 {
@@ -167,7 +172,7 @@ int jl_parse_tree(struct jl_parser *c, const char *line, size_t len, size_t line
     *wid = -1;
     c->tree++;
     if (len > JL_MAX_LINE)
-        return jl_err(c, lineno, "line is %zu bytes, over the %d-byte limit", len, JL_MAX_LINE);
+        return jl_line_too_long(c, len, lineno);
     if (json_parse(line, len, &o, why, sizeof(why)) != 0)
         return jl_err(c, lineno, "bad JSON: %s", why);
     int rc = 0;
@@ -493,6 +498,8 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     char *sbuf[2] = {p->scratch, p->scratch + JL_MAX_LINE + 1}; /* res, then token/err/type */
     char *other = sbuf[1];
     size_t used = 0; /* of other: strings other than res are decoded one after another */
+    struct { const char *k; size_t n; } other_keys[8]; /* unknown keys so far (no escapes) */
+    int others = 0;
     size_t i = 0;
     while (i < len && is_ws(s[i]))
         i++;
@@ -522,6 +529,15 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
             return 0;
         if (key != K_OTHER && sl[key].kind != V_ABSENT)
             return 0; /* a duplicate key: the tree parser decides which counts */
+        if (key == K_OTHER) { /* a repeated unknown key: the tree parser refuses it */
+            if (others == (int)(sizeof(other_keys) / sizeof(other_keys[0])))
+                return 0; /* too many to compare: the tree parser sees to them */
+            for (int j = 0; j < others; j++)
+                if (other_keys[j].n == i - k0 && memcmp(other_keys[j].k, s + k0, i - k0) == 0)
+                    return 0;
+            other_keys[others].k = s + k0;
+            other_keys[others++].n = i - k0;
+        }
         char *buf = key == K_RES ? sbuf[0] : other + used;
         if (flat_value(s, len, &i, &sl[key], buf) < 0)
             return 0;

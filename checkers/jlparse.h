@@ -3,10 +3,11 @@
  * histories") into an event record. A flat parser reads the usual lines:
  * no object tree, no allocation, keys dispatched by length and bytes,
  * resources interned. A line it does not take on (nested values, floats,
- * \u escapes past ASCII, duplicate keys, a field of the wrong kind, bad
- * JSON) is read again by the tree parser (util/json.h), which gives the
- * same record or the same FILE:LINE message as always: the flat parser
- * only ever answers where both agree.
+ * \u escapes past ASCII, duplicate keys (unknown ones too), more than 8
+ * unknown keys, a field of the wrong kind, bad JSON) is read again by the
+ * tree parser (util/json.h), which gives the same record or the same
+ * FILE:LINE message as always: the flat parser only ever answers where
+ * both agree.
  */
 #ifndef LS_JLPARSE_H
 #define LS_JLPARSE_H
@@ -42,6 +43,11 @@ void jl_parser_free(struct jl_parser *p);
  * p->err. */
 int jl_parse_line(struct jl_parser *p, const char *line, size_t len, size_t lineno,
                   struct ev_rec *r, int *w);
+
+/* Contract: the message for a line of len bytes past JL_MAX_LINE (the line
+ * itself is not read). Returns LS_EINPUT with "FILE:LINE: line is N bytes,
+ * over the ...-byte limit" on p->err. */
+int jl_line_too_long(struct jl_parser *p, size_t len, size_t lineno);
 
 /* The two parsers alone (tests). jl_parse_flat: 1 with *r, *w set, or 0
  * when the line is for the tree parser (nothing interned then). */

@@ -133,6 +133,23 @@ static void refused(const char *line, const char *want)
     history_free(&h);
 }
 
+/* Contract: line is refused as a duplicate key, by the tree parser. */
+static void refused_dup(const char *line)
+{
+    refused(line, "bad JSON");
+    struct history h;
+    memset(&h, 0, sizeof(h));
+    struct ls_err e = {0, ""};
+    struct jl_parser p;
+    jl_parser_init(&p, &h, "x.jsonl", &e);
+    struct ev_rec r;
+    int w;
+    CHECK(jl_parse_line(&p, line, strlen(line), 1, &r, &w) == LS_EINPUT);
+    CHECKF(strstr(e.msg, "duplicate object key") != NULL, "'%s' for %s", e.msg, line);
+    jl_parser_free(&p);
+    history_free(&h);
+}
+
 static void test_flat_leaves(void)
 {
     /* the flat parser leaves these to the tree parser, which takes them */
@@ -145,6 +162,13 @@ static void test_flat_leaves(void)
          0);
     /* ... and these it leaves too, for the tree parser to refuse */
     refused("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"res\":\"b\"}", "bad JSON");
+    /* a repeated unknown key is refused like a repeated known one */
+    refused_dup("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":1,\"x\":2}");
+    refused_dup("{\"x\":1,\"t\":1,\"w\":2,\"type\":\"exit\",\"x\":1,\"res\":\"a\"}");
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":1}", 1);
+    same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":1,\"xy\":2,\"y\":3}", 1);
+    same("{\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,\"f\":1,\"g\":1,\"h\":1,\"i\":1,\"t\":1,"
+         "\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", 0); /* 9 unknown keys: left */
     refused("{\"t\":1234567890123456789,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", "\"t\"");
     refused("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"fence\":1.0}", "\"fence\"");
     refused("{\"t\":1,\"w\":2,\"type\":\"acquire_invoke\",\"res\":\"a\",\"fence\":5000000000}",
@@ -445,6 +469,54 @@ static void test_sorted_and_found(void)
     unsetenv("LS_JSONL_SORT_MEM");
 }
 
+static int open_fds(void)
+{
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)getpid());
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (f && fscanf(f, "%d", &n) != 1)
+        n = -1;
+    if (f)
+        pclose(f);
+    return n;
+}
+
+static void test_kept_small(void)
+{
+    /* spilled (19,200 bytes of records past a 16 KB bound): the 50 small
+     * streams are read back into memory (6,400 bytes, within half the
+     * bound), the big one is mapped; no file stays open, none has a name */
+    struct strbuf sb = STRBUF_INIT;
+    for (int i = 0; i < 200; i++)
+        sb_printf(&sb, "{\"t\":%d,\"w\":0,\"type\":\"%s\",\"res\":\"r0\"}\n", i,
+                  i % 2 ? "exit" : "enter");
+    for (int w = 1; w <= 50; w++)
+        sb_printf(&sb, "{\"t\":%d,\"w\":%d,\"type\":\"enter\",\"res\":\"r1\"}\n"
+                  "{\"t\":%d,\"w\":%d,\"type\":\"exit\",\"res\":\"r1\"}\n",
+                  1000 + w, w, 1000 + w, w);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/kept.jsonl", tmp);
+    REQUIRE(write_file(path, sb.buf, sb.len) == 0);
+    sb_free(&sb);
+    setenv("LS_JSONL_MEM_BOUND", "16384", 1);
+    int fds = open_fds();
+    struct history h;
+    struct ls_err err = {0, ""};
+    REQUIRE(history_load_jsonl(path, &h, &err) == 0);
+    CHECK_INT(open_fds(), fds);
+    REQUIRE(h.nworkers == 51);
+    CHECKF(h.w[0].file.map != NULL && h.w[0].n == 200, "worker 0 mapped %p n %zu",
+           h.w[0].file.map, h.w[0].n);
+    int kept = 0;
+    for (int i = 1; i <= 50; i++)
+        kept += h.w[i].file.map == NULL && h.w[i].owned != NULL && h.w[i].n == 2 &&
+                h.w[i].ev[1].type == EV_EXIT;
+    CHECK_INT(kept, 50);
+    history_free(&h);
+    unsetenv("LS_JSONL_MEM_BOUND");
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/ls-test-jsonl-XXXXXX";
@@ -457,6 +529,7 @@ int main(void)
     RUN(test_malformed);
     RUN(test_equivalence);
     RUN(test_sorted_and_found);
+    RUN(test_kept_small);
     char cmd[4200];
     snprintf(cmd, sizeof(cmd), "ls -A %s | grep -c lockstorm-history", tmp);
     FILE *f = popen(cmd, "r");
