@@ -4,6 +4,7 @@
 #   lib/lockstorm/liblsclock.so            the clock shim (when the lsclock target exists)
 #   share/lockstorm/workloads/             bundled workloads (run by name)
 #   share/lockstorm/adapters/              bundled adapters (without node_modules)
+#   share/lockstorm/tests/fixtures/        the record-mode workloads' program
 #   share/doc/lockstorm/                   README.md and docs/*.md
 #   share/man/man1/lockstorm.1             the man page
 #   share/bash-completion/completions/lockstorm
@@ -32,6 +33,10 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/adapters)
           PATTERN node_modules EXCLUDE
           PATTERN __pycache__ EXCLUDE)
 endif()
+# the record-mode workloads' program (workloads/record/redis-*.yaml name it
+# as ../../tests/fixtures/record_program.py, next to themselves)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/tests/fixtures/record_program.py
+        DESTINATION ${LS_PKG_DATADIR}/tests/fixtures)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 file(GLOB LS_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${LS_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "harness/stress.h"
 #include "util/xalloc.h"
 #define MAX_KINDS 32
 
@@ -286,6 +287,16 @@ static struct json *run_row(const struct json *res, const char *label, const cha
                  offered ? json_new_int((int64_t)num_at(res, "checks.fencing.fence_regressions", 0))
                          : json_new_null());
     json_obj_set_int(o, "unknown", (int64_t)num_at(res, "counts.unknown", 0));
+    /* the other checkers' counts above 0 (the count classes of
+     * harness/stress_class.c but mutex's by_class, which by_fault
+     * attributes): not attributable to a fault window */
+    struct json *cls = stress_classes_of(res);
+    struct json *other = json_obj_set(o, "other_findings", json_new_obj());
+    for (size_t i = 0; i < cls->n; i++)
+        if (stress_class_path(cls->keys[i]) && strcmp(cls->keys[i], "stale_holder") != 0 &&
+            strcmp(cls->keys[i], "lock_broken") != 0)
+            json_obj_set_int(other, cls->keys[i], cls->kids[i]->i);
+    json_free(cls);
     return o;
 }
 
@@ -343,11 +354,25 @@ static void mark_na(struct json *row, const char *kind, const char *reason, cons
 
 /* ---- conclusions ---- */
 
+/* The sum of row r's other_findings (counts no fault window is charged with). */
+static int64_t other_total(const struct json *r)
+{
+    const struct json *o = json_obj_get(r, "other_findings");
+    int64_t n = 0;
+    for (size_t i = 0; o && o->type == JSON_OBJ && i < o->n; i++)
+        if (o->kids[i]->type == JSON_NUM)
+            n += o->kids[i]->i;
+    return n;
+}
+
 /* Contract: what row r shows under fault kind (or, kind NULL, over the
  * whole run), into phr: "unknown", "n/a", "not injected", "clean", or the
  * counts ("lock-broken 2, stale-holder 1 (1 after the window)"). Only
  * counts the document holds; a run whose checkers could not decide is
- * "unknown" whatever its counts. */
+ * "unknown" whatever its counts. Under a kind only the mutex classes are
+ * attributed: other checkers' findings make it "no mutex violations" (or
+ * the mutex counts) followed by "other checkers: N findings (see the
+ * run)", never "clean"; the whole run names every count. */
 static void row_phrase(const struct json *r, const char *kind, struct strbuf *phr)
 {
     if (strcmp(json_get_str(r, "findings", "unknown"), "unknown") == 0) {
@@ -380,14 +405,30 @@ static void row_phrase(const struct json *r, const char *kind, struct strbuf *ph
         sb_printf(phr, "%sstale-holder %lld", phr->len ? ", " : "", (long long)st);
     if (after > 0)
         sb_printf(phr, " (%lld after the window)", (long long)after);
-    if (!kind) {
-        const struct json *fl = json_obj_get(r, "fenced_lost_updates");
-        int64_t pl = json_get_int(r, "plain_lost_updates", 0);
-        if (pl > 0)
-            sb_printf(phr, "%splain lost updates %lld", phr->len ? ", " : "", (long long)pl);
-        if (fl && fl->type == JSON_NUM && fl->i > 0)
-            sb_printf(phr, "%sfenced lost updates %lld", phr->len ? ", " : "", (long long)fl->i);
-        if (!phr->len && strcmp(json_get_str(r, "findings", ""), "violations") == 0)
+    int violations = strcmp(json_get_str(r, "findings", ""), "violations") == 0;
+    if (kind) {
+        int64_t other = other_total(r);
+        /* the checkers found violations that no count of the row shows */
+        int unexplained = !other && violations && json_get_int(r, "stale_holder", 0) == 0 &&
+                          json_get_int(r, "lock_broken", 0) == 0;
+        if ((other || unexplained) && !phr->len)
+            sb_puts(phr, "no mutex violations");
+        if (other)
+            sb_printf(phr, ", other checkers: %lld finding%s (see the run)", (long long)other,
+                      other == 1 ? "" : "s");
+        else if (unexplained)
+            sb_puts(phr, ", another checker found violations (see the run)");
+    } else {
+        const struct json *o = json_obj_get(r, "other_findings");
+        for (size_t i = 0; o && o->type == JSON_OBJ && i < o->n; i++) {
+            if (o->kids[i]->type != JSON_NUM || o->kids[i]->i <= 0)
+                continue;
+            sb_puts(phr, phr->len ? ", " : "");
+            for (const char *c = o->keys[i]; *c; c++)
+                sb_putc(phr, *c == '_' ? ' ' : *c);
+            sb_printf(phr, " %lld", (long long)o->kids[i]->i);
+        }
+        if (!phr->len && violations)
             sb_puts(phr, "violations of another checker (see its result.json)");
     }
     if (!phr->len)

@@ -321,6 +321,24 @@ static struct json *run_json(const struct srun *r)
     return o;
 }
 
+/* Contract: the stress-phase runs that FAILed without being a hit (with
+ * --until CLASS: a FAIL without the class), and the first of them (*first,
+ * NULL when none). */
+static int failed_otherwise(const struct stress_ctx *x, const struct srun **first)
+{
+    int k = 0;
+    *first = NULL;
+    for (int i = 0; i < x->nruns; i++) {
+        const struct srun *r = x->runs[i];
+        if (r->phase == PHASE_STRESS && r->state == SRUN_DONE && !r->hit &&
+            strcmp(r->verdict, "fail") == 0) {
+            if (!k++)
+                *first = r;
+        }
+    }
+    return k;
+}
+
 static const char *outcome(const struct stress_ctx *x, int final, int code)
 {
     if (!final)
@@ -329,6 +347,9 @@ static const char *outcome(const struct stress_ctx *x, int final, int code)
         return "interrupted";
     if (x->found >= 0)
         return "failure found";
+    const struct srun *first;
+    if (code == 0 && failed_otherwise(x, &first) > 0)
+        return "no hit, other failures";
     return code == 0 ? "no failure" : code == 4 ? "not judged" : "error";
 }
 
@@ -377,6 +398,8 @@ int stress_write_json(const struct stress_ctx *x, int final, int code)
     for (int i = 0; i < x->nruns; i++)
         nstress += x->runs[i]->phase == PHASE_STRESS;
     json_obj_set_int(p, "stress_runs", nstress);
+    const struct srun *first_other;
+    json_obj_set_int(p, "failed_otherwise", failed_otherwise(x, &first_other));
     struct json *runs = json_obj_set(p, "runs", json_new_arr());
     for (int i = 0; i < x->nruns; i++)
         json_arr_push(runs, run_json(x->runs[i]));
@@ -438,6 +461,22 @@ static void classes_text(const struct srun *r, struct strbuf *sb)
         sb_printf(sb, " %s=%lld", r->classes->keys[i], (long long)r->classes->kids[i]->i);
 }
 
+/* Contract: appends "; K FAILed otherwise, the first at seed S: CLASSES"
+ * (the runs that FAILed without the class --until names), or nothing. */
+static void others_text(const struct stress_ctx *x, struct strbuf *sb)
+{
+    const struct srun *f;
+    int k = failed_otherwise(x, &f);
+    if (!k)
+        return;
+    sb_printf(sb, "; %d FAILed otherwise, the first at seed %llu:", k,
+              (unsigned long long)f->seed);
+    if (f->classes && f->classes->n)
+        classes_text(f, sb);
+    else
+        sb_puts(sb, " no class (an expectation)");
+}
+
 static void summary(const struct stress_ctx *x, int code, int nstress, int unknown,
                     const char *first_unknown)
 {
@@ -471,16 +510,19 @@ static void summary(const struct stress_ctx *x, int code, int nstress, int unkno
                   x->base->name, stress_signal_name(x->signal), nstress,
                   nstress == 1 ? "" : "s", what);
     } else if (code == 0) {
-        sb_printf(&sb, "stress %s: no failure in %d run%s (seeds %llu..%llu, every one "
-                       "judged); this is not a proof\n", x->base->name, nstress,
-                  nstress == 1 ? "" : "s",
-                  (unsigned long long)x->seed0,
+        const struct srun *f;
+        sb_printf(&sb, "stress %s: no %s in %d run%s (seeds %llu..%llu, every one judged",
+                  x->base->name, failed_otherwise(x, &f) ? what : "failure", nstress,
+                  nstress == 1 ? "" : "s", (unsigned long long)x->seed0,
                   (unsigned long long)(x->seed0 + (uint64_t)nstress - 1));
+        others_text(x, &sb);
+        sb_puts(&sb, "); this is not a proof\n");
     } else if (code == 4) {
         sb_printf(&sb, "stress %s: no %s in %d run%s, but %d could not be judged (UNKNOWN: "
-                       "%s); that is not a clean result\n", x->base->name, what, nstress,
-                  nstress == 1 ? "" : "s", unknown,
+                       "%s", x->base->name, what, nstress, nstress == 1 ? "" : "s", unknown,
                   first_unknown ? first_unknown : "see stress.json");
+        others_text(x, &sb);
+        sb_puts(&sb, "); that is not a clean result\n");
     } else {
         sb_printf(&sb, "stress %s: stopped: %s\n", x->base->name, x->error);
     }

@@ -36,9 +36,14 @@ long long stress_class_count(const struct json *res, const char *name);
  * count above 0 in res, then each checker that said invalid as {name: 1};
  * caller frees. */
 struct json *stress_classes_of(const struct json *res);
-/* Contract: the first class of res in the table's order of severity
- * (lock_broken first) with a count above 0, else the first checker that
- * said invalid, else NULL. Static storage. */
+/* Contract: the class of what failed in res, NULL when none applies.
+ * Without expectations: the first count class in the table's order of
+ * severity (lock_broken first) above 0 whose checker said invalid, else
+ * the first checker that said invalid. With expectations: the same among
+ * the failed ones only (a failed expectation on a count class's path with
+ * the count above 0, or on a path under checks.<checker> whose checker
+ * said invalid); a count an expectation allowed is not a class. Static
+ * storage. */
 const char *stress_primary_class(const struct json *res);
 /* Contract: the fewest workers that can show class name (2 for a class of
  * two parties, e.g. lock_broken; 1 otherwise). */

@@ -128,15 +128,68 @@ struct json *stress_classes_of(const struct json *res)
     return o;
 }
 
+/* Contract: 1 when path is checks.<name> or under it. */
+static int under_checker(const char *path, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(path, "checks.", 7) == 0 && strncmp(path + 7, name, n) == 0 &&
+           (path[7 + n] == '\0' || path[7 + n] == '.');
+}
+
+/* Contract: 1 when the count class cc is what failed in res: with
+ * expectations, a failed one reads its path; without, its checker said
+ * invalid. */
+static int count_failed(const struct json *res, const struct json *ex, const struct count_class *cc)
+{
+    if (stress_class_count(res, cc->name) <= 0)
+        return 0;
+    for (size_t i = 0; ex && i < ex->n; i++) {
+        const struct json *ok = json_obj_get(ex->kids[i], "ok");
+        if (!(ok && ok->type == JSON_BOOL && ok->i) &&
+            strcmp(json_get_str(ex->kids[i], "path", ""), cc->path) == 0)
+            return 1;
+    }
+    if (ex)
+        return 0;
+    char name[64];
+    const char *dot = strchr(cc->path + 7, '.');
+    snprintf(name, sizeof(name), "%.*s", (int)(dot ? dot - (cc->path + 7) : 0), cc->path + 7);
+    return checker_invalid(res, name);
+}
+
+/* Contract: 1 when checker c is what failed in res: it said invalid and,
+ * with expectations, a failed one reads a path under checks.<its name>
+ * that is not a count class's (those are count_failed's: one whose count
+ * is 0 failed for want of it, which no class names). */
+static int checker_failed(const struct json *res, const struct json *ex,
+                          const struct checker_ops *c)
+{
+    if (!has_section(c) || !checker_invalid(res, c->name))
+        return 0;
+    for (size_t i = 0; ex && i < ex->n; i++) {
+        const struct json *ok = json_obj_get(ex->kids[i], "ok");
+        const char *path = json_get_str(ex->kids[i], "path", "");
+        int counted = 0;
+        for (int k = 0; k < NCOUNT && !counted; k++)
+            counted = strcmp(count_classes[k].path, path) == 0;
+        if (!(ok && ok->type == JSON_BOOL && ok->i) && !counted && under_checker(path, c->name))
+            return 1;
+    }
+    return !ex;
+}
+
 const char *stress_primary_class(const struct json *res)
 {
+    const struct json *ex = json_obj_get(res, "expectations");
+    if (ex && (ex->type != JSON_ARR || ex->n == 0))
+        ex = NULL; /* no expectations: the checkers decided */
     for (int i = 0; i < NCOUNT; i++)
-        if (stress_class_count(res, count_classes[i].name) > 0)
+        if (count_failed(res, ex, &count_classes[i]))
             return count_classes[i].name;
     int nc = 0;
     const struct checker_ops *const *all = checker_all(&nc);
     for (int i = 0; i < nc; i++)
-        if (has_section(all[i]) && checker_invalid(res, all[i]->name))
+        if (checker_failed(res, ex, all[i]))
             return all[i]->name;
     return NULL;
 }

@@ -29,6 +29,7 @@
 #include "harness/workload_int.h"
 #include "model/yamltree.h"
 #include "locks/lock.h"
+#include "locks/record.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -133,8 +134,9 @@ static const struct opt_def workers_tab[] = {
     {"resources", OPT_CUSTOM, 0, "2", 0, 0, NULL, NULL,
      "the resources (locks) the workers pick from: a count N (named r0..rN-1) or a list of "
      "names, e.g. [invoice-42, invoice-43]: 1-" WL_RES_MAX_TEXT " of them, unique, each 1-64 of "
-     "A-Z a-z 0-9 . _ - : / (a Redis key part; not r<N> of another position); the key of "
-     "resource NAME is lock.key_prefix + NAME"},
+     "A-Z a-z 0-9 . _ - : / (a Redis key part; not r<N> of another position, not starting "
+     "with fence:, the fence counters' prefix); the key of resource NAME is lock.key_prefix + "
+     "NAME; lock.impl record takes at most " RECORD_MAX_RES_TEXT},
     {"pick", OPT_ENUM, SUB(workers, pick), "uniform", 0, 0, pick_choices, NULL,
      "how a worker picks the resource of its next hold"},
     {"hold", OPT_DIST, SUB(workers, hold), "{dist: uniform, min: 20ms, max: 80ms}", 0, NS_H, NULL,
@@ -403,6 +405,11 @@ static int parse_resources(struct loader *L, const struct ynode *v, const struct
             ydiag_at(dg, it, "%s[%zu]: '%s' has '%c' at %d; a name is part of a Redis key: use "
                      "A-Z a-z 0-9 . _ - : /", path, i, opt_quote(it->text, q, sizeof(q)),
                      it->text[at] >= 32 && it->text[at] < 127 ? it->text[at] : '?', at + 1);
+            bad = 1;
+        } else if (strncmp(it->text, "fence:", 6) == 0) {
+            ydiag_at(dg, it, "%s[%zu]: '%s' starts with 'fence:': its key would be resource "
+                     "'%s''s fence counter (PREFIX + fence:NAME); rename it", path, i,
+                     opt_quote(it->text, q, sizeof(q)), it->text + 6);
             bad = 1;
         } else if (default_name_clash(it->text, i)) {
             ydiag_at(dg, it, "%s[%zu]: '%s' is the default name of another resource (r<N> is "

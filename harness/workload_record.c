@@ -13,6 +13,7 @@
 #include "faults/clock.h"
 #include "faults/fault.h"
 #include "locks/lock.h"
+#include "locks/record.h"
 #include "model/yamltree.h"
 
 /* The node to blame: root.section.key, else root.section, else root. */
@@ -27,6 +28,10 @@ void workload_record_check(const struct workload *w, const struct ynode *root, s
 {
     if (!w->lock.ops || !w->lock.ops->record_next)
         return;
+    if (w->workers.resources > RECORD_MAX_RES)
+        ydiag_at(dg, at_key(root, "workers", "resources"),
+                 "workers.resources: %lld resources; lock.impl record lists them in its hello, at "
+                 "most %d; use fewer", (long long)w->workers.resources, RECORD_MAX_RES);
     if (w->workers.mode == WMODE_JOBS)
         ydiag_at(dg, at_key(root, "workers", "mode"),
                  "workers.mode: jobs is not available with lock.impl record (the program runs "

@@ -32,7 +32,6 @@
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
-#define RECORD_MAX_RES 200 /* resources a record-mode hello lists */
 #define REC_RESTART_BACKOFF_NS (1000LL * 1000 * 1000)
 #define REC_STATS_EVERY_NS (250LL * 1000 * 1000) /* counters rewritten while events come */
 
@@ -44,8 +43,9 @@
 static const struct opt_def rec_tab[] = {
     {"command", OPT_CUSTOM, XOFF(command), NULL, 0, 0, NULL, NULL,
      "the program's argv, a list run without a shell (PATH lookup for the first item), e.g. "
-     "[node, worker.js, --lockstorm]; relative paths are relative to the directory lockstorm "
-     "runs in"},
+     "[node, worker.js, --lockstorm]; an item that is a relative path to a file next to the "
+     "workload file is resolved there, otherwise it stays relative to the directory lockstorm "
+     "runs in (as external's command)"},
     {"program", OPT_CUSTOM, XOFF(adapter), "{}", 0, 0, NULL, NULL,
      "mapping handed to the program untouched (hello.options): its own settings"},
     {"hello_timeout", OPT_DURATION, ROFF(hello_timeout), "10s", 1e8, 120e9, NULL, NULL,
@@ -283,11 +283,12 @@ static void maybe_restart(struct rec *r)
     if (r->restarts >= r->opt->x.max_restarts || ls_now_ns() < r->next_restart)
         return;
     r->restarts++;
+    /* the first restart is at once (next_restart starts at 0), each next
+     * one a second after the one before, whether it worked or not */
+    r->next_restart = ls_now_ns() + REC_RESTART_BACKOFF_NS;
     struct ls_err err = {0};
-    if (adapter_restart(&r->ad, &err) < 0 || adapter_record_op(&r->ad, LOCK_REC_START) < 0) {
+    if (adapter_restart(&r->ad, &err) < 0 || adapter_record_op(&r->ad, LOCK_REC_START) < 0)
         r->restart_failures++;
-        r->next_restart = ls_now_ns() + REC_RESTART_BACKOFF_NS;
-    }
     r->phase = PH_IDLE;
     write_stats(r);
 }
@@ -430,8 +431,7 @@ static int rec_next(struct lock *lk, int64_t until_ns, struct lock_rec *out)
                 out->what = LREC_STOPPED;
             } else {
                 out->what = LREC_GONE;
-                r->phase = PH_IDLE;
-                r->next_restart = ls_now_ns(); /* at once the first time */
+                r->phase = PH_IDLE; /* restarted by maybe_restart, paced there */
             }
             write_stats(r);
             return 1;

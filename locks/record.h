@@ -13,6 +13,11 @@
 #include "locks/external.h"
 #include "locks/lock.h"
 
+/* The most resources a record-mode hello lists (checked at load by
+ * harness/workload_record.c, and again when a worker starts). */
+#define RECORD_MAX_RES 200
+#define RECORD_MAX_RES_TEXT "200"
+
 struct record_options {
     struct external_options x; /* first: external_option_hooks fill command and program */
     int64_t hello_timeout;     /* ns */

@@ -30,15 +30,25 @@ def phrase(run, kind):
     p = ", ".join(parts)
     if after > 0:
         p += " (%d after the window)" % after
-    if kind is None:
-        extra = []
-        if run.get("plain_lost_updates", 0) > 0:
-            extra.append("plain lost updates %d" % run["plain_lost_updates"])
-        fl = run.get("fenced_lost_updates")
-        if isinstance(fl, int) and fl > 0:
-            extra.append("fenced lost updates %d" % fl)
+    others = run.get("other_findings") or {}
+    violations = run.get("findings") == "violations"
+    if kind is not None:
+        # only the mutex classes are charged to a window: never "clean"
+        # while another checker counted something in the run
+        n = sum(v for v in others.values() if isinstance(v, int))
+        unexplained = (not n and violations and run.get("stale_holder", 0) == 0
+                       and run.get("lock_broken", 0) == 0)
+        if (n or unexplained) and not p:
+            p = "no mutex violations"
+        if n:
+            p += ", other checkers: %d finding%s (see the run)" % (n, "" if n == 1 else "s")
+        elif unexplained:
+            p += ", another checker found violations (see the run)"
+    else:
+        extra = ["%s %d" % (k.replace("_", " "), v) for k, v in others.items()
+                 if isinstance(v, int) and v > 0]
         p = ", ".join([x for x in [p] + extra if x])
-        if not p and run.get("findings") == "violations":
+        if not p and violations:
             p = "violations of another checker (see its result.json)"
     return p or "clean"
 

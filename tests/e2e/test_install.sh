@@ -45,6 +45,9 @@ if [ "$have_shim" = 1 ]; then
     check "installed binary finds the clock shim under its prefix" \
         grep -q "clock shim: $P/lib/lockstorm/liblsclock.so" <<<"$("$P/bin/lockstorm" --version)"
 fi
+check "the record-mode workloads' program is installed where they name it (relative to them)" \
+    bash -c '[ -x "$2/share/lockstorm/tests/fixtures/record_program.py" ] && "$1" validate "$2/share/lockstorm/workloads/record/redis-pause-long.yaml" 2>/dev/null | grep -qF "command: [\"$2/share/lockstorm/tests/fixtures/record_program.py\"]"' \
+    _ "$P/bin/lockstorm" "$P"
 check "the installed man page is the generated one" cmp -s "$P/share/man/man1/lockstorm.1" "$SRC/docs/lockstorm.1"
 d=$T_TMP/elsewhere/run
 set +e

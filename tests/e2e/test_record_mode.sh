@@ -6,7 +6,8 @@
 # shows stale-holder only and the pauses bite; the same program with an
 # unconditional DEL release is caught (lock-broken); one that skips the lock
 # is recorded as holds with no grant, its sequence errors counted; one that
-# crashes holding is recorded as a crash and restarted; a program
+# crashes holding is recorded as a crash and restarted (at most once a
+# second); a program
 # that does not list `record` fails the run with one line (exit 3); bad
 # workload input is refused before anything starts (exit 2); SIGTERM
 # mid-run leaves no process of the run. Needs Debian's python3-redis.
@@ -118,6 +119,17 @@ run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[test
 expect_val "$d" adapter.record_stamps_ignored ">" 0
 check "bad stamps: the run warns that it was timed by reads" \
     sh -c "'$LS' get '$d' adapter.warnings | grep -q 'timed when the worker read them'"
+t_no_leftovers "$d"
+
+# a program that crashes at its first grant, over and over: restarted at
+# once the first time, then at most once a second (docs/protocol.md), so
+# 3 s (and the stop) hold at most 4 restarts (without the pacing: one
+# every ~0.4 s, 7 or more)
+d=$T_TMP/pacing
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "1", --hold-ms, "1-1"]' --set 'faults=[]' --set 'expect={}' --set duration=3s --set workers.count=1
+r=$(get "$d" adapter.restarts)
+check "crash at every first grant: restarted, at most once a second ($r restarts in 3 s, exit $RC)" \
+    bash -c '[ "$1" -ge 1 ] && [ "$1" -le 4 ]' _ "$r"
 t_no_leftovers "$d"
 
 # a program without the record cap: one clear line, exit 3 (found when it answers)

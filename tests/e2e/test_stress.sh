@@ -7,7 +7,8 @@
 # lock_broken when run again (up to 3 seeds: timing varies); stress.json
 # records every run; two runs at once, the one still going at the hit is
 # stopped by pid. A correct lock over 3 seeds exits 0 with the "not a
-# proof" line; runs that cannot be judged (UNKNOWN) exit 4, never clean; a
+# proof" line; --until a class no run shows, with a run FAILed otherwise,
+# names that run (never "no failure"); runs that cannot be judged (UNKNOWN) exit 4, never clean; a
 # run that cannot run (no such adapter) exit 3. A bad --until, a bad workload and a pipe are refused (exit
 # 2, one line, nothing created). SIGINT mid-stress: exit 130, the running
 # run stopped by pid (its run directory readable), stress.json written,
@@ -156,6 +157,19 @@ check "a correct lock: 'no failure in 3 runs ...; this is not a proof'" \
 check "a correct lock: stress.json outcome 'no failure', 3 runs, no reduction" \
     [ "$(get "$o/stress.json" outcome)/$(get "$o/stress.json" stress_runs)/$(get "$o/stress.json" reduction)" = "no failure/3/null" ]
 check "a correct lock: no reduced.yaml" [ ! -e "$o/reduced.yaml" ]
+
+# ---- --until CLASS: runs that FAILed otherwise are named, never "no failure" -----------
+o=$T_TMP/s2x
+set +e
+"$LS" stress "$T_TMP/ok.yaml" --seeds 1 --until lock_broken --set 'expect={counts.grants: "< 0"}' \
+    --out "$o" >"$o.stdout" 2>"$o.stderr"
+rc=$?
+set -e
+check "--until lock_broken, a run FAILed by an expectation: exit 0 ($rc)" [ "$rc" -eq 0 ]
+check "--until: 'no lock_broken in 1 run (...; 1 FAILed otherwise ...)' ($(head -n 1 "$o.stdout"))" \
+    grep -q "^stress stress-correct: no lock_broken in 1 run (seeds 5..5, every one judged; 1 FAILed otherwise, the first at seed 5: .*); this is not a proof$" "$o.stdout"
+check "--until: stress.json outcome 'no hit, other failures', failed_otherwise 1" \
+    [ "$(get "$o/stress.json" outcome)/$(get "$o/stress.json" failed_otherwise)" = "no hit, other failures/1" ]
 
 # ---- runs that cannot be judged are not clean: exit 4 ---------------------------------------
 # each worker does one short cycle, then thinks past the end: the pause of

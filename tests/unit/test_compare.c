@@ -242,6 +242,52 @@ static void test_na_and_after(void)
     json_free(doc);
 }
 
+/* A fence regression inside a pause window, no mutex violation: the
+ * conclusion under pause is never "clean" (only mutex classes are charged
+ * to windows), and the whole run names the fence regressions. */
+static void test_other_findings(void)
+{
+    static const char RUN_F[] =
+        "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"fail\","
+        "\"verdict_checks\":\"invalid\",\"interrupted\":false,\"duration_s\":10,"
+        "\"workload\":{\"name\":\"w\",\"duration\":\"10s\",\"faults\":[{\"kind\":\"pause\"}],"
+        "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"redis-single\"},"
+        "\"cluster\":{\"topology\":\"independent\",\"nodes\":1}},"
+        "\"checks\":{\"mutex\":{\"verdict\":\"valid\",\"violations\":0,"
+        "\"renewed_after_loss\":0,\"by_class\":{\"stale_holder\":0,\"lock_broken\":0}},"
+        "\"fencing\":{\"verdict\":\"invalid\",\"offered\":true,\"plain_lost_updates\":0,"
+        "\"fenced_lost_updates\":0,\"fence_regressions\":2}},"
+        "\"faults\":[{\"id\":0,\"kind\":\"pause\"}],"
+        "\"fault_windows\":[{\"id\":0,\"kind\":\"pause\",\"start_ms\":1000,"
+        "\"end_ms\":2000,\"duration_ms\":1000}],\"violations\":[]}";
+    static const char RUN_J[] = /* a jobs duplicate: no count of the row but its checker's */
+        "{\"format\":\"lockstorm-result\",\"version\":1,\"seed\":7,\"verdict\":\"fail\","
+        "\"verdict_checks\":\"invalid\",\"interrupted\":false,\"duration_s\":10,"
+        "\"workload\":{\"name\":\"w\",\"duration\":\"10s\",\"faults\":[{\"kind\":\"pause\"}],"
+        "\"workers\":{\"count\":4},\"lock\":{\"impl\":\"redis-single\"},"
+        "\"cluster\":{\"topology\":\"independent\",\"nodes\":1}},"
+        "\"checks\":{\"jobs\":{\"verdict\":\"invalid\",\"duplicates\":1}},"
+        "\"faults\":[{\"id\":0,\"kind\":\"pause\"}],"
+        "\"fault_windows\":[{\"id\":0,\"kind\":\"pause\",\"start_ms\":1000,"
+        "\"end_ms\":2000,\"duration_ms\":1000}],\"violations\":[]}";
+    char f[4096], j[4096], d[4096];
+    write_run("o-fence", RUN_F, f, sizeof(f));
+    write_run("o-jobs", RUN_J, j, sizeof(j));
+    write_run("o-clean", RUN_D, d, sizeof(d));
+    const char *dirs[] = {f, j, d};
+    struct json *doc = NULL;
+    struct ls_err err = {0};
+    REQUIRE(compare_build(dirs, 3, NULL, &doc, &err) == 0);
+    CHECK_INT(json_get_int(json_path(doc, "runs[0].other_findings"), "fence_regressions", -1), 2);
+    CHECK_STR(json_get_str(json_path(doc, "conclusions[0]"), "text", ""),
+              "under pause: o-fence no mutex violations, other checkers: 2 findings (see the "
+              "run); o-jobs no mutex violations, other checkers: 1 finding (see the run); "
+              "o-clean clean");
+    CHECK_STR(json_get_str(json_path(doc, "conclusions[1]"), "text", ""),
+              "whole run: o-fence fence regressions 2; o-jobs duplicates 1; o-clean clean");
+    json_free(doc);
+}
+
 /* The checkers column says what they found (clean / violations / unknown
  * with the reason), not pass/fail; an unknown run makes the exit 4. */
 static void test_findings(void)
@@ -305,6 +351,7 @@ int main(void)
     RUN(test_errors);
     RUN(test_na_and_after);
     RUN(test_findings);
+    RUN(test_other_findings);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();

@@ -3,7 +3,8 @@
  * (harness/stress_class.c) read from result documents written here: the
  * list and its validation, counts at documented result paths, checkers
  * that said invalid, "fail" as the verdict, the first class of a run in
- * order of severity, and the fewest workers each can show in.
+ * order of severity among what failed (never a count an expectation
+ * allowed), and the fewest workers each can show in.
  */
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +91,48 @@ static void test_counts(void)
     json_free(r);
 }
 
+/* With expectations, the class is what a failed expectation read: a count
+ * an expectation allowed is not the class of a run that failed another. */
+static void test_primary_from_expectations(void)
+{
+    const char *checks = "\"checks\":{\"mutex\":{\"verdict\":\"invalid\",\"violations\":5,"
+                         "\"by_class\":{\"stale_holder\":5,\"lock_broken\":0}},"
+                         "\"fencing\":{\"verdict\":\"invalid\",\"fence_regressions\":2}}";
+    char buf[1024];
+    /* stale-holder allowed (a correct lock under pauses), too few grants */
+    snprintf(buf, sizeof(buf), "{\"verdict\":\"fail\",%s,\"expectations\":["
+             "{\"path\":\"checks.mutex.by_class.stale_holder\",\"ok\":true},"
+             "{\"path\":\"checks.fencing.fence_regressions\",\"ok\":true},"
+             "{\"path\":\"counts.grants\",\"ok\":false}]}", checks);
+    struct json *r = doc(buf);
+    CHECK(stress_primary_class(r) == NULL);
+    json_free(r);
+    /* stale-holder allowed, the fence regressions were not */
+    snprintf(buf, sizeof(buf), "{\"verdict\":\"fail\",%s,\"expectations\":["
+             "{\"path\":\"checks.mutex.by_class.stale_holder\",\"ok\":true},"
+             "{\"path\":\"checks.fencing.fence_regressions\",\"ok\":false}]}", checks);
+    r = doc(buf);
+    CHECK_STR(stress_primary_class(r), "fence_regressions");
+    json_free(r);
+    /* a failed expectation on a checker's other field: that checker */
+    snprintf(buf, sizeof(buf), "{\"verdict\":\"fail\",%s,\"expectations\":["
+             "{\"path\":\"checks.mutex.violations\",\"ok\":false}]}", checks);
+    r = doc(buf);
+    CHECK_STR(stress_primary_class(r), "mutex");
+    json_free(r);
+    /* a negative control whose lock_broken did not appear: nothing applies */
+    snprintf(buf, sizeof(buf), "{\"verdict\":\"fail\",%s,\"expectations\":["
+             "{\"path\":\"checks.mutex.by_class.lock_broken\",\"ok\":false}]}", checks);
+    r = doc(buf);
+    CHECK(stress_primary_class(r) == NULL);
+    json_free(r);
+    /* without expectations: only counts of a checker that said invalid */
+    r = doc("{\"verdict\":\"fail\",\"checks\":{\"mutex\":{\"verdict\":\"valid\","
+            "\"by_class\":{\"stale_holder\":2}},\"liveness\":{\"verdict\":\"invalid\"}}}");
+    CHECK_STR(stress_primary_class(r), "liveness");
+    json_free(r);
+}
+
 static void test_min_workers(void)
 {
     CHECK_INT(stress_class_min_workers("lock_broken"), 2);
@@ -103,6 +146,7 @@ int main(void)
 {
     RUN(test_list_and_paths);
     RUN(test_counts);
+    RUN(test_primary_from_expectations);
     RUN(test_min_workers);
     return t_finish();
 }
