@@ -388,91 +388,63 @@ static const char *const over_head[] = {"run", "lock", "nodes", "checkers", "gra
 static const char *const kind_head[GROUP] = {"grants/s", "acq p99 ms (max)", "stale/broken",
                                              "after: stale/broken", "unknown"};
 
-/* A Markdown table row of cells[0..n). */
-static void md_row(struct strbuf *sb, const char *const *cells, int n)
+/* The Markdown and HTML forms of the comparison: one walk over the model
+ * (compare_walk), each form a table of how it writes a text, a table row,
+ * a section and a note. */
+struct cmp_form {
+    void (*text)(struct strbuf *sb, const char *s);
+    /* a row of cells[0..n); heading: the table's first row (Markdown adds
+     * the alignment line from align) */
+    void (*row)(struct strbuf *sb, const char *const *cells, int n, int heading,
+                const char *align);
+    void (*table_end)(struct strbuf *sb);
+    void (*section)(struct strbuf *sb, const char *title); /* opens a table too */
+    void (*note)(struct strbuf *sb, const char *what, const char *label, const char *text);
+};
+
+static void md_text(struct strbuf *sb, const char *s)
+{
+    md_cell(sb, s, strlen(s));
+}
+
+static void md_row(struct strbuf *sb, const char *const *cells, int n, int heading,
+                   const char *align)
 {
     for (int i = 0; i < n; i++) {
         sb_puts(sb, "| ");
-        md_cell(sb, cells[i], strlen(cells[i]));
+        md_text(sb, cells[i]);
         sb_putc(sb, ' ');
     }
     sb_puts(sb, "|\n");
+    if (heading)
+        sb_printf(sb, "%s\n", align);
 }
 
-void render_compare_md(const struct json *cmp, struct strbuf *sb)
+static void md_table_end(struct strbuf *sb)
 {
-    const struct json *runs = json_obj_get(cmp, "runs");
-    const struct json *kinds = json_obj_get(cmp, "fault_kinds");
-    size_t nr = runs ? runs->n : 0, nk = kinds ? kinds->n : 0;
-    struct strbuf h = STRBUF_INIT;
-    put_heading(cmp, &h, 0);
-    sb_puts(sb, "## lockstorm compare\n\n");
-    md_cell(sb, h.buf, h.len);
-    sb_puts(sb, "\n\n### Conclusion\n\n");
-    sb_free(&h);
-    const struct json *cs = json_obj_get(cmp, "conclusions");
-    for (size_t i = 0; cs && i < cs->n; i++) {
-        const char *t = json_get_str(cs->kids[i], "text", "?");
-        sb_puts(sb, "- ");
-        md_cell(sb, t, strlen(t));
-        sb_putc(sb, '\n');
-    }
-    sb_puts(sb, "\n### Runs\n\n");
-    md_row(sb, over_head, 12);
-    sb_puts(sb, "|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
-    char cells[12][48];
-    const char *cp[12];
-    for (int i = 0; i < 12; i++)
-        cp[i] = cells[i];
-    for (size_t i = 0; i < nr; i++) {
-        row_cells(runs->kids[i], cells);
-        md_row(sb, cp, 12);
-    }
-    for (size_t i = 0; i < nr; i++)
-        if (strcmp(json_get_str(runs->kids[i], "findings", ""), "unknown") == 0) {
-            const char *why = json_get_str(runs->kids[i], "findings_reason", "?");
-            sb_puts(sb, "\nunknown: ");
-            md_cell(sb, json_get_str(runs->kids[i], "label", "?"),
-                    strlen(json_get_str(runs->kids[i], "label", "?")));
-            sb_puts(sb, ": ");
-            md_cell(sb, why, strlen(why));
-            sb_putc(sb, '\n');
-        }
-    for (size_t k = 0; k < nk; k++) {
-        sb_printf(sb, "\n### Under %s\n\n", kinds->kids[k]->s);
-        const char *hd[1 + GROUP] = {"run"};
-        for (int s = 0; s < GROUP; s++)
-            hd[1 + s] = kind_head[s];
-        md_row(sb, hd, 1 + GROUP);
-        sb_puts(sb, "|---|--:|--:|--:|--:|--:|\n");
-        for (size_t i = 0; i < nr; i++) {
-            char kc[GROUP + 1][48];
-            snprintf(kc[0], 48, "%.47s", json_get_str(runs->kids[i], "label", "?"));
-            kind_cells(runs->kids[i], kinds->kids[k]->s, kc + 1);
-            const char *kp[GROUP + 1];
-            for (int s = 0; s <= GROUP; s++)
-                kp[s] = kc[s];
-            md_row(sb, kp, 1 + GROUP);
-        }
-        for (size_t i = 0; i < nr; i++) {
-            const struct json *e = json_obj_get(json_obj_get(runs->kids[i], "by_fault"),
-                                                kinds->kids[k]->s);
-            const char *na = e ? json_get_str(e, "not_applicable", NULL) : NULL;
-            if (na) {
-                sb_puts(sb, "\nn/a: ");
-                md_cell(sb, json_get_str(runs->kids[i], "label", "?"),
-                        strlen(json_get_str(runs->kids[i], "label", "?")));
-                sb_puts(sb, ": ");
-                md_cell(sb, na, strlen(na));
-                sb_putc(sb, '\n');
-            }
-        }
-    }
+    (void)sb;
 }
 
-/* An HTML table row of cells[0..n) (th for a heading row). */
-static void html_row(struct strbuf *sb, const char *const *cells, int n, int heading)
+static void md_section(struct strbuf *sb, const char *title)
 {
+    sb_puts(sb, "\n### ");
+    sb_puts(sb, title);
+    sb_puts(sb, "\n\n");
+}
+
+static void md_note(struct strbuf *sb, const char *what, const char *label, const char *text)
+{
+    sb_printf(sb, "\n%s: ", what);
+    md_text(sb, label);
+    sb_puts(sb, ": ");
+    md_text(sb, text);
+    sb_putc(sb, '\n');
+}
+
+static void html_row(struct strbuf *sb, const char *const *cells, int n, int heading,
+                     const char *align)
+{
+    (void)align;
     sb_puts(sb, "<tr>");
     for (int i = 0; i < n; i++) {
         sb_puts(sb, heading ? "<th>" : i ? "<td class=n>" : "<td>");
@@ -482,11 +454,100 @@ static void html_row(struct strbuf *sb, const char *const *cells, int n, int hea
     sb_puts(sb, "</tr>\n");
 }
 
-void render_compare_html(const struct json *cmp, struct strbuf *sb)
+static void html_table_end(struct strbuf *sb)
+{
+    sb_puts(sb, "</table>\n");
+}
+
+static void html_section(struct strbuf *sb, const char *title)
+{
+    sb_puts(sb, "<h2>");
+    html_esc(sb, title);
+    sb_puts(sb, "</h2>\n<table>\n");
+}
+
+static void html_note(struct strbuf *sb, const char *what, const char *label, const char *text)
+{
+    sb_printf(sb, "<p>%s: ", what);
+    html_esc(sb, label);
+    sb_puts(sb, ": ");
+    html_esc(sb, text);
+    sb_puts(sb, "</p>\n");
+}
+
+static const struct cmp_form md_form = {md_text, md_row, md_table_end, md_section, md_note};
+static const struct cmp_form html_form = {html_esc, html_row, html_table_end, html_section,
+                                          html_note};
+
+/* Contract: the runs table, the unknown runs, and a table per fault kind
+ * with its n/a notes, in form f. */
+static void compare_walk(const struct json *cmp, const struct cmp_form *f, struct strbuf *sb)
 {
     const struct json *runs = json_obj_get(cmp, "runs");
     const struct json *kinds = json_obj_get(cmp, "fault_kinds");
     size_t nr = runs ? runs->n : 0, nk = kinds ? kinds->n : 0;
+    f->row(sb, over_head, 12, 1, "|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    char cells[12][48];
+    const char *cp[12];
+    for (int i = 0; i < 12; i++)
+        cp[i] = cells[i];
+    for (size_t i = 0; i < nr; i++) {
+        row_cells(runs->kids[i], cells);
+        f->row(sb, cp, 12, 0, NULL);
+    }
+    f->table_end(sb);
+    for (size_t i = 0; i < nr; i++)
+        if (strcmp(json_get_str(runs->kids[i], "findings", ""), "unknown") == 0)
+            f->note(sb, "unknown", json_get_str(runs->kids[i], "label", "?"),
+                    json_get_str(runs->kids[i], "findings_reason", "?"));
+    for (size_t k = 0; k < nk; k++) {
+        char title[160];
+        snprintf(title, sizeof(title), "Under %s", kinds->kids[k]->s);
+        f->section(sb, title);
+        const char *hd[1 + GROUP] = {"run"};
+        for (int s = 0; s < GROUP; s++)
+            hd[1 + s] = kind_head[s];
+        f->row(sb, hd, 1 + GROUP, 1, "|---|--:|--:|--:|--:|--:|");
+        for (size_t i = 0; i < nr; i++) {
+            char kc[GROUP + 1][48];
+            snprintf(kc[0], 48, "%.47s", json_get_str(runs->kids[i], "label", "?"));
+            kind_cells(runs->kids[i], kinds->kids[k]->s, kc + 1);
+            const char *kp[GROUP + 1];
+            for (int s = 0; s <= GROUP; s++)
+                kp[s] = kc[s];
+            f->row(sb, kp, 1 + GROUP, 0, NULL);
+        }
+        f->table_end(sb);
+        for (size_t i = 0; i < nr; i++) {
+            const struct json *e = json_obj_get(json_obj_get(runs->kids[i], "by_fault"),
+                                                kinds->kids[k]->s);
+            const char *na = e ? json_get_str(e, "not_applicable", NULL) : NULL;
+            if (na)
+                f->note(sb, "n/a", json_get_str(runs->kids[i], "label", "?"), na);
+        }
+    }
+}
+
+void render_compare_md(const struct json *cmp, struct strbuf *sb)
+{
+    struct strbuf h = STRBUF_INIT;
+    put_heading(cmp, &h, 0);
+    sb_puts(sb, "## lockstorm compare\n\n");
+    md_cell(sb, h.buf, h.len);
+    sb_puts(sb, "\n\n### Conclusion\n\n");
+    sb_free(&h);
+    const struct json *cs = json_obj_get(cmp, "conclusions");
+    for (size_t i = 0; cs && i < cs->n; i++) {
+        sb_puts(sb, "- ");
+        md_text(sb, json_get_str(cs->kids[i], "text", "?"));
+        sb_putc(sb, '\n');
+    }
+    sb_puts(sb, "\n### Runs\n\n");
+    compare_walk(cmp, &md_form, sb);
+}
+
+void render_compare_html(const struct json *cmp, struct strbuf *sb)
+{
     struct strbuf h = STRBUF_INIT;
     put_heading(cmp, &h, 0);
     sb_puts(sb, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -505,55 +566,7 @@ void render_compare_html(const struct json *cmp, struct strbuf *sb)
         sb_puts(sb, "</li>\n");
     }
     sb_puts(sb, "</ul>\n<h2>Runs</h2>\n<table id=runs>\n");
-    html_row(sb, over_head, 12, 1);
-    char cells[12][48];
-    const char *cp[12];
-    for (int i = 0; i < 12; i++)
-        cp[i] = cells[i];
-    for (size_t i = 0; i < nr; i++) {
-        row_cells(runs->kids[i], cells);
-        html_row(sb, cp, 12, 0);
-    }
-    sb_puts(sb, "</table>\n");
-    for (size_t i = 0; i < nr; i++)
-        if (strcmp(json_get_str(runs->kids[i], "findings", ""), "unknown") == 0) {
-            sb_puts(sb, "<p>unknown: ");
-            html_esc(sb, json_get_str(runs->kids[i], "label", "?"));
-            sb_puts(sb, ": ");
-            html_esc(sb, json_get_str(runs->kids[i], "findings_reason", "?"));
-            sb_puts(sb, "</p>\n");
-        }
-    for (size_t k = 0; k < nk; k++) {
-        sb_puts(sb, "<h2>Under ");
-        html_esc(sb, kinds->kids[k]->s);
-        sb_puts(sb, "</h2>\n<table>\n");
-        const char *hd[1 + GROUP] = {"run"};
-        for (int s = 0; s < GROUP; s++)
-            hd[1 + s] = kind_head[s];
-        html_row(sb, hd, 1 + GROUP, 1);
-        for (size_t i = 0; i < nr; i++) {
-            char kc[GROUP + 1][48];
-            snprintf(kc[0], 48, "%.47s", json_get_str(runs->kids[i], "label", "?"));
-            kind_cells(runs->kids[i], kinds->kids[k]->s, kc + 1);
-            const char *kp[GROUP + 1];
-            for (int s = 0; s <= GROUP; s++)
-                kp[s] = kc[s];
-            html_row(sb, kp, 1 + GROUP, 0);
-        }
-        sb_puts(sb, "</table>\n");
-        for (size_t i = 0; i < nr; i++) {
-            const struct json *e = json_obj_get(json_obj_get(runs->kids[i], "by_fault"),
-                                                kinds->kids[k]->s);
-            const char *na = e ? json_get_str(e, "not_applicable", NULL) : NULL;
-            if (na) {
-                sb_puts(sb, "<p>n/a: ");
-                html_esc(sb, json_get_str(runs->kids[i], "label", "?"));
-                sb_puts(sb, ": ");
-                html_esc(sb, na);
-                sb_puts(sb, "</p>\n");
-            }
-        }
-    }
+    compare_walk(cmp, &html_form, sb);
     sb_puts(sb, "</body></html>\n");
 }
 

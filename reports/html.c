@@ -85,18 +85,7 @@ static void val(struct strbuf *sb, const struct json *v)
     } else if (v->type == JSON_BOOL) {
         sb_puts(sb, v->i ? "true" : "false");
     } else if (v->type == JSON_NUM) {
-        if (v->is_int) {
-            sb_printf(sb, "%lld", (long long)v->i);
-        } else {
-            char buf[64];
-            snprintf(buf, sizeof(buf), "%.3f", v->d);
-            char *e = buf + strlen(buf) - 1;
-            while (e > buf && *e == '0')
-                *e-- = '\0';
-            if (*e == '.')
-                *e = '\0';
-            sb_puts(sb, buf);
-        }
+        rm_put_num(sb, v);
     } else if (v->type == JSON_STR) {
         html_esc(sb, v->s);
     } else if (v->type == JSON_OBJ) { /* {dist: uniform, min: 20ms} -> "dist uniform, min 20ms" */

@@ -59,20 +59,10 @@ void html_fault_name(struct strbuf *sb, const struct json *r, const struct json 
  * (times are ms), anything else null. */
 static void num(struct strbuf *sb, const struct json *v)
 {
-    if (!v || v->type != JSON_NUM) {
+    if (!v || v->type != JSON_NUM)
         sb_puts(sb, "null");
-    } else if (v->is_int) {
-        sb_printf(sb, "%lld", (long long)v->i);
-    } else {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "%.3f", v->d);
-        char *e = buf + strlen(buf) - 1;
-        while (e > buf && *e == '0')
-            *e-- = '\0';
-        if (*e == '.')
-            *e = '\0';
-        sb_puts(sb, buf);
-    }
+    else
+        rm_put_num(sb, v);
 }
 
 static void str(struct strbuf *sb, const char *s)

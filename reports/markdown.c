@@ -32,17 +32,8 @@ static void put_val(struct strbuf *sb, const struct json *v)
         sb_append(sb, v->s, v->n);
     } else if (v->type == JSON_BOOL) {
         sb_puts(sb, v->i ? "true" : "false");
-    } else if (v->type == JSON_NUM && v->is_int) {
-        sb_printf(sb, "%lld", (long long)v->i);
     } else if (v->type == JSON_NUM) {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "%.3f", v->d);
-        char *e = buf + strlen(buf) - 1;
-        while (e > buf && *e == '0')
-            *e-- = '\0';
-        if (*e == '.')
-            *e = '\0';
-        sb_puts(sb, buf);
+        rm_put_num(sb, v);
     } else {
         json_write(sb, v, -1);
     }

@@ -4,7 +4,10 @@
  */
 #include "reports/rmodel.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "util/strbuf.h"
 
 size_t rm_len(const struct json *v)
 {
@@ -34,4 +37,20 @@ int64_t rm_incident_of(const struct json *r, size_t i)
             return json_get_int(incs->kids[k], "id", (int64_t)k + 1);
     }
     return -1;
+}
+
+void rm_put_num(struct strbuf *sb, const struct json *v)
+{
+    if (v->is_int) {
+        sb_printf(sb, "%lld", (long long)v->i);
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.3f", v->d);
+    char *e = buf + strlen(buf) - 1;
+    while (e > buf && *e == '0')
+        *e-- = '\0';
+    if (*e == '.')
+        *e = '\0';
+    sb_puts(sb, buf);
 }

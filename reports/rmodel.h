@@ -20,5 +20,9 @@ long rm_story_of(const struct json *r, const char *cls);
 /* The id of the incident of result r that lists violation i (its first or
  * a listed one), or -1 (no incidents, or none lists it). */
 int64_t rm_incident_of(const struct json *r, size_t i);
+/* Append number v as the renderers show one: an integer as it is, else
+ * with at most 3 decimals and no trailing zeros ("12.5", "0.125", "3"). */
+struct strbuf;
+void rm_put_num(struct strbuf *sb, const struct json *v);
 
 #endif
