@@ -598,12 +598,7 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
         return 0;
     }
     struct evlog_header hdr;
-    memset(&hdr, 0, sizeof(hdr));
-    memcpy(hdr.magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC));
-    hdr.version = EVLOG_VERSION;
-    hdr.header_size = EVLOG_HEADER_SIZE;
-    hdr.rec_size = EVLOG_REC_SIZE;
-    hdr.worker = (uint32_t)w->id;
+    evlog_header_init(&hdr, (uint32_t)w->id, 0);
     hdr.flags = EVLOG_F_CLOSED;
     hdr.count = n;
     rc = write_all(w->fd, &hdr, sizeof(hdr), 0);

@@ -151,6 +151,19 @@ int evlog_open(struct evlog_writer **out, const char *path, uint32_t worker, uin
                           err);
 }
 
+void evlog_header_init(struct evlog_header *h, uint32_t worker, uint32_t epoch)
+{
+    memset(h, 0, sizeof(*h));
+    memcpy(h->magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC));
+    h->version = EVLOG_VERSION;
+    h->header_size = EVLOG_HEADER_SIZE;
+    h->rec_size = EVLOG_REC_SIZE;
+    h->worker = worker;
+    h->epoch = epoch;
+    h->clock_mono = (uint32_t)CLOCK_MONOTONIC;
+    h->clock_real = (uint32_t)CLOCK_REALTIME;
+}
+
 int evlog_open_run(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
                    const uint8_t *run_id, int64_t run_start_mono_ns, int64_t run_start_real_ns,
                    struct ls_err *err)
@@ -188,15 +201,7 @@ int evlog_open_run(struct evlog_writer **out, const char *path, uint32_t worker,
     prefault(w->map, EVLOG_CHUNK);
 
     struct evlog_header hdr;
-    memset(&hdr, 0, sizeof(hdr));
-    memcpy(hdr.magic, EVLOG_MAGIC, sizeof(EVLOG_MAGIC));
-    hdr.version = EVLOG_VERSION;
-    hdr.header_size = EVLOG_HEADER_SIZE;
-    hdr.rec_size = EVLOG_REC_SIZE;
-    hdr.worker = worker;
-    hdr.epoch = epoch;
-    hdr.clock_mono = (uint32_t)CLOCK_MONOTONIC;
-    hdr.clock_real = (uint32_t)CLOCK_REALTIME;
+    evlog_header_init(&hdr, worker, epoch);
     hdr.run_start_mono_ns = run_start_mono_ns;
     hdr.run_start_real_ns = run_start_real_ns;
     if (run_id)

@@ -138,6 +138,10 @@ struct evlog_writer;
  * log of a run ever lacks it; NULL: no run id). Caller closes with
  * evlog_close. On failure returns a negative code, *out is NULL, err says
  * why. */
+/* Contract: *h zeroed and filled with what every log of this format
+ * carries (magic, version, sizes, clock ids) and worker, epoch. */
+void evlog_header_init(struct evlog_header *h, uint32_t worker, uint32_t epoch);
+
 int evlog_open_run(struct evlog_writer **out, const char *path, uint32_t worker, uint32_t epoch,
                    const uint8_t *run_id, int64_t run_start_mono_ns, int64_t run_start_real_ns,
                    struct ls_err *err);
