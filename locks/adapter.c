@@ -915,6 +915,43 @@ static int sleep_until(int64_t t)
     return 0;
 }
 
+/* Contract: the wait of adapter_wait_event and adapter_wait_record, called
+ * with a->mu held once the caller's queues are found empty; returns with
+ * it released. 2 when the adapter's exit is pending (cleared); 0 when
+ * until_ns has passed or a signal ended the wait; -1 when there may be
+ * more to take (stdout was readable and is read, its end included, or the
+ * poll timed out): the caller looks at its queues again. */
+static int wait_more(struct adapter *a, int64_t until_ns)
+{
+    if (a->exit_pending) {
+        a->exit_pending = 0;
+        pthread_mutex_unlock(&a->mu);
+        return 2;
+    }
+    int fd = a->alive ? a->from_fd : -1;
+    pthread_mutex_unlock(&a->mu);
+    int64_t left = until_ns - ls_now_ns();
+    if (left <= 0)
+        return 0;
+    if (fd < 0)
+        return sleep_until(until_ns);
+    struct pollfd pf = {fd, POLLIN, 0};
+    int pr = poll(&pf, 1, (int)((left + LS_NS_PER_MS - 1) / LS_NS_PER_MS));
+    if (pr < 0)
+        return 0; /* EINTR: the worker looks at its stop flags */
+    if (pr == 0)
+        return -1; /* the next deadline check ends it */
+    pthread_mutex_lock(&a->mu);
+    if (a->alive && a->from_fd == fd && read_some(a) == 0) {
+        char why[8];
+        struct amsg none;
+        drain(a, 0, &none, why, sizeof(why)); /* the lines before its end count */
+        mark_dead(a, "its stdout closed");
+    }
+    pthread_mutex_unlock(&a->mu);
+    return -1;
+}
+
 int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev)
 {
     memset(ev, 0, sizeof(*ev));
@@ -936,30 +973,9 @@ int adapter_wait_event(struct adapter *a, int64_t until_ns, struct amsg *ev)
             pthread_mutex_unlock(&a->mu);
             return 3;
         }
-        if (a->exit_pending) {
-            a->exit_pending = 0;
-            pthread_mutex_unlock(&a->mu);
-            return 2;
-        }
-        int fd = a->alive ? a->from_fd : -1;
-        pthread_mutex_unlock(&a->mu);
-        int64_t left = until_ns - ls_now_ns();
-        if (left <= 0)
-            return 0;
-        if (fd < 0)
-            return sleep_until(until_ns);
-        struct pollfd pf = {fd, POLLIN, 0};
-        int pr = poll(&pf, 1, (int)((left + LS_NS_PER_MS - 1) / LS_NS_PER_MS));
-        if (pr < 0)
-            return 0; /* EINTR: the worker looks at its stop flags */
-        if (pr == 0)
-            continue; /* the deadline check above ends it */
-        pthread_mutex_lock(&a->mu);
-        if (a->alive && a->from_fd == fd && read_some(a) == 0) {
-            drain(a, 0, &none, why, sizeof(why));
-            mark_dead(a, "its stdout closed");
-        }
-        pthread_mutex_unlock(&a->mu);
+        int w = wait_more(a, until_ns);
+        if (w >= 0)
+            return w;
     }
 }
 
@@ -976,30 +992,9 @@ int adapter_wait_record(struct adapter *a, int64_t until_ns, struct amsg *ev)
             pthread_mutex_unlock(&a->mu);
             return 1;
         }
-        if (a->exit_pending) {
-            a->exit_pending = 0;
-            pthread_mutex_unlock(&a->mu);
-            return 2;
-        }
-        int fd = a->alive ? a->from_fd : -1;
-        pthread_mutex_unlock(&a->mu);
-        int64_t left = until_ns - ls_now_ns();
-        if (left <= 0)
-            return 0;
-        if (fd < 0)
-            return sleep_until(until_ns);
-        struct pollfd pf = {fd, POLLIN, 0};
-        int pr = poll(&pf, 1, (int)((left + LS_NS_PER_MS - 1) / LS_NS_PER_MS));
-        if (pr < 0)
-            return 0; /* EINTR: the worker looks at its stop flags */
-        if (pr == 0)
-            continue;
-        pthread_mutex_lock(&a->mu);
-        if (a->alive && a->from_fd == fd && read_some(a) == 0) {
-            drain(a, 0, &none, why, sizeof(why)); /* the lines before its end count */
-            mark_dead(a, "its stdout closed");
-        }
-        pthread_mutex_unlock(&a->mu);
+        int w = wait_more(a, until_ns);
+        if (w >= 0)
+            return w;
     }
 }
 

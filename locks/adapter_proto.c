@@ -242,6 +242,24 @@ static int parse_clock_fields(const struct json *o, struct amsg *m, const char *
     return 0;
 }
 
+/* Contract: field `fence` of o (a reply or a record event, named by what):
+ * absent or null -> m->has_fence stays 0; else a non-negative integer in
+ * m->fence. Returns 0 or -1 with why. */
+static int get_fence(const struct json *o, const char *what, struct amsg *m, char *why, size_t n)
+{
+    const struct json *v = json_obj_get(o, "fence");
+    if (v && v->type != JSON_NULL) {
+        if (v->type != JSON_NUM || !v->is_int || v->i < 0) {
+            snprintf(why, n, "%s: 'fence' must be a non-negative integer or null, got %s", what,
+                     v->type == JSON_NUM ? "a negative or fractional number" : type_text(v));
+            return -1;
+        }
+        m->has_fence = 1;
+        m->fence = (uint64_t)v->i;
+    }
+    return 0;
+}
+
 static int parse_reply(const struct json *o, struct amsg *m, char *why, size_t n)
 {
     const struct json *v = json_obj_get(o, "id");
@@ -264,18 +282,9 @@ static int parse_reply(const struct json *o, struct amsg *m, char *why, size_t n
         get_bool(o, what, "unknown", &present, &m->unknown, why, n) < 0 ||
         get_bool(o, what, "released", &m->has_released, &m->released, why, n) < 0 ||
         get_str(o, what, "token", &m->token, why, n) < 0 ||
-        get_str(o, what, "error", &m->error, why, n) < 0)
+        get_str(o, what, "error", &m->error, why, n) < 0 ||
+        get_fence(o, what, m, why, n) < 0)
         return -1;
-    v = json_obj_get(o, "fence");
-    if (v && v->type != JSON_NULL) {
-        if (v->type != JSON_NUM || !v->is_int || v->i < 0) {
-            snprintf(why, n, "%s: 'fence' must be a non-negative integer or null, got %s", what,
-                     v->type == JSON_NUM ? "a negative or fractional number" : type_text(v));
-            return -1;
-        }
-        m->has_fence = 1;
-        m->fence = (uint64_t)v->i;
-    }
     v = json_obj_get(o, "validity_ms");
     if (v && v->type != JSON_NULL) {
         if (v->type != JSON_NUM || v->d != v->d || v->d > 1e9 || v->d < -1e9) {
@@ -412,18 +421,9 @@ static int parse_record(const struct json *o, struct amsg *m, char *why, size_t 
         get_bool(o, what, "released", &m->has_released, &m->released, why, n) < 0 ||
         get_bool(o, what, "unknown", &present, &m->unknown, why, n) < 0 ||
         get_ms(o, what, "validity_ms", &m->has_validity, &m->validity_ns, why, n) < 0 ||
-        get_host_mono(o, what, m, why, n) < 0)
+        get_host_mono(o, what, m, why, n) < 0 ||
+        get_fence(o, what, m, why, n) < 0)
         return -1;
-    v = json_obj_get(o, "fence");
-    if (v && v->type != JSON_NULL) {
-        if (v->type != JSON_NUM || !v->is_int || v->i < 0) {
-            snprintf(why, n, "%s: 'fence' must be a non-negative integer or null, got %s", what,
-                     v->type == JSON_NUM ? "a negative or fractional number" : type_text(v));
-            return -1;
-        }
-        m->has_fence = 1;
-        m->fence = (uint64_t)v->i;
-    }
     if (m->rec_what != LREC_STOPPED && !m->res) {
         snprintf(why, n, "%s: needs 'res', the resource's name from the hello", what);
         return -1;

@@ -206,6 +206,94 @@ static struct json *command_json(const struct external_options *o)
     return a;
 }
 
+void external_argv(const struct external_options *o, char **argv)
+{
+    const char *p = o->command;
+    for (int i = 0; i < o->argc; i++) {
+        argv[i] = (char *)p;
+        p += strlen(p) + 1;
+    }
+    argv[o->argc] = NULL;
+}
+
+int external_paths(const struct lock_config *cfg, const char *who, char *stderr_path,
+                   char *log_path, char *stats_path, size_t n, struct ls_err *err)
+{
+    if (!cfg->rundir)
+        return 0;
+    char dir[2100];
+    snprintf(dir, sizeof(dir), "%s/adapters", cfg->rundir);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return ls_err_errno(err, LS_EIO, errno, "%s: create %s", who, dir);
+    char ep[16] = "";
+    if (cfg->epoch)
+        snprintf(ep, sizeof(ep), ".e%u", cfg->epoch);
+    snprintf(stderr_path, n, "%s/worker-%03d.stderr", dir, cfg->worker);
+    snprintf(log_path, n, "%s/worker-%03d.log", dir, cfg->worker);
+    snprintf(stats_path, n, "%s/worker-%03d%s.json", dir, cfg->worker, ep);
+    return 0;
+}
+
+struct json *external_stats_open(const struct adapter *ad, int worker, uint32_t epoch,
+                                 unsigned caps, char *const *argv)
+{
+    struct json *o = json_new_obj();
+    json_obj_set_int(o, "worker", worker);
+    json_obj_set_int(o, "epoch", epoch);
+    json_obj_set_str(o, "name", ad->name);
+    json_obj_set_str(o, "version", ad->version);
+    json_obj_set_int(o, "protocol", ad->protocol);
+    char text[96];
+    aproto_caps_text(caps, text, sizeof(text));
+    struct json *ca = json_obj_set(o, "caps", json_new_arr());
+    for (char *p = text, *c; *p && strcmp(text, "-") != 0; p = c ? c + 1 : p + strlen(p)) {
+        c = strchr(p, ',');
+        json_arr_push(ca, json_new_strn(p, c ? (size_t)(c - p) : strlen(p)));
+    }
+    struct json *cmd = json_obj_set(o, "command", json_new_arr());
+    for (int i = 0; argv[i]; i++)
+        json_arr_push(cmd, json_new_str(argv[i]));
+    return o;
+}
+
+struct json *external_stats_counters(struct json *o, const struct adapter *ad,
+                                     const struct adapter_stats *st, int started,
+                                     int64_t restarts, int64_t restart_failures, int64_t exits)
+{
+    json_obj_set_bool(o, "started", started);
+    json_obj_set_int(o, "starts", (int64_t)st->starts);
+    json_obj_set_int(o, "restarts", restarts);
+    json_obj_set_int(o, "restart_failures", restart_failures);
+    json_obj_set_int(o, "exits", exits);
+    json_obj_set_int(o, "requests", (int64_t)st->requests);
+    json_obj_set_int(o, "timeouts", (int64_t)st->timeouts);
+    json_obj_set_int(o, "late_replies", (int64_t)st->late_replies);
+    json_obj_set_int(o, "protocol_errors", (int64_t)st->protocol_errors);
+    struct json *sm = json_obj_set(o, "protocol_error_samples", json_new_arr());
+    for (uint64_t i = 0; i < st->protocol_errors && i < ADAPTER_SAMPLES; i++)
+        json_arr_push(sm, json_new_str(ad->samples[i]));
+    json_obj_set_int(o, "lost_events", (int64_t)st->lost_events);
+    json_obj_set_int(o, "log_events", (int64_t)st->log_events);
+    json_obj_set_int(o, "renewed_events", (int64_t)st->renewed_events);
+    return sm;
+}
+
+void external_stats_close(struct json *o, const char *stderr_path, const char *log_path,
+                          const char *stats_path)
+{
+    /* relative to the run directory, which may be copied elsewhere */
+    const char *rel = strstr(stderr_path, "adapters/");
+    json_obj_set_str(o, "stderr", rel ? rel : stderr_path);
+    rel = strstr(log_path, "adapters/");
+    json_obj_set_str(o, "log", rel ? rel : log_path);
+    struct strbuf sb = STRBUF_INIT;
+    json_write(&sb, o, -1);
+    sb_putc(&sb, '\n');
+    json_free(o);
+    sb_write_file(&sb, stats_path); /* best effort: the run goes on without it */
+    sb_free(&sb);
+}
+
 static struct json *hook_json(void *ctx, const struct opt_def *d, const void *base)
 {
     (void)ctx;
@@ -314,56 +402,14 @@ static void write_stats(struct ext_shared *s)
         return;
     struct adapter_stats st;
     adapter_get_stats(&s->ad, &st);
-    struct json *o = json_new_obj();
-    json_obj_set_int(o, "worker", s->worker);
-    json_obj_set_int(o, "epoch", s->epoch);
-    json_obj_set_str(o, "name", s->ad.name);
-    json_obj_set_str(o, "version", s->ad.version);
-    json_obj_set_int(o, "protocol", s->ad.protocol);
-    struct json *caps = json_obj_set(o, "caps", json_new_arr());
-    static const struct {
-        unsigned bit;
-        const char *name;
-    } cn[] = {{APROTO_CAP_TTL, "ttl"},
-              {APROTO_CAP_RENEW, "renew"},
-              {APROTO_CAP_FENCING, "fencing"},
-              {APROTO_CAP_AUTO_RENEW, "auto_renew"},
-              {APROTO_CAP_CLOCK, "clock"},
-              {APROTO_CAP_STALL, "stall"},
-              {APROTO_CAP_RENEWED, "renewed"}};
-    for (size_t i = 0; i < sizeof(cn) / sizeof(cn[0]); i++)
-        if (s->ad.caps & cn[i].bit)
-            json_arr_push(caps, json_new_str(cn[i].name));
-    json_obj_set(o, "command", command_json(s->opt));
-    json_obj_set_bool(o, "started", s->started);
-    json_obj_set_int(o, "starts", (int64_t)st.starts);
-    json_obj_set_int(o, "restarts", s->restarts);
-    json_obj_set_int(o, "restart_failures", s->restart_failures);
-    json_obj_set_int(o, "exits", (int64_t)st.exits);
-    json_obj_set_int(o, "requests", (int64_t)st.requests);
-    json_obj_set_int(o, "timeouts", (int64_t)st.timeouts);
-    json_obj_set_int(o, "late_replies", (int64_t)st.late_replies);
-    json_obj_set_int(o, "protocol_errors", (int64_t)st.protocol_errors);
-    struct json *sm = json_obj_set(o, "protocol_error_samples", json_new_arr());
-    for (uint64_t i = 0; i < st.protocol_errors && i < ADAPTER_SAMPLES; i++)
-        json_arr_push(sm, json_new_str(s->ad.samples[i]));
-    json_obj_set_int(o, "lost_events", (int64_t)st.lost_events);
-    json_obj_set_int(o, "log_events", (int64_t)st.log_events);
-    json_obj_set_int(o, "renewed_events", (int64_t)st.renewed_events);
+    struct json *o = external_stats_open(&s->ad, s->worker, s->epoch,
+                                         s->ad.caps & ~(unsigned)APROTO_CAP_RECORD, s->argv);
+    external_stats_counters(o, &s->ad, &st, s->started, s->restarts, s->restart_failures,
+                            (int64_t)st.exits);
     json_obj_set_int(o, "stalls", (int64_t)st.stalls);
     json_obj_set_int(o, "expired_grants", s->expired_grants);
     json_obj_set_int(o, "renewed_stamps_ignored", s->stamps_ignored);
-    /* relative to the run directory, which may be copied elsewhere */
-    const char *rel = strstr(s->stderr_path, "adapters/");
-    json_obj_set_str(o, "stderr", rel ? rel : s->stderr_path);
-    rel = strstr(s->log_path, "adapters/");
-    json_obj_set_str(o, "log", rel ? rel : s->log_path);
-    struct strbuf sb = STRBUF_INIT;
-    json_write(&sb, o, -1);
-    sb_putc(&sb, '\n');
-    json_free(o);
-    sb_write_file(&sb, s->stats_path); /* best effort: the run goes on without it */
-    sb_free(&sb);
+    external_stats_close(o, s->stderr_path, s->log_path, s->stats_path);
     s->written = st;
 }
 
@@ -612,26 +658,14 @@ static int ext_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
     s->worker = cfg->worker;
     s->epoch = cfg->epoch;
     s->ttl_ns = cfg->ttl_ns;
-    const char *p = o->command;
-    for (int i = 0; i < o->argc; i++) {
-        s->argv[i] = (char *)p;
-        p += strlen(p) + 1;
-    }
-    s->argv[o->argc] = NULL;
-    if (cfg->rundir) {
-        char dir[2100];
-        snprintf(dir, sizeof(dir), "%s/adapters", cfg->rundir);
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return ls_err_errno(err, LS_EIO, errno, "external: create %s", dir);
-        char ep[16] = "";
-        if (cfg->epoch)
-            snprintf(ep, sizeof(ep), ".e%u", cfg->epoch);
-        snprintf(s->stderr_path, sizeof(s->stderr_path), "%s/worker-%03d.stderr", dir, cfg->worker);
-        snprintf(s->log_path, sizeof(s->log_path), "%s/worker-%03d.log", dir, cfg->worker);
-        snprintf(s->stats_path, sizeof(s->stats_path), "%s/worker-%03d%s.json", dir, cfg->worker,
-                 ep);
-        snprintf(s->told_path, sizeof(s->told_path), "%s/protocol-errors.told", dir);
-    }
+    external_argv(o, s->argv);
+    int prc = external_paths(cfg, "external", s->stderr_path, s->log_path, s->stats_path,
+                             sizeof(s->stats_path), err);
+    if (prc < 0)
+        return prc;
+    if (cfg->rundir)
+        snprintf(s->told_path, sizeof(s->told_path), "%s/adapters/protocol-errors.told",
+                 cfg->rundir);
     struct adapter_config ac = {
         .argv = s->argv,
         .stderr_path = s->stderr_path[0] ? s->stderr_path : NULL,

@@ -30,4 +30,41 @@ extern const struct lock_ops lock_external;
  * options struct that begins with struct external_options (locks/record.c). */
 extern const struct opt_hooks external_option_hooks;
 
+/* Shared with the `record` lock (locks/record.c): the worker's process
+ * argv, its files under the run directory and its stats file. */
+struct adapter;
+struct adapter_stats;
+struct json;
+
+/* Contract: argv[0..argc) point into o->command (borrowed), argv[argc] is
+ * NULL; argv has EXTERNAL_MAX_ARGS + 1 slots. */
+void external_argv(const struct external_options *o, char **argv);
+
+/* Contract: with cfg->rundir, creates <rundir>/adapters and fills the
+ * worker's paths there (worker-NNN.stderr, worker-NNN.log,
+ * worker-NNN[.eE].json), each buffer n bytes; without a run directory
+ * they are left as they are. Errors are "WHO: create DIR". */
+int external_paths(const struct lock_config *cfg, const char *who, char *stderr_path,
+                   char *log_path, char *stats_path, size_t n, struct ls_err *err);
+
+/* Contract: the opening of adapters/worker-NNN[.eE].json (a new object the
+ * caller owns): worker, epoch, the hello (name, version, protocol, caps as
+ * the names of the bits of caps) and command (argv, NULL-terminated). */
+struct json *external_stats_open(const struct adapter *ad, int worker, uint32_t epoch,
+                                 unsigned caps, char *const *argv);
+
+/* Contract: adds started, starts, restarts, restart_failures, exits (as
+ * given), requests, timeouts, late_replies, protocol_errors,
+ * protocol_error_samples, lost_events, log_events and renewed_events to o;
+ * returns the samples array (owned by o) for the caller's own samples. */
+struct json *external_stats_counters(struct json *o, const struct adapter *ad,
+                                     const struct adapter_stats *st, int started,
+                                     int64_t restarts, int64_t restart_failures, int64_t exits);
+
+/* Contract: adds stderr and log (relative to the run directory when they
+ * lie under adapters/), writes o and a newline to stats_path (best
+ * effort: the run goes on without it) and frees o. */
+void external_stats_close(struct json *o, const char *stderr_path, const char *log_path,
+                          const char *stats_path);
+
 #endif

@@ -106,57 +106,20 @@ static void write_stats(struct rec *r)
         return;
     struct adapter_stats st;
     adapter_get_stats(&r->ad, &st);
-    struct json *o = json_new_obj();
-    json_obj_set_int(o, "worker", r->worker);
-    json_obj_set_int(o, "epoch", r->epoch);
-    json_obj_set_str(o, "name", r->ad.name);
-    json_obj_set_str(o, "version", r->ad.version);
-    json_obj_set_int(o, "protocol", r->ad.protocol);
-    char caps[96];
-    aproto_caps_text(r->ad.caps, caps, sizeof(caps));
-    struct json *ca = json_obj_set(o, "caps", json_new_arr());
-    for (char *p = caps, *c; *p && strcmp(caps, "-") != 0; p = c ? c + 1 : p + strlen(p)) {
-        c = strchr(p, ',');
-        json_arr_push(ca, json_new_strn(p, c ? (size_t)(c - p) : strlen(p)));
-    }
-    struct json *cmd = json_obj_set(o, "command", json_new_arr());
-    for (int i = 0; r->argv[i]; i++)
-        json_arr_push(cmd, json_new_str(r->argv[i]));
+    struct json *o = external_stats_open(&r->ad, r->worker, r->epoch, r->ad.caps, r->argv);
     json_obj_set_str(o, "mode", "record");
-    json_obj_set_bool(o, "started", r->started);
-    json_obj_set_int(o, "starts", (int64_t)st.starts);
-    json_obj_set_int(o, "restarts", r->restarts);
-    json_obj_set_int(o, "restart_failures", r->restart_failures);
     /* a program that ends after stop has not exited unexpectedly */
     int64_t exits = (int64_t)st.exits - r->expected_ends;
-    json_obj_set_int(o, "exits", exits > 0 ? exits : 0);
-    json_obj_set_int(o, "requests", (int64_t)st.requests);
-    json_obj_set_int(o, "timeouts", (int64_t)st.timeouts);
-    json_obj_set_int(o, "late_replies", (int64_t)st.late_replies);
-    json_obj_set_int(o, "protocol_errors", (int64_t)st.protocol_errors);
-    struct json *sm = json_obj_set(o, "protocol_error_samples", json_new_arr());
-    for (uint64_t i = 0; i < st.protocol_errors && i < ADAPTER_SAMPLES; i++)
-        json_arr_push(sm, json_new_str(r->ad.samples[i]));
+    struct json *sm = external_stats_counters(o, &r->ad, &st, r->started, r->restarts,
+                                              r->restart_failures, exits > 0 ? exits : 0);
     for (int i = 0; i < r->nsamples; i++)
         json_arr_push(sm, json_new_str(r->samples[i]));
-    json_obj_set_int(o, "lost_events", (int64_t)st.lost_events);
-    json_obj_set_int(o, "log_events", (int64_t)st.log_events);
-    json_obj_set_int(o, "renewed_events", (int64_t)st.renewed_events);
     json_obj_set_int(o, "record_events", (int64_t)st.record_events);
     json_obj_set_int(o, "record_stamps_ignored", r->stamps_ignored);
     json_obj_set_int(o, "record_unstamped", r->unstamped);
     json_obj_set_int(o, "record_bad_events", r->bad_events);
     json_obj_set_int(o, "record_sequence_errors", r->sequence_errors);
-    const char *rel = strstr(r->stderr_path, "adapters/");
-    json_obj_set_str(o, "stderr", rel ? rel : r->stderr_path);
-    rel = strstr(r->log_path, "adapters/");
-    json_obj_set_str(o, "log", rel ? rel : r->log_path);
-    struct strbuf sb = STRBUF_INIT;
-    json_write(&sb, o, -1);
-    sb_putc(&sb, '\n');
-    json_free(o);
-    sb_write_file(&sb, r->stats_path); /* best effort: the run goes on without it */
-    sb_free(&sb);
+    external_stats_close(o, r->stderr_path, r->log_path, r->stats_path);
     r->last_write = ls_now_ns();
 }
 
@@ -312,12 +275,7 @@ static int rec_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
     r->worker = cfg->worker;
     r->epoch = cfg->epoch;
     r->resources = cfg->resources > 0 ? cfg->resources : 1;
-    const char *p = o->x.command;
-    for (int i = 0; i < o->x.argc; i++) {
-        r->argv[i] = (char *)p;
-        p += strlen(p) + 1;
-    }
-    r->argv[o->x.argc] = NULL;
+    external_argv(&o->x, r->argv);
     /* the resources by their keys (lock_key: lock.key_prefix and the
      * names of workers.resources), as an adapter gets them in `res` */
     if (r->resources > RECORD_MAX_RES)
@@ -341,19 +299,10 @@ static int rec_init(struct lock *lk, const struct lock_config *cfg, struct ls_er
     sb_free(&sb);
     if (!r->record_json)
         return ls_err_set(err, LS_ENOMEM, "record: out of memory");
-    if (cfg->rundir) {
-        char dir[2100];
-        snprintf(dir, sizeof(dir), "%s/adapters", cfg->rundir);
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return ls_err_errno(err, LS_EIO, errno, "record: create %s", dir);
-        char ep[16] = "";
-        if (cfg->epoch)
-            snprintf(ep, sizeof(ep), ".e%u", cfg->epoch);
-        snprintf(r->stderr_path, sizeof(r->stderr_path), "%s/worker-%03d.stderr", dir, cfg->worker);
-        snprintf(r->log_path, sizeof(r->log_path), "%s/worker-%03d.log", dir, cfg->worker);
-        snprintf(r->stats_path, sizeof(r->stats_path), "%s/worker-%03d%s.json", dir, cfg->worker,
-                 ep);
-    }
+    int prc = external_paths(cfg, "record", r->stderr_path, r->log_path, r->stats_path,
+                             sizeof(r->stats_path), err);
+    if (prc < 0)
+        return prc;
     struct adapter_config ac = {
         .argv = r->argv,
         .stderr_path = r->stderr_path[0] ? r->stderr_path : NULL,
