@@ -8,7 +8,6 @@
  */
 #include "harness/stress_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "harness/childrun.h"
 #include "harness/workload.h"
 #include "reports/reports.h"
 #include "util/strbuf.h"
@@ -232,44 +232,14 @@ static int load_base(const struct stress_args *a, struct stress_ctx *x, sweep_re
     return 0;
 }
 
-static int mkdirs(const char *path)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    return mkdir(tmp, 0755) < 0 ? -errno : 0;
-}
-
-/* Contract: 1 when path is a directory with no entries. */
-static int is_empty_dir(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    struct dirent *de;
-    int empty = 1;
-    while (empty && (de = readdir(d)))
-        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
-    closedir(d);
-    return empty;
-}
-
 /* Contract: create the stress directory (--out, which must be new or
  * empty, or runs/stress-NAME-UTC); 0, 2 (usage) or 3. */
 static int make_dir(struct stress_ctx *x, const char *out)
 {
     if (out) {
         snprintf(x->dir, sizeof(x->dir), "%s", out);
-        int rc = mkdirs(x->dir);
-        if (rc == -EEXIST && is_empty_dir(x->dir))
+        int rc = childrun_mkdirs(x->dir, 0755);
+        if (rc == -EEXIST && childrun_dir_is_empty(x->dir))
             rc = 0;
         if (rc == -EEXIST)
             return usage("--out %s: exists and is not an empty directory; choose a new path or "
@@ -598,17 +568,10 @@ int stress_command(int argc, char **argv, sweep_resolver resolve)
     x.jobs = sweep_parallelism(x.jobs, x.nseeds > 0 ? (int)x.nseeds : 0);
     x.t0 = ls_now_ns();
     x.real0 = ls_realtime_ns();
-    ssize_t len = readlink("/proc/self/exe", x.self, sizeof(x.self) - 1);
-    if (len > 0)
-        x.self[len] = '\0';
-    else
-        snprintf(x.self, sizeof(x.self), "/proc/self/exe");
+    childrun_self(x.self, sizeof(x.self));
     /* signals are taken synchronously from here on (harness/stress_runs.c) */
     sigset_t sigs, old;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
+    childrun_stop_signals(&sigs);
     sigprocmask(SIG_BLOCK, &sigs, &old);
     if ((rc = make_dir(&x, a.out))) {
         sigprocmask(SIG_SETMASK, &old, NULL);
