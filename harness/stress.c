@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness/childrun.h"
+#include "harness/cli_help.h"
 #include "harness/workload.h"
 #include "reports/reports.h"
 #include "util/strbuf.h"
@@ -39,11 +40,9 @@ __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "lockstorm: ");
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_usage_errorv("; see 'lockstorm stress --help'", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "; see 'lockstorm stress --help'\n");
-    return 2;
+    return rc;
 }
 
 /* ---- arguments ---------------------------------------------------------------- */

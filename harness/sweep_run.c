@@ -23,6 +23,7 @@
 
 #include "util/proc.h"
 #include "harness/childrun.h"
+#include "harness/cli_help.h"
 #include "harness/progress.h"
 #include "harness/sweep_model.h"
 #include "reports/sweep.h"
@@ -442,12 +443,11 @@ __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "lockstorm: ");
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_usage_errorv("; usage: lockstorm sweep SWEEP.yaml [--out DIR] [--jobs N] "
+                              "[--progress auto|plain|off] [--quiet] [--json] | --report "
+                              "SWEEP_DIR", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "; usage: lockstorm sweep SWEEP.yaml [--out DIR] [--jobs N] "
-                    "[--progress auto|plain|off] [--quiet] [--json] | --report SWEEP_DIR\n");
-    return 2;
+    return rc;
 }
 
 struct sweep_args {
