@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/json.h"
+#include "util/timeutil.h"
+
 int childrun_mkdirs(const char *path, mode_t mode)
 {
     char tmp[PATH_MAX];
@@ -77,4 +80,14 @@ void childrun_log_reason(const char *path, char *buf, size_t n)
         have_error |= is_error;
     }
     fclose(f);
+}
+
+void childrun_json_times(struct json *p, int64_t real0, int64_t t0)
+{
+    char ts[64];
+    ls_format_utc(real0, 0, ts, sizeof(ts));
+    json_obj_set_str(p, "started_at", ts);
+    ls_format_utc(ls_realtime_ns(), 0, ts, sizeof(ts));
+    json_obj_set_str(p, "ended_at", ts);
+    json_obj_set_num(p, "duration_s", (double)(ls_now_ns() - t0) / 1e9);
 }

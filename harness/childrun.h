@@ -11,7 +11,10 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+struct json;
 
 /* Contract: creates path and its missing parents (parents 0755, path
  * itself mode). Returns 0, -EEXIST when path already existed, or another
@@ -35,5 +38,10 @@ void childrun_self(char *buf, size_t n);
  * dropped, cut to n - 1 bytes) into buf; "" when there is none or the log
  * cannot be read. */
 void childrun_log_reason(const char *path, char *buf, size_t n);
+
+/* Contract: sets "started_at" (UTC of real0, CLOCK_REALTIME ns), "ended_at"
+ * (now) and "duration_s" (seconds since t0, CLOCK_MONOTONIC ns) on the
+ * object p, in that order: the times of a stress or sweep report. */
+void childrun_json_times(struct json *p, int64_t real0, int64_t t0);
 
 #endif

@@ -343,12 +343,7 @@ int stress_write_json(const struct stress_ctx *x, int final, int code)
                                              : json_new_null());
     json_obj_set_int(p, "jobs", x->jobs);
     json_obj_set_str(p, "formats", x->formats);
-    char ts[64];
-    ls_format_utc(x->real0, 0, ts, sizeof(ts));
-    json_obj_set_str(p, "started_at", ts);
-    ls_format_utc(ls_realtime_ns(), 0, ts, sizeof(ts));
-    json_obj_set_str(p, "ended_at", ts);
-    json_obj_set_num(p, "duration_s", (double)(ls_now_ns() - x->t0) / 1e9);
+    childrun_json_times(p, x->real0, x->t0);
     json_obj_set_str(p, "outcome", outcome(x, final, code));
     json_obj_set(p, "exit_code", final ? json_new_int(code) : json_new_null());
     json_obj_set_bool(p, "interrupted", x->signal != 0);

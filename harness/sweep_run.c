@@ -382,12 +382,7 @@ static struct json *plan_json(const struct sweep_ctx *x)
     json_obj_set_int(p, "repeats", s->repeats);
     json_obj_set_int(p, "parallel", x->jobs);
     json_obj_set_str(p, "formats", s->formats);
-    char ts[64];
-    ls_format_utc(x->real0, 0, ts, sizeof(ts));
-    json_obj_set_str(p, "started_at", ts);
-    ls_format_utc(ls_realtime_ns(), 0, ts, sizeof(ts));
-    json_obj_set_str(p, "ended_at", ts);
-    json_obj_set_num(p, "duration_s", (double)elapsed(x) / 1e9);
+    childrun_json_times(p, x->real0, x->t0);
     json_obj_set_bool(p, "interrupted", x->signal != 0);
     json_obj_set_int(p, "cores", sweep_parallelism(1 << 20, 0));
     json_obj_set_num(p, "load_max", x->load_max);
