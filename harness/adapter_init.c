@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "harness/init_text.h"
 #include "harness/workload.h"
 #include "util/err.h"
 #include "util/exedir.h"
@@ -196,34 +197,14 @@ static const char WORKLOAD[] =
     "# directory lockstorm runs in): run it from anywhere.\n"
     "name: my-lock\n"
     "description: my lock under holder pauses longer than its TTL; never granted twice\n"
-    "seed: 7                     # every random choice derives from it: same seed, same run\n"
-    "duration: 4s                # how long the workers run\n"
-    "\n"
-    "cluster:\n"
-    "  topology: independent     # lockstorm starts its own redis-server on a free loopback port\n"
-    "  nodes: 1\n"
-    "\n"
-    "lock:\n"
+    INIT_TEXT_RUN_4S
     "  impl: external            # an adapter process per worker (docs/protocol.md)\n"
-    "  ttl: 200ms                # the lease asked for with each grant\n"
-    "  retry: {attempts: 100, delay: 5ms, jitter: 5ms}   # per hold, before giving up\n"
+    INIT_TEXT_TTL_RETRY
     "  options:\n"
     "    command: @COMMAND@\n"
     "    adapter: {}             # handed to your hello as options\n"
-    "\n"
-    "workers:\n"
-    "  count: 6                  # processes contending for the lock\n"
-    "  resources: 1              # one lock name: every worker wants the same lock\n"
-    "  hold: {dist: uniform, min: 30ms, max: 80ms}   # critical-section length\n"
-    "  think: 2ms                # pause between a release and the next acquire\n"
-    "\n"
-    "faults:                     # `lockstorm list faults`\n"
-    "  # pause whoever holds the lock at that instant, for longer than the TTL\n"
-    "  - {kind: pause, target: holder, at: 500ms, duration: 400ms, every: 1s}\n"
-    "\n"
-    "expect:                     # the CI gate: exit 0 exactly when every line holds\n"
-    "  checks.mutex.by_class.lock_broken: 0         # never granted twice\n"
-    "  counts.grants: \">= 50\"                       # and the lock was really exercised\n";
+    INIT_TEXT_PAUSED_HOLDERS
+    INIT_TEXT_GRANTS_GATE;
 
 static const char PACKAGE_JSON[] =
     "{\n"

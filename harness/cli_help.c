@@ -769,3 +769,11 @@ int cli_version(int argc, char **argv, FILE *out, FILE *err)
     fprintf(out, "clock shim: %s\n", have_shim ? shim : "not found (clock faults unavailable)");
     return 0;
 }
+
+int cli_usage_errorv(const char *tail, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "lockstorm: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "%s\n", tail);
+    return 2;
+}

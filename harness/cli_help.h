@@ -9,6 +9,7 @@
 #ifndef LS_CLI_HELP_H
 #define LS_CLI_HELP_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 /* The overview: every command's synopsis and summary, the exit codes. */
@@ -34,5 +35,10 @@ int cli_help_main(int argc, char **argv, FILE *out, FILE *err);
  * versions (hiredis compiled in, libyaml at run time); --json prints the
  * same as one versioned JSON object. Returns the exit status. */
 int cli_version(int argc, char **argv, FILE *out, FILE *err);
+
+/* Contract: a usage error on stderr, one line: "lockstorm: ", fmt with ap,
+ * then tail (e.g. "; see 'lockstorm --help'") and a newline. Returns 2, the
+ * exit code of bad input, for the caller's wrapper to return. */
+int cli_usage_errorv(const char *tail, const char *fmt, va_list ap);
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "harness/init_text.h"
 #include "harness/workload.h"
 #include "util/err.h"
 #include "util/strbuf.h"
@@ -52,33 +53,13 @@ static const struct scenario scenarios[] = {
      "name: correct-lock\n"
      "description: a correct lock under holder pauses; never granted twice, fencing saves the "
      "data\n"
-     "seed: 7                     # every random choice derives from it: same seed, same run\n"
-     "duration: 4s                # how long the workers run\n"
-     "\n"
-     "cluster:\n"
-     "  topology: independent     # lockstorm starts its own redis-server on a free loopback port\n"
-     "  nodes: 1\n"
-     "\n"
-     "lock:\n"
+     INIT_TEXT_RUN_4S
      "  impl: redis-single        # `lockstorm list locks`\n"
-     "  ttl: 200ms                # the lease asked for with each grant\n"
-     "  retry: {attempts: 100, delay: 5ms, jitter: 5ms}   # per hold, before giving up\n"
+     INIT_TEXT_TTL_RETRY
      "  fencing: true             # a fencing token with each grant, checked by the storage\n"
-     "\n"
-     "workers:\n"
-     "  count: 6                  # processes contending for the lock\n"
-     "  resources: 1              # one lock name: every worker wants the same lock\n"
-     "  hold: {dist: uniform, min: 30ms, max: 80ms}   # critical-section length\n"
-     "  think: 2ms                # pause between a release and the next acquire\n"
-     "\n"
-     "faults:                     # `lockstorm list faults`\n"
-     "  # pause whoever holds the lock at that instant, for longer than the TTL\n"
-     "  - {kind: pause, target: holder, at: 500ms, duration: 400ms, every: 1s}\n"
-     "\n"
-     "expect:                     # the CI gate: exit 0 exactly when every line holds\n"
-     "  checks.mutex.by_class.lock_broken: 0         # never granted twice\n"
+     INIT_TEXT_PAUSED_HOLDERS
      "  checks.fencing.fenced_lost_updates: 0        # fencing kept the data right\n"
-     "  counts.grants: \">= 50\"                       # and the lock was really exercised\n"},
+     INIT_TEXT_GRANTS_GATE},
     {"stolen-lock", "a holder paused past its TTL; an unconditional DEL steals the next lock",
      "the naive-del lock and the pause fault",
      HEAD("stolen-lock")

@@ -43,11 +43,9 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "lockstorm: ");
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_usage_errorv("; see 'lockstorm --help'", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "; see 'lockstorm --help'\n");
-    return 2;
+    return rc;
 }
 
 static int env_error(const struct ls_err *err)

@@ -19,6 +19,7 @@
 
 #include "model/options.h"
 #include "model/yamltree.h"
+#include "harness/childrun.h"
 #include "harness/compare_model.h"
 #include "reports/compare.h"
 #include "util/strbuf.h"
@@ -564,10 +565,7 @@ int matrix_run(const char *path, const char *const *sets, int nsets, const struc
     /* an interrupt between two runs stops the matrix (inside a run it
      * winds that run down, and the matrix stops after it) */
     sigset_t sigs, old;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
+    childrun_stop_signals(&sigs);
     sigprocmask(SIG_BLOCK, &sigs, &old);
     for (int i = 0; i < nv; i++) {
         struct timespec zero = {0, 0};

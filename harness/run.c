@@ -9,7 +9,6 @@
  */
 #include "harness/run.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
@@ -25,6 +24,7 @@
 
 #include "faults/clock.h"
 #include "locks/lock.h"
+#include "harness/childrun.h"
 #include "harness/nemesis.h"
 #include "faults/proxy.h"
 #include "faults/schedule.h"
@@ -138,43 +138,11 @@ void run_fault_log(struct run *r, struct json *line)
 
 /* ---- run directory ---- */
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-    char tmp[2048];
-    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -errno;
-            *p = '/';
-        }
-    }
-    if (mkdir(tmp, mode) < 0)
-        return -errno;
-    return 0;
-}
-
-static int dir_is_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    struct dirent *de;
-    int empty = 1;
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-            empty = 0;
-    closedir(d);
-    return empty;
-}
-
 static int make_rundir(struct run *r, struct ls_err *err)
 {
     if (r->opts->out) {
         snprintf(r->dir, sizeof(r->dir), "%s", r->opts->out);
-        int rc = mkdir_p(r->dir, 0700);
+        int rc = childrun_mkdirs(r->dir, 0700);
         if (rc == -EEXIST) {
             /* an existing empty directory is taken only when it is ours and
              * not a symlink, and made 0700: nobody else can then plant a
@@ -183,7 +151,8 @@ static int make_rundir(struct run *r, struct ls_err *err)
             if (lstat(r->dir, &st) == 0 && S_ISLNK(st.st_mode))
                 return ls_err_set(err, LS_EUSAGE, "--out %s: is a symbolic link; give the "
                                   "directory itself", r->dir);
-            if (lstat(r->dir, &st) < 0 || !S_ISDIR(st.st_mode) || !dir_is_empty(r->dir))
+            if (lstat(r->dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+                !childrun_dir_is_empty(r->dir))
                 return ls_err_set(err, LS_EUSAGE,
                                   "--out %s: exists and is not an empty directory; choose a new "
                                   "path or remove it", r->dir);

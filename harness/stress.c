@@ -8,7 +8,6 @@
  */
 #include "harness/stress_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "harness/childrun.h"
+#include "harness/cli_help.h"
 #include "harness/workload.h"
 #include "reports/reports.h"
 #include "util/strbuf.h"
@@ -39,11 +40,9 @@ __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "lockstorm: ");
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_usage_errorv("; see 'lockstorm stress --help'", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "; see 'lockstorm stress --help'\n");
-    return 2;
+    return rc;
 }
 
 /* ---- arguments ---------------------------------------------------------------- */
@@ -232,44 +231,14 @@ static int load_base(const struct stress_args *a, struct stress_ctx *x, sweep_re
     return 0;
 }
 
-static int mkdirs(const char *path)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    return mkdir(tmp, 0755) < 0 ? -errno : 0;
-}
-
-/* Contract: 1 when path is a directory with no entries. */
-static int is_empty_dir(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    struct dirent *de;
-    int empty = 1;
-    while (empty && (de = readdir(d)))
-        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
-    closedir(d);
-    return empty;
-}
-
 /* Contract: create the stress directory (--out, which must be new or
  * empty, or runs/stress-NAME-UTC); 0, 2 (usage) or 3. */
 static int make_dir(struct stress_ctx *x, const char *out)
 {
     if (out) {
         snprintf(x->dir, sizeof(x->dir), "%s", out);
-        int rc = mkdirs(x->dir);
-        if (rc == -EEXIST && is_empty_dir(x->dir))
+        int rc = childrun_mkdirs(x->dir, 0755);
+        if (rc == -EEXIST && childrun_dir_is_empty(x->dir))
             rc = 0;
         if (rc == -EEXIST)
             return usage("--out %s: exists and is not an empty directory; choose a new path or "
@@ -374,12 +343,7 @@ int stress_write_json(const struct stress_ctx *x, int final, int code)
                                              : json_new_null());
     json_obj_set_int(p, "jobs", x->jobs);
     json_obj_set_str(p, "formats", x->formats);
-    char ts[64];
-    ls_format_utc(x->real0, 0, ts, sizeof(ts));
-    json_obj_set_str(p, "started_at", ts);
-    ls_format_utc(ls_realtime_ns(), 0, ts, sizeof(ts));
-    json_obj_set_str(p, "ended_at", ts);
-    json_obj_set_num(p, "duration_s", (double)(ls_now_ns() - x->t0) / 1e9);
+    childrun_json_times(p, x->real0, x->t0);
     json_obj_set_str(p, "outcome", outcome(x, final, code));
     json_obj_set(p, "exit_code", final ? json_new_int(code) : json_new_null());
     json_obj_set_bool(p, "interrupted", x->signal != 0);
@@ -598,17 +562,10 @@ int stress_command(int argc, char **argv, sweep_resolver resolve)
     x.jobs = sweep_parallelism(x.jobs, x.nseeds > 0 ? (int)x.nseeds : 0);
     x.t0 = ls_now_ns();
     x.real0 = ls_realtime_ns();
-    ssize_t len = readlink("/proc/self/exe", x.self, sizeof(x.self) - 1);
-    if (len > 0)
-        x.self[len] = '\0';
-    else
-        snprintf(x.self, sizeof(x.self), "/proc/self/exe");
+    childrun_self(x.self, sizeof(x.self));
     /* signals are taken synchronously from here on (harness/stress_runs.c) */
     sigset_t sigs, old;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
+    childrun_stop_signals(&sigs);
     sigprocmask(SIG_BLOCK, &sigs, &old);
     if ((rc = make_dir(&x, a.out))) {
         sigprocmask(SIG_SETMASK, &old, NULL);

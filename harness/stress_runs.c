@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "harness/childrun.h"
 #include "util/proc.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -39,10 +40,7 @@ const char *stress_signal_name(int s)
 static int take_signal(struct stress_ctx *x, int64_t ns)
 {
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
+    childrun_stop_signals(&sigs);
     struct timespec ts = {(time_t)(ns / LS_NS_PER_S), (long)(ns % LS_NS_PER_S)};
     int s = sigtimedwait(&sigs, NULL, &ts);
     if (s <= 0)
@@ -89,22 +87,7 @@ static void log_tail(const struct stress_ctx *x, const struct srun *r, char *buf
 {
     char path[PATH_MAX + 120];
     snprintf(path, sizeof(path), "%s/%s.log", x->dir, r->dir);
-    buf[0] = '\0';
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    char line[512];
-    int have_error = 0;
-    while (fgets(line, sizeof(line), f)) {
-        size_t l = strlen(line);
-        while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
-            line[--l] = '\0';
-        int is_error = strstr(line, "error:") != NULL;
-        if (l && (is_error || !have_error))
-            snprintf(buf, n, "%s", line);
-        have_error |= is_error;
-    }
-    fclose(f);
+    childrun_log_reason(path, buf, n);
 }
 
 /* Contract: spawn the run of seed into a new record (x->runs); 0, or -1

@@ -11,7 +11,6 @@
  */
 #include "harness/sweep.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -23,6 +22,8 @@
 #include <unistd.h>
 
 #include "util/proc.h"
+#include "harness/childrun.h"
+#include "harness/cli_help.h"
 #include "harness/progress.h"
 #include "harness/sweep_model.h"
 #include "reports/sweep.h"
@@ -76,44 +77,14 @@ static void sample_load(struct sweep_ctx *x)
 
 /* ---- the sweep directory ---------------------------------------------------- */
 
-static int mkdirs(const char *path)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    return mkdir(tmp, 0755) < 0 ? -errno : 0;
-}
-
-static int is_empty_dir(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    struct dirent *de;
-    int empty = 1;
-    while (empty && (de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-            empty = 0;
-    closedir(d);
-    return empty;
-}
-
 /* Contract: creates the sweep directory (out, or runs/NAME-UTC) and its
  * cells/ subdirectory; x->dir is set. Returns 0 or a negative code. */
 static int make_dir(struct sweep_ctx *x, const char *out, struct ls_err *err)
 {
     if (out) {
         snprintf(x->dir, sizeof(x->dir), "%s", out);
-        int rc = mkdirs(x->dir);
-        if (rc == -EEXIST && !is_empty_dir(x->dir))
+        int rc = childrun_mkdirs(x->dir, 0755);
+        if (rc == -EEXIST && !childrun_dir_is_empty(x->dir))
             return ls_err_set(err, LS_EUSAGE, "--out %s: exists and is not an empty directory; "
                                               "choose a new path or remove it", x->dir);
         if (rc < 0 && rc != -EEXIST)
@@ -216,22 +187,7 @@ static void last_log_line(const struct sweep_ctx *x, const struct sweep_cell *c,
 {
     char path[PATH_MAX + 200];
     snprintf(path, sizeof(path), "%s/cells/%s.log", x->dir, c->name);
-    FILE *f = fopen(path, "re");
-    buf[0] = '\0';
-    if (!f)
-        return;
-    char line[1024];
-    int have_error = 0;
-    while (fgets(line, sizeof(line), f)) {
-        size_t l = strlen(line);
-        while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
-            line[--l] = '\0';
-        int is_error = strstr(line, "error:") != NULL;
-        if (l && (is_error || !have_error))
-            snprintf(buf, n, "%s", line);
-        have_error |= is_error;
-    }
-    fclose(f);
+    childrun_log_reason(path, buf, n);
 }
 
 /* Read the finished cell's violations (for the progress line) and whether
@@ -366,10 +322,7 @@ static void stop_all(struct sweep_ctx *x)
 static void run_cells(struct sweep_ctx *x)
 {
     sigset_t sigs, old;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
+    childrun_stop_signals(&sigs);
     sigprocmask(SIG_BLOCK, &sigs, &old);
     int next = 0;
     sample_load(x);
@@ -429,12 +382,7 @@ static struct json *plan_json(const struct sweep_ctx *x)
     json_obj_set_int(p, "repeats", s->repeats);
     json_obj_set_int(p, "parallel", x->jobs);
     json_obj_set_str(p, "formats", s->formats);
-    char ts[64];
-    ls_format_utc(x->real0, 0, ts, sizeof(ts));
-    json_obj_set_str(p, "started_at", ts);
-    ls_format_utc(ls_realtime_ns(), 0, ts, sizeof(ts));
-    json_obj_set_str(p, "ended_at", ts);
-    json_obj_set_num(p, "duration_s", (double)elapsed(x) / 1e9);
+    childrun_json_times(p, x->real0, x->t0);
     json_obj_set_bool(p, "interrupted", x->signal != 0);
     json_obj_set_int(p, "cores", sweep_parallelism(1 << 20, 0));
     json_obj_set_num(p, "load_max", x->load_max);
@@ -490,12 +438,11 @@ __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "lockstorm: ");
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_usage_errorv("; usage: lockstorm sweep SWEEP.yaml [--out DIR] [--jobs N] "
+                              "[--progress auto|plain|off] [--quiet] [--json] | --report "
+                              "SWEEP_DIR", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "; usage: lockstorm sweep SWEEP.yaml [--out DIR] [--jobs N] "
-                    "[--progress auto|plain|off] [--quiet] [--json] | --report SWEEP_DIR\n");
-    return 2;
+    return rc;
 }
 
 struct sweep_args {
@@ -632,11 +579,7 @@ int sweep_command(int argc, char **argv, sweep_resolver resolve)
     x.t0 = ls_now_ns();
     x.real0 = ls_realtime_ns();
     x.jobs = sweep_parallelism(a.jobs ? a.jobs : (int)s->parallel, s->ncells);
-    ssize_t len = readlink("/proc/self/exe", x.self, sizeof(x.self) - 1);
-    if (len > 0)
-        x.self[len] = '\0';
-    else
-        snprintf(x.self, sizeof(x.self), "/proc/self/exe");
+    childrun_self(x.self, sizeof(x.self));
     if (a.quiet || mode == PROGRESS_OFF)
         x.style = 0;
     else if (mode == PROGRESS_PLAIN)

@@ -37,6 +37,21 @@ check "help for an unknown command: exit 2 naming the commands (got $rc)" \
 check "--help after --set is a value, not a request for help" \
     bash -c '! "$1" validate demo --set "description=--help" 2>/dev/null | grep -q "^usage:"' _ "$LS"
 
+# a usage error is one line on stderr, exit 2, naming where to look
+# (harness/cli_help.c cli_usage_errorv, behind run, stress and sweep)
+for c in run stress sweep; do
+    set +e
+    "$LS" "$c" >/dev/null 2>"$T_TMP/usage_$c"; rc=$?
+    set -e
+    case $c in
+        run) want="lockstorm: run needs exactly one WORKLOAD; see 'lockstorm --help'" ;;
+        stress) want="lockstorm: stress needs a WORKLOAD; see 'lockstorm stress --help'" ;;
+        sweep) want="lockstorm: sweep needs a SWEEP file (or --report SWEEP_DIR); usage: lockstorm sweep SWEEP.yaml [--out DIR] [--jobs N] [--progress auto|plain|off] [--quiet] [--json] | --report SWEEP_DIR" ;;
+    esac
+    check "$c without its file: one usage line, exit 2 (got $rc: $(head -c 200 "$T_TMP/usage_$c"))" \
+        bash -c '[ "$1" -eq 2 ] && [ "$(cat "$2")" = "$3" ]' _ "$rc" "$T_TMP/usage_$c" "$want"
+done
+
 # ---- man page -------------------------------------------------------------
 check "docs/lockstorm.1 is what 'lockstorm help --man' prints (regenerate it if not)" \
     bash -c 'diff -u "$2/docs/lockstorm.1" <("$1" help --man)' _ "$LS" "$SRC"
