@@ -300,8 +300,27 @@ static void md_expectations(const struct json *r, struct strbuf *sb)
     }
 }
 
+/* A story as a fenced block: its lines are plain text, one line each, as
+ * in summary.txt (a newline inside a line would let it close the fence). */
+static void md_story_block(const struct json *story, struct strbuf *sb)
+{
+    sb_puts(sb, "```text\n");
+    for (size_t k = 0; k < story->n; k++) {
+        const struct json *it = story->kids[k];
+        const char *kind = json_get_str(it, "kind", "");
+        if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
+            sb_printf(sb, "t=%.3fs ", json_get_num(it, "t_ms", 0) / 1000.0);
+        else
+            sb_puts(sb, "=> ");
+        for (const char *p = json_get_str(it, "text", ""); *p; p++)
+            sb_putc(sb, *p == '\n' ? ' ' : *p);
+        sb_putc(sb, '\n');
+    }
+    sb_puts(sb, "```\n");
+}
+
 /* The first story of each violation class present, lock-broken first, as
- * a fenced block (the story's lines are plain text, as in summary.txt). */
+ * a fenced block. */
 static void md_stories(const struct json *r, struct strbuf *sb)
 {
     static const char *const classes[] = {"lock-broken", "stale-holder"};
@@ -318,26 +337,35 @@ static void md_stories(const struct json *r, struct strbuf *sb)
         int64_t inc = rm_incident_of(r, i);
         if (inc >= 0)
             sb_printf(sb, ", incident #%lld", (long long)inc);
-        sb_puts(sb, ")\n\n```text\n");
-        for (size_t k = 0; k < story->n; k++) {
-            const struct json *it = story->kids[k];
-            const char *kind = json_get_str(it, "kind", "");
-            if (strcmp(kind, "overlap") && strcmp(kind, "conclusion"))
-                sb_printf(sb, "t=%.3fs ", json_get_num(it, "t_ms", 0) / 1000.0);
-            else
-                sb_puts(sb, "=> ");
-            for (const char *p = json_get_str(it, "text", ""); *p; p++)
-                sb_putc(sb, *p == '\n' ? ' ' : *p); /* one line each: never a fence */
-            sb_putc(sb, '\n');
-        }
-        sb_puts(sb, "```\n");
+        sb_puts(sb, ")\n\n");
+        md_story_block(story, sb);
+    }
+}
+
+/* The story of each mutex anomaly that has one (checks.mutex.anomalies:
+ * renewed-after-loss, lost-with-lease-left, expired: the first of each
+ * class), as summary.txt tells them. */
+static void md_anomaly_stories(const struct json *r, struct strbuf *sb)
+{
+    const struct json *an = json_path(r, "checks.mutex.anomalies");
+    for (size_t i = 0; i < rm_len(an); i++) {
+        const struct json *a = an->kids[i], *story = json_obj_get(a, "story");
+        if (!rm_len(story))
+            continue;
+        sb_puts(sb, "\n### Story of ");
+        cell(sb, json_get_str(a, "class", "?"));
+        sb_puts(sb, " (");
+        cell(sb, json_get_str(a, "resource", "?"));
+        sb_printf(sb, ", w%lld at %.3fs)\n\n", (long long)json_get_int(a, "worker", -1),
+                  json_get_num(a, "t_ms", 0) / 1000.0);
+        md_story_block(story, sb);
     }
 }
 
 /* Contract: appends the Markdown summary of result to sb: a heading with
  * the verdict, how it follows, the verdict line (as code), what it rests
- * on, the incidents, the expectations table and the first story of each
- * violation class. Reads result only; table cells go through md_cell. */
+ * on, the incidents, the expectations table, the first story of each
+ * violation class and of each mutex anomaly. Reads result only; table cells go through md_cell. */
 void render_markdown(const struct json *result, struct strbuf *sb)
 {
     md_verdict(result, sb);
@@ -345,4 +373,5 @@ void render_markdown(const struct json *result, struct strbuf *sb)
     md_incidents(result, sb);
     md_expectations(result, sb);
     md_stories(result, sb);
+    md_anomaly_stories(result, sb);
 }

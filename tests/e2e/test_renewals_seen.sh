@@ -38,6 +38,10 @@ check "pexpire-renew: the overlap's earlier holder shows its lease as it stood" 
            awk -v v=\"\$v\" -v a=\"\$a\" 'BEGIN { exit !(v + 0 <= a + 0) }'"
 check "pexpire-renew: the summary names the renewals after loss" \
     grep -q 'renewals\? after loss' "$d/summary.txt"
+"$LS" report "$d" --format md >/dev/null 2>&1 || true
+check "pexpire-renew: summary.md tells the anomaly's story, as summary.txt does" \
+    sh -c "grep -q '^### Story of renewed-after-loss (r0, w' '$d/summary.md' &&
+           grep -q 'renewed-after-loss' '$d/summary.md'"
 t_no_leftovers "$d"
 
 d=$T_TMP/pexpire-correct
