@@ -75,7 +75,10 @@ cli "--seed over 2^64" "is out of range 0..18446744073709551615" run demo --seed
 cli "--seed without value" "--seed needs a value" run demo --seed
 cli "--out empty" "--out needs a non-empty value" run demo --out ''
 cli "--out a file" "exists and is not an empty directory" run demo --out /etc/hostname
-cli "--out a non-empty dir" "exists and is not an empty directory" run demo --out "$SRC"
+# a non-empty dir of the test's own: were the refusal to fail, the run must
+# not land in the source tree
+mkdir -p "$T_TMP/full" && : >"$T_TMP/full/keep"
+cli "--out a non-empty dir" "exists and is not an empty directory" run demo --out "$T_TMP/full"
 cli "--format unknown" "unknown format 'bogus'" run demo --format bogus
 cli "--progress unknown" "--progress 'bogus'" run demo --progress bogus
 cli "--set without =" "expected key.path=value" run demo --set noequals
