@@ -56,6 +56,30 @@ run_ls() {
     return 0
 }
 
+# t_need_browser: CHROME set to chromium (installed when missing, with
+# LS_WITH_CHROMIUM=1 scripts/install-deps.sh) and gnuplot present for the
+# charts; else the test fails saying why and exits: it never skips.
+t_need_browser() {
+    CHROME=$(command -v chromium || command -v chromium-browser || true)
+    if [ -z "$CHROME" ]; then
+        echo "# chromium missing: installing it (LS_WITH_CHROMIUM=1 scripts/install-deps.sh)"
+        if ! LS_WITH_CHROMIUM=1 bash "$SRC/scripts/install-deps.sh" >"$T_TMP/install.log" 2>&1; then
+            sed 's/^/# /' "$T_TMP/install.log" | tail -n 20
+        fi
+        CHROME=$(command -v chromium || command -v chromium-browser || true)
+    fi
+    if [ -z "$CHROME" ]; then
+        fail "chromium is required for the HTML test and could not be installed (see the install log above); install the Debian package chromium"
+        t_finish
+        exit 1
+    fi
+    if ! command -v gnuplot >/dev/null 2>&1; then
+        fail "gnuplot is required to draw the charts (scripts/install-deps.sh installs gnuplot-nox)"
+        t_finish
+        exit 1
+    fi
+}
+
 # t_kill SIG PID [NAME]: send SIG to PID only while it is still the process
 # this test started: alive, not a zombie, and a child of this shell (or,
 # with NAME, a process whose command name is NAME, for a grandchild). A

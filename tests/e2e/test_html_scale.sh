@@ -12,25 +12,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-browser() { command -v chromium || command -v chromium-browser || true; }
-CHROME=$(browser)
-if [ -z "$CHROME" ]; then
-    echo "# chromium missing: installing it (LS_WITH_CHROMIUM=1 scripts/install-deps.sh)"
-    if ! LS_WITH_CHROMIUM=1 bash "$SRC/scripts/install-deps.sh" >"$T_TMP/install.log" 2>&1; then
-        sed 's/^/# /' "$T_TMP/install.log" | tail -n 20
-    fi
-    CHROME=$(browser)
-fi
-if [ -z "$CHROME" ]; then
-    fail "chromium is required for the HTML test and could not be installed (see the install log above); install the Debian package chromium"
-    t_finish
-    exit 1
-fi
-if ! command -v gnuplot >/dev/null 2>&1; then
-    fail "gnuplot is required to draw the charts (scripts/install-deps.sh installs gnuplot-nox)"
-    t_finish
-    exit 1
-fi
+t_need_browser
 
 field() { python3 -c 'import json,sys
 v=json.load(open(sys.argv[1]))
