@@ -282,12 +282,14 @@ static void queue_renewed(struct adapter *a, struct amsg *m, int64_t read_ns)
     a->renewed_n++;
 }
 
-/* Contract: the oldest queued renewed event into *ev (AMSG_RENEWED).
- * Returns 1, or 0 when none is queued. */
+/* Contract: the oldest queued renewed event into *ev (AMSG_RENEWED; every
+ * other field cleared, so amsg_free(ev) frees only what it owns). Returns
+ * 1, or 0 when none is queued. */
 static int take_renewed(struct adapter *a, struct amsg *ev)
 {
     if (a->renewed_n == 0)
         return 0;
+    memset(ev, 0, sizeof(*ev));
     int k = a->renewed_head;
     ev->kind = AMSG_RENEWED;
     ev->res = a->renewed[k].res;
