@@ -428,9 +428,9 @@ static int flat_int(const char *s, size_t len, size_t *pos, int64_t *v)
     int neg = s[i] == '-';
     i += (size_t)neg;
     size_t d0 = i;
-    int64_t x = 0;
+    uint64_t x = 0; /* unsigned: a 19th digit may wrap, and is refused below */
     while (i < len && s[i] >= '0' && s[i] <= '9') {
-        x = x * 10 + (s[i] - '0');
+        x = x * 10 + (uint64_t)(s[i] - '0');
         i++;
     }
     size_t nd = i - d0;
@@ -438,7 +438,7 @@ static int flat_int(const char *s, size_t len, size_t *pos, int64_t *v)
         return -1;
     if (i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))
         return -1;
-    *v = neg ? -x : x;
+    *v = neg ? -(int64_t)x : (int64_t)x;
     *pos = i;
     return 0;
 }

@@ -929,6 +929,7 @@ static int mutex_finish(void *st, struct json *res)
             free(inc->faults);
             free(inc);
         }
+        free(m->pend[i]->lag);
         free(m->pend[i]);
     }
     for (int i = 0; i < m->h->nworkers; i++)

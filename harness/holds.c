@@ -290,7 +290,8 @@ struct json *holds_build(const struct history *h, const struct json *result)
         history_drop(w, 0, w->n);
     }
     free(keys);
-    qsort(t.rows, t.n, sizeof(*t.rows), cmp_row);
+    if (t.n) /* no rows: t.rows is NULL, which qsort may not be given */
+        qsort(t.rows, t.n, sizeof(*t.rows), cmp_row);
 
     struct json *o = json_new_obj();
     json_obj_set_int(o, "total", (int64_t)t.seq);
