@@ -576,9 +576,8 @@ static void end_hold(struct mutex_st *m, struct hold *x, int wi, int64_t t, uint
     x->exit = t;
     x->flags |= flag;
     if (m->listen.ended) {
-        struct hold_end e = {x->acquired, x->enter, t, x->lease, wi, x->worker, x->res,
-                             (flag & HF_CRASH) ? HOLD_CRASH : (flag & HF_OPEN) ? HOLD_OPEN
-                                                                               : HOLD_EXIT};
+        int kind = (flag & HF_CRASH) ? HOLD_CRASH : (flag & HF_OPEN) ? HOLD_OPEN : HOLD_EXIT;
+        struct paired_hold e = {x->acquired, x->enter, t, x->lease, wi, x->worker, x->res, kind};
         m->listen.ended(m->listen.ctx, &e);
     }
     hold_ended(m, x);

@@ -45,21 +45,21 @@ struct pass_consumer {
  * the end of its worker's log: docs/checkers.md "mutex"), told to a
  * listener as it ends: the one pairing of the pass. The charts' series
  * takes its holds from here instead of pairing the records again. */
-enum hold_end_kind { HOLD_EXIT = 0, HOLD_CRASH = 1, HOLD_OPEN = 2 };
-struct hold_end {
+enum paired_end { HOLD_EXIT = 0, HOLD_CRASH = 1, HOLD_OPEN = 2 };
+struct paired_hold {
     int64_t acquired;           /* its grant (its entry when it had none) */
     int64_t enter, exit;
     int64_t lease;              /* lease end, renewals included; INT64_MAX: no expiry */
     int wi;                     /* index into h->w */
     int32_t worker;             /* worker id */
     int res;
-    int kind;                   /* enum hold_end_kind */
+    int kind;                   /* enum paired_end */
 };
 struct hold_listener {
     /* Called once per hold, as it ends, from within the source's pass
      * callbacks (so from the thread that feeds the source). x is valid
      * during the call only. */
-    void (*ended)(void *ctx, const struct hold_end *x);
+    void (*ended)(void *ctx, const struct paired_hold *x);
     void *ctx;
 };
 

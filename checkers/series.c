@@ -626,7 +626,7 @@ const struct pass_ops series_pass_ops = {
         PASS_TYPE(EV_STORE_WRITE) | PASS_TYPE(EV_STORE_READ),
     series_event, NULL, NULL};
 
-static void series_hold_ended(void *ctx, const struct hold_end *x)
+static void series_hold_ended(void *ctx, const struct paired_hold *x)
 {
     struct series_acc *a = ctx;
     if (x->exit - x->acquired > a->longest)

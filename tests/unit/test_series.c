@@ -160,7 +160,7 @@ struct heard {
     size_t n, cap;
 };
 
-static void heard_hold(void *ctx, const struct hold_end *x)
+static void heard_hold(void *ctx, const struct paired_hold *x)
 {
     struct heard *hd = ctx;
     if (hd->n == hd->cap) {
