@@ -201,7 +201,8 @@ static void mutex_holds(struct history *h, struct heard *hd)
     json_free(scratch);
     for (size_t k = 0; k < hd->n; k++) /* the loader numbers resources as it meets them */
         hd->a[k].res = (int)strtol(h->res_names[hd->a[k].res] + 1, NULL, 10);
-    qsort(hd->a, hd->n, sizeof(*hd->a), cmp_mhold);
+    if (hd->n > 1) /* qsort takes no NULL array, even of none */
+        qsort(hd->a, hd->n, sizeof(*hd->a), cmp_mhold);
 }
 
 /* Contract: the timeline's holds of series s (its lanes resolved). */
@@ -227,7 +228,8 @@ static void timeline_holds(const struct json *s, struct heard *hd)
         }
         hd->a[hd->n++] = m;
     }
-    qsort(hd->a, hd->n, sizeof(*hd->a), cmp_mhold);
+    if (hd->n > 1) /* qsort takes no NULL array, even of none */
+        qsort(hd->a, hd->n, sizeof(*hd->a), cmp_mhold);
 }
 
 static char *written(const struct json *v)
