@@ -1,13 +1,16 @@
 /*
- * test_series.c: the fused pass (docs/checkers.md "Cost: one pass"): the
- * charts' series take their holds from the mutex checker's pairing. On
+ * test_series.c: the fused pass (docs/checkers.md "Holds are paired
+ * once"): the charts' series take their holds from the mutex checker's
+ * pairing. On
  * seeded random histories, odd ones included (a grant replaced before its
  * enter, an enter without a grant, a stray exit, a worker holding more
  * than eight grants, renewals without a lease, crashes, logs ending in a
  * hold), loaded by the real JSONL loader:
  * - the timeline's holds (its window reader pairs the records again around
  *   the window, after the pass) are exactly the holds the mutex checker
- *   tells its listener, lease and end kind included;
+ *   tells its listener that meet the window, lease and end kind included,
+ *   on the whole run and zoomed (the look-back before the window is the
+ *   longest hold the listener heard);
  * - series_build after check_run (fed by the fused pass) and series_build
  *   alone (its own pass, with the mutex pairing) write the same bytes.
  */
