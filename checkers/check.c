@@ -206,13 +206,25 @@ struct json *check_run(struct history *h, const struct check_params *p)
             ci[i] = all[i]->pass ? nc : -1;
             if (all[i]->pass)
                 c[nc++] = (struct pass_consumer){&all[i]->pass->ops,
-                                                 all[i]->pass->init(h, p, res)};
+                                                 all[i]->pass->init(h, p, res), 0};
         }
         if (h->memo) {
             series_acc_free(h->memo->series);
-            h->memo->series = series_acc_new(h);
-            c[nc++] = (struct pass_consumer){&series_pass_ops, h->memo->series};
+            h->memo->series = NULL;
         }
+        /* The series takes its holds from the checker that pairs them (the
+         * mutex checker: the records are paired once per pass), so the two
+         * are fused: one unit (pass.h), fed from one thread. Without such a
+         * checker series_build makes a pass of its own. */
+        for (int i = 0; h->memo && i < n; i++)
+            if (ci[i] >= 0 && all[i]->pass->listen) {
+                h->memo->series = series_acc_new(h);
+                struct hold_listener l = series_hold_listener(h->memo->series);
+                all[i]->pass->listen(c[ci[i]].st, &l);
+                c[ci[i]].unit = ci[i] + 1;
+                c[nc++] = (struct pass_consumer){&series_pass_ops, h->memo->series, ci[i] + 1};
+                break;
+            }
         if (pass_run(h, c, nc) == 0)
             break;
         for (int i = 0; i < n; i++)

@@ -89,7 +89,7 @@ void history_export_jsonl(struct history *h, FILE *out)
 {
     history_verify(h); /* every record checked before any is printed */
     struct export_st x = {h, STRBUF_INIT, out};
-    struct pass_consumer c = {&export_ops, &x};
+    struct pass_consumer c = {&export_ops, &x, 0};
     pass_run(h, &c, 1); /* cannot fail: nothing is unverified now */
     if (x.sb.len)
         fwrite(x.sb.buf, 1, x.sb.len, out);

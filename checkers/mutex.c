@@ -15,7 +15,9 @@
  * classifies each `lost` (lease left or expired) and finds renewals that
  * succeed after the lease ran out while another grant holds the lock
  * (renewed-after-loss, docs/checkers.md). It never asks the lock and never
- * invents an overlap from a missing record.
+ * invents an overlap from a missing record. Its pairing is the pass's only
+ * one: it tells a listener (pass.h "hold listener": the charts' series)
+ * each hold as it ends.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -149,6 +151,7 @@ struct mutex_st {
     int64_t lost_left, lost_expired, lost_no_lease, lost_unmatched, ral, ral_holds;
     struct json *anom;          /* the listed anomalies (owned until finish) */
     int64_t nanom_listed[3];    /* per anomaly class: listed so far */
+    struct hold_listener listen; /* told each hold as it ends; ended NULL: none */
 };
 
 enum { AN_RAL, AN_LOST_LEFT, AN_LOST_EXPIRED };
@@ -566,10 +569,17 @@ static void slot_remove(struct mutex_st *m, struct slots *s, int k, int64_t t)
     hold_unref(m, x);
 }
 
-static void end_hold(struct mutex_st *m, struct hold *x, int64_t t, uint16_t flag)
+/* Contract: hold x of worker index wi ends at t (flag: HF_CRASH, HF_OPEN or
+ * 0 for an exit); its listener hears of it first. */
+static void end_hold(struct mutex_st *m, struct hold *x, int wi, int64_t t, uint16_t flag)
 {
     x->exit = t;
     x->flags |= flag;
+    if (m->listen.ended) {
+        int kind = (flag & HF_CRASH) ? HOLD_CRASH : (flag & HF_OPEN) ? HOLD_OPEN : HOLD_EXIT;
+        struct paired_hold e = {x->acquired, x->enter, t, x->lease, wi, x->worker, x->res, kind};
+        m->listen.ended(m->listen.ctx, &e);
+    }
     hold_ended(m, x);
 }
 
@@ -777,7 +787,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         exited_clear(m, s);
         s->exited = s->a[k];
         s->exited->refs++;
-        end_hold(m, s->a[k], r->t, 0);
+        end_hold(m, s->a[k], wi, r->t, 0);
         slot_remove(m, s, k, r->t);
         break;
     case EV_LOST:
@@ -799,7 +809,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         exited_clear(m, s);
         for (k = 0; k < s->n; k++)
             if (s->a[k]->entered)
-                end_hold(m, s->a[k], r->t, HF_CRASH);
+                end_hold(m, s->a[k], wi, r->t, HF_CRASH);
         while (s->n)
             slot_remove(m, s, s->n - 1, r->t);
         break;
@@ -819,7 +829,7 @@ static void mutex_worker_end(void *st, int wi)
         flush(m);
     for (int k = 0; k < s->n; k++)
         if (s->a[k]->entered) {
-            end_hold(m, s->a[k], last, HF_OPEN);
+            end_hold(m, s->a[k], wi, last, HF_OPEN);
             m->open++;
         }
     exited_clear(m, s);
@@ -953,13 +963,19 @@ static int mutex_finish(void *st, struct json *res)
     return verdict;
 }
 
+static void mutex_listen(void *st, const struct hold_listener *l)
+{
+    struct mutex_st *m = st;
+    m->listen = *l;
+}
+
 const struct checker_def mutex_checker = {
     {"mutex",
      PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ENTER) | PASS_TYPE(EV_RENEW_OK) | PASS_TYPE(EV_EXIT) |
          PASS_TYPE(EV_RELEASE_OK) | PASS_TYPE(EV_RELEASE_NOT_OWNER) |
          PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_LOST) | PASS_TYPE(EV_CRASH),
      mutex_event, mutex_worker_end, mutex_end},
-    mutex_init, mutex_finish};
+    mutex_init, mutex_finish, mutex_listen};
 
 int check_mutex(struct history *h, const struct check_params *p, struct json *res)
 {

@@ -209,7 +209,7 @@ int pass_run(struct history *h, const struct pass_consumer *c, int n)
 int checker_run_one(const struct checker_def *d, struct history *h,
                     const struct check_params *p, struct json *res)
 {
-    struct pass_consumer c = {&d->ops, d->init(h, p, res)};
+    struct pass_consumer c = {&d->ops, d->init(h, p, res), 0};
     if (pass_run(h, &c, 1) < 0) { /* a deferred record was bad: load it all checked, again */
         struct json *scratch = json_new_obj();
         d->finish(c.st, scratch);

@@ -27,9 +27,40 @@ struct pass_ops {
     void (*end)(void *st);
 };
 
+/* unit: 0 for a consumer that shares no state with another (the default
+ * of a {ops, st} initializer). Consumers given the same non-zero unit are
+ * fused: one calls into another's state during the pass (check.c: the
+ * mutex checker tells the charts' series each hold it pairs, "hold
+ * listener" below), so a pass must feed a unit's consumers from one
+ * thread, in their order in the array; a pass that runs consumers on
+ * several threads keeps each unit together. Consumers of different units
+ * share nothing. */
 struct pass_consumer {
     const struct pass_ops *ops;
     void *st;
+    int unit;
+};
+
+/* A hold as the mutex checker pairs it (grant -> enter -> exit, crash or
+ * the end of its worker's log: docs/checkers.md "mutex"), told to a
+ * listener as it ends: the one pairing of the pass. The charts' series
+ * takes its holds from here instead of pairing the records again. */
+enum paired_end { HOLD_EXIT = 0, HOLD_CRASH = 1, HOLD_OPEN = 2 };
+struct paired_hold {
+    int64_t acquired;           /* its grant (its entry when it had none) */
+    int64_t enter, exit;
+    int64_t lease;              /* lease end, renewals included; INT64_MAX: no expiry */
+    int wi;                     /* index into h->w */
+    int32_t worker;             /* worker id */
+    int res;
+    int kind;                   /* enum paired_end */
+};
+struct hold_listener {
+    /* Called once per hold, as it ends, from within the source's pass
+     * callbacks (so from the thread that feeds the source). x is valid
+     * during the call only. */
+    void (*ended)(void *ctx, const struct paired_hold *x);
+    void *ctx;
 };
 
 /* Contract: feed every record of h to the n consumers c, in merged order,
@@ -45,6 +76,10 @@ struct checker_def {
     struct pass_ops ops;
     void *(*init)(const struct history *h, const struct check_params *p, struct json *res);
     int (*finish)(void *st, struct json *res);
+    /* A checker that pairs holds (the mutex checker): from now on, tell l
+     * (copied) each hold as it ends; a consumer listening is fused to it
+     * (pass_consumer.unit). NULL for the others. */
+    void (*listen)(void *st, const struct hold_listener *l);
 };
 
 extern const struct checker_def mutex_checker, fencing_checker, liveness_checker,

@@ -4,11 +4,13 @@
  * per-bucket latency histograms for p50/p99, the overview of grants, the
  * lost-update drift, which needs the store writes in time order: the pass
  * gives them so, no sort), the latency scatter decimated as it grows, and
- * the longest hold. The timeline's holds are read afterwards from the logs
- * around its window only (records are time ordered: a binary search finds
- * the window, the longest hold bounds how far back to start). Holds are
- * paired the way the mutex checker pairs them (grant -> enter ->
- * exit/crash), simplified: this only draws them.
+ * the longest hold, which the mutex checker's pairing tells it (pass.h
+ * "hold listener": the pass pairs holds once, and the two are one unit of
+ * the pass). The timeline's holds are read afterwards from the logs around
+ * its window only (records are time ordered: a binary search finds the
+ * window, the longest hold bounds how far back to start), paired there by
+ * the mutex checker's rules (grant -> enter -> exit/crash; test_series
+ * holds the two to the same holds): this only draws them.
  */
 #include "checkers/series.h"
 
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkers/check.h"
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
 #include "util/hist.h"
@@ -90,15 +93,16 @@ static void inum(struct json *r, int64_t v)
 /* ---- the accumulators of the pass ------------------------------------- */
 
 struct tgrant {
-    int64_t lease, since;       /* since: its grant (or enter without one) */
+    int64_t lease;              /* NO_LEASE: no expiry */
     int res, entered;
     int64_t enter;
 };
 
-/* One worker's grants as the timeline pairs them (at most 8 at once). */
+/* One worker's grants as the timeline's window reader pairs them: its
+ * slots, in the mutex checker's order (checkers/mutex.c, mutex_event). */
 struct tstate {
-    struct tgrant g[8];
-    int ng;
+    struct tgrant *g;           /* owned */
+    int ng, cap;
     int64_t last;               /* its latest record */
 };
 
@@ -123,11 +127,10 @@ struct drift {
 };
 
 struct hold_sink {               /* where a timeline step puts the holds it ends */
-    int64_t from, to;           /* the window; holds outside it are only measured */
+    int64_t from, to;           /* the window; holds outside it are dropped */
     struct thold *out;
     size_t n, cap, max;
     int trunc;
-    int64_t longest;            /* longest grant-to-end span seen */
 };
 
 struct series_acc {
@@ -139,8 +142,8 @@ struct series_acc {
     int64_t counts[OC__N];
     int64_t *inv_rate, *inv_scatter; /* per worker: its open invoke, INT64_MIN none */
     struct scatter sc[OC__N];
-    struct tstate *ts;
-    struct hold_sink measure;   /* keeps no hold, measures the longest */
+    int64_t longest;            /* the longest grant-to-end span of a hold (the mutex
+                                 * checker's pairing tells it: series_hold_ended) */
     /* the lost-update drift: store ops in time order */
     int offered;
     int64_t acc[2], sum[2], rejected;
@@ -232,10 +235,6 @@ static void fencing_series(struct json *series, struct series_acc *a)
 static void hold_end(struct hold_sink *k, const struct tgrant *g, int64_t end, int worker,
                      int kind)
 {
-    if (end - g->since > k->longest)
-        k->longest = end - g->since;
-    if (!k->out && !k->max)
-        return;
     if (g->enter > k->to || end < k->from)
         return;
     if (k->n >= k->max) {
@@ -249,43 +248,52 @@ static void hold_end(struct hold_sink *k, const struct tgrant *g, int64_t end, i
     k->out[k->n++] = (struct thold){g->enter, end, g->lease, g->res, worker, kind};
 }
 
+/* Contract: a new slot at the end of s's, for a grant of resource res. */
+static struct tgrant *slot_push(struct tstate *s, int res, int64_t lease)
+{
+    if (s->ng == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 8;
+        s->g = xrealloc(s->g, (size_t)s->cap * sizeof(*s->g));
+    }
+    s->g[s->ng] = (struct tgrant){lease, res, 0, 0};
+    return &s->g[s->ng++];
+}
+
 /* Contract: one record r of worker `worker` through its timeline state s;
- * holds it ends go to k. */
+ * holds it ends go to k. The rules are the mutex checker's pairing
+ * (mutex_event), which tells the pass's holds: the same slots searched in
+ * the same order, so both find the same holds (test_series). */
 static void timeline_step(struct tstate *s, const struct ev_rec *r, int worker,
                           struct hold_sink *k)
 {
     struct tgrant *g = s->g;
+    int64_t l = (r->flags & EVF_NO_LEASE) ? NO_LEASE : r->valid_until;
     int i;
     s->last = r->t;
     switch (r->type) {
     case EV_ACQUIRE_OK:
-        if (s->ng < 8) {
-            g[s->ng].lease = (r->flags & EVF_NO_LEASE) ? NO_LEASE : r->valid_until;
-            g[s->ng].since = r->t;
-            g[s->ng].res = r->res;
-            g[s->ng].entered = 0;
-            s->ng++;
-        }
+        /* a grant of a resource whose last grant was never entered replaces it in place */
+        for (i = 0; i < s->ng; i++)
+            if (g[i].res == r->res && !g[i].entered)
+                break;
+        if (i < s->ng)
+            g[i] = (struct tgrant){l, r->res, 0, 0};
+        else
+            slot_push(s, r->res, l);
         break;
     case EV_ENTER:
         for (i = s->ng - 1; i >= 0; i--)
             if (g[i].res == r->res && !g[i].entered)
                 break;
-        if (i < 0 && s->ng < 8) {
-            i = s->ng++;
-            g[i].lease = NO_LEASE;
-            g[i].since = r->t;
-            g[i].res = r->res;
-        }
-        if (i >= 0) {
-            g[i].entered = 1;
-            g[i].enter = r->t;
-        }
+        struct tgrant *x = i >= 0 ? &g[i] : slot_push(s, r->res, NO_LEASE); /* no grant */
+        x->entered = 1;
+        x->enter = r->t;
         break;
     case EV_RENEW_OK:
+        /* as the mutex checker's lease_raise: a renewal without a lease lifts the expiry */
         for (i = 0; i < s->ng; i++)
-            if (g[i].res == r->res && g[i].lease != NO_LEASE && r->valid_until > g[i].lease)
-                g[i].lease = r->valid_until;
+            if (g[i].res == r->res && g[i].lease != NO_LEASE && l > g[i].lease)
+                g[i].lease = l;
         break;
     case EV_EXIT:
     case EV_CRASH:
@@ -360,6 +368,7 @@ static void worker_holds(const struct hist_worker *w, int64_t lookback, struct h
         timeline_step(&s, hist_rec(w, i++), w->id, k);
     if (i >= w->n)
         timeline_end(&s, w->id, k);
+    free(s.g);
     history_drop(w, 0, w->n); /* what the search and the scan read */
 }
 
@@ -445,7 +454,7 @@ static void timeline_series(struct json *series, const struct history *h,
     static const char *const end_names[] = {"exit", "crash", "open"};
     int64_t from, to;
     int zoomed = timeline_window(h, result, &from, &to);
-    struct hold_sink sink = {from, to, NULL, 0, 0, TIMELINE_MAX_ROWS, 0, 0};
+    struct hold_sink sink = {from, to, NULL, 0, 0, TIMELINE_MAX_ROWS, 0};
     for (int i = 0; i < h->nworkers; i++)
         worker_holds(&h->w[i], longest_hold, &sink);
     struct thold *hs = sink.out;
@@ -569,7 +578,6 @@ static void timeline_series(struct json *series, const struct history *h,
 static void series_event(void *st, int wi, const struct ev_rec *r)
 {
     struct series_acc *a = st;
-    timeline_step(&a->ts[wi], r, a->h->w[wi].id, &a->measure);
     int64_t *inv = &a->inv_rate[wi], *inv2 = &a->inv_scatter[wi];
     switch (r->type) {
     case EV_ACQUIRE_INVOKE:
@@ -608,18 +616,27 @@ static void series_event(void *st, int wi, const struct ev_rec *r)
     }
 }
 
-static void series_worker_end(void *st, int wi)
+/* The attempts, their outcomes, crashes and store ops: the holds come
+ * from the mutex checker's pairing (series_hold_ended), not from the
+ * enter / exit / renew / release / lost records. */
+const struct pass_ops series_pass_ops = {
+    "series",
+    PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ACQUIRE_BUSY) |
+        PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_CRASH) |
+        PASS_TYPE(EV_STORE_WRITE) | PASS_TYPE(EV_STORE_READ),
+    series_event, NULL, NULL};
+
+static void series_hold_ended(void *ctx, const struct paired_hold *x)
 {
-    struct series_acc *a = st;
-    const struct hist_worker *w = &a->h->w[wi];
-    a->ts[wi].last = w->n ? hist_rec(w, w->n - 1)->t : 0; /* the pass skips some types */
-    timeline_end(&a->ts[wi], w->id, &a->measure);
+    struct series_acc *a = ctx;
+    if (x->exit - x->acquired > a->longest)
+        a->longest = x->exit - x->acquired;
 }
 
-/* Every type but the release and renew invokes and the jobs' steps. */
-const struct pass_ops series_pass_ops = {
-    "series", ~(PASS_TYPE(EV_RELEASE_INVOKE) | PASS_TYPE(EV_RENEW_INVOKE) | PASS_TYPE(EV_JOB)),
-    series_event, series_worker_end, NULL};
+struct hold_listener series_hold_listener(struct series_acc *a)
+{
+    return (struct hold_listener){series_hold_ended, a};
+}
 
 struct series_acc *series_acc_new(const struct history *h)
 {
@@ -641,7 +658,6 @@ struct series_acc *series_acc_new(const struct history *h)
     a->inv_scatter = xmalloc(nw * sizeof(*a->inv_scatter));
     for (size_t i = 0; i < nw; i++)
         a->inv_rate[i] = a->inv_scatter[i] = INT64_MIN;
-    a->ts = xcalloc(nw, sizeof(*a->ts));
     for (int oc = 0; oc < OC__N; oc++) {
         a->sc[oc].every = 1;
         a->sc[oc].pt = xmalloc(SCATTER_PER_OUTCOME * sizeof(*a->sc[oc].pt));
@@ -662,12 +678,37 @@ void series_acc_free(struct series_acc *a)
     free(a->qh);
     free(a->inv_rate);
     free(a->inv_scatter);
-    free(a->ts);
     free(a->latest);
     free(a);
 }
 
 /* ---- the whole series object -------------------------------------------- */
+
+/* Contract: the accumulators from a pass of their own over h, fused with
+ * the mutex checker as check_run's pass fuses them (one unit, pass.h): its
+ * pairing gives the holds; its verdict and sections go to a scratch
+ * result, nothing listed. */
+static struct series_acc *own_pass(struct history *h)
+{
+    struct check_params p;
+    check_params_from(h, &p);
+    p.max_violations = 0; /* only the holds are wanted */
+    for (int again = 0;; again++) {
+        struct series_acc *a = series_acc_new(h);
+        struct json *scratch = json_new_obj();
+        void *ms = mutex_checker.init(h, &p, scratch);
+        struct hold_listener l = series_hold_listener(a);
+        mutex_checker.listen(ms, &l);
+        struct pass_consumer c[2] = {{&mutex_checker.ops, ms, 1}, {&series_pass_ops, a, 1}};
+        int rc = pass_run(h, c, 2);
+        mutex_checker.finish(ms, scratch);
+        json_free(scratch);
+        if (rc == 0 || again) /* after a reload every record was checked (pass.h) */
+            return a;
+        series_acc_free(a); /* a deferred record was bad: load it all checked, again */
+        history_reload(h);
+    }
+}
 
 struct json *series_build(struct history *h, const struct json *result)
 {
@@ -676,19 +717,10 @@ struct json *series_build(struct history *h, const struct json *result)
     static const char *const lat_cols[] = {"t_ms", "latency_ms", "outcome"};
     static const char *const q_cols[] = {"t_ms", "p50_ms", "p99_ms", "count"};
     struct series_acc *a = h->memo ? h->memo->series : NULL;
-    if (a) {
+    if (a)
         h->memo->series = NULL; /* check_run's pass filled it: ours now */
-    } else {
-        a = series_acc_new(h);
-        struct pass_consumer c = {&series_pass_ops, a};
-        if (pass_run(h, &c, 1) < 0) { /* a deferred record was bad (pass.h) */
-            series_acc_free(a);
-            history_reload(h);
-            a = series_acc_new(h);
-            c.st = a;
-            pass_run(h, &c, 1);
-        }
-    }
+    else
+        a = own_pass(h);
 
     struct json *s = json_new_obj();
     json_obj_set_num(s, "bucket_ms", ns_ms(a->bucket));
@@ -725,7 +757,7 @@ struct json *series_build(struct history *h, const struct json *result)
     }
 
     fencing_series(s, a);
-    timeline_series(s, h, result, a->grants, a->bucket, a->nb, a->measure.longest);
+    timeline_series(s, h, result, a->grants, a->bucket, a->nb, a->longest);
     series_acc_free(a);
     return s;
 }

@@ -19,10 +19,15 @@
  * check_run's pass accumulated for h (h->memo), else makes its own pass. */
 struct json *series_build(struct history *h, const struct json *result);
 
-/* The accumulators, as a consumer of the checkers' pass (check.c). */
+/* The accumulators, as a consumer of the checkers' pass (check.c). They
+ * take the holds from the checker that pairs them (checker_def.listen:
+ * the mutex checker) through series_hold_listener, and are one unit of
+ * the pass with it (pass_consumer.unit). */
 struct series_acc;
 struct series_acc *series_acc_new(const struct history *h);
 void series_acc_free(struct series_acc *a); /* NULL is fine */
 extern const struct pass_ops series_pass_ops;
+/* Contract: the listener that feeds a the holds as they end. */
+struct hold_listener series_hold_listener(struct series_acc *a);
 
 #endif

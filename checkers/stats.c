@@ -219,7 +219,7 @@ static int stats_finish(void *st, struct json *res)
 }
 
 const struct checker_def stats_checker = {
-    {"stats", 0, stats_event, NULL, NULL}, stats_init, stats_finish};
+    {"stats", 0, stats_event, NULL, NULL}, stats_init, stats_finish, NULL};
 
 int check_stats(struct history *h, const struct check_params *p, struct json *res)
 {

@@ -349,7 +349,7 @@ const struct checker_def windows_checker = {
      PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ACQUIRE_BUSY) |
          PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_CRASH),
      windows_event, windows_worker_end, NULL},
-    windows_init, windows_finish};
+    windows_init, windows_finish, NULL};
 
 int check_windows(struct history *h, const struct check_params *p, struct json *res)
 {

@@ -751,7 +751,7 @@ static void test_epoch_stream(void)
 
     struct seen s;
     memset(&s, 0, sizeof(s));
-    struct pass_consumer c = {&seen_ops, &s};
+    struct pass_consumer c = {&seen_ops, &s, 0};
     REQUIRE(pass_run(&h, &c, 1) == 0);
     CHECK(s.ended);
     CHECK_INT(s.n, (int)nwant + 8); /* worker 1's eight too */
