@@ -38,6 +38,28 @@ struct pass_consumer {
  * only (discard them, history_reload(h), and pass again). */
 int pass_run(struct history *h, const struct pass_consumer *c, int n);
 
+/* The parallel pass (passpar.c; docs/checkers.md "The pass on several
+ * cores"). Threads are capped at PASS_JOBS_MAX; a history of fewer than
+ * PASS_PAR_MIN_EVENTS events passes on one thread (check_run decides). */
+#define PASS_JOBS_MAX 256
+#define PASS_PAR_MIN_EVENTS 100000
+
+/* Contract: pass_run on up to jobs threads (jobs <= 1: pass_run itself).
+ * Every consumer gets exactly the calls pass_run would make it, in the
+ * same order, with records equal byte for byte (at other addresses: a
+ * consumer keeps no pointer to a record past its call); consumers of
+ * different groups (pass_group_of) are called from different threads at
+ * once, those of one group from one thread in their order in c. Returns
+ * as pass_run (-1: a deferred record was bad). */
+int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int jobs);
+
+/* Contract: the group of the consumer called name in the declared table
+ * (passpar.c): consumers that share state must be in one group. A name
+ * the table does not list is in group 0 (with the mutex checker: never
+ * wrong, only slower); pass_group_listed says whether it is listed. */
+int pass_group_of(const char *name);
+int pass_group_listed(const char *name);
+
 /* A checker as a consumer of the pass: init makes its state (it may add
  * placeholders to res), the pass feeds it, finish writes its sections of
  * res, frees the state and returns its verdict. */
