@@ -136,6 +136,7 @@ struct consumer {
     int ntg[32];
     long *consumed;           /* by producer: chunks done with (under par.mu) */
     long *ci;                 /* by producer: the chunk being read (this thread's) */
+    long *seen;               /* by producer: its chunks published, as last read */
     int *pi;                  /* by producer: the entry in it */
     int *at_end;              /* by producer: its stream is over */
     struct pcur *node;        /* losers (owned); m leaves */
@@ -297,10 +298,12 @@ static int head(struct par *x, struct consumer *s, int j, struct pcur *hd)
             *hd = (struct pcur){INT64_MAX, INT32_MAX, j};
             return 1;
         }
-        pthread_mutex_lock(&x->mu);
-        int have = s->ci[j] < p->produced;
-        pthread_mutex_unlock(&x->mu);
-        if (!have) {
+        if (s->ci[j] >= s->seen[j]) { /* ask again only then: a lock per chunk, not per entry */
+            pthread_mutex_lock(&x->mu);
+            s->seen[j] = p->produced;
+            pthread_mutex_unlock(&x->mu);
+        }
+        if (s->ci[j] >= s->seen[j]) {
             s->wait_j = j;
             return 0;
         }
@@ -524,6 +527,7 @@ int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int j
                         (struct target){s->c[k].ops->event, s->c[k].st};
         s->consumed = xcalloc((size_t)x.J, sizeof(long));
         s->ci = xcalloc((size_t)x.J, sizeof(long));
+        s->seen = xcalloc((size_t)x.J, sizeof(long));
         s->pi = xcalloc((size_t)x.J, sizeof(int));
         s->at_end = xcalloc((size_t)x.J, sizeof(int));
         s->m = 1;
@@ -569,6 +573,7 @@ int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int j
         free(s->tg);
         free(s->consumed);
         free(s->ci);
+        free(s->seen);
         free(s->pi);
         free(s->at_end);
         free(s->node);
