@@ -27,6 +27,11 @@ struct target {
 
 int pass_run(struct history *h, const struct pass_consumer *c, int n)
 {
+    return pass_run_ahead(h, c, n, NULL);
+}
+
+int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, struct ahead *a)
+{
     int rc = 0;
     int nw = h->nworkers;
     int m = 1; /* leaves: a power of two >= workers; the spare ones never win */
@@ -75,7 +80,10 @@ int pass_run(struct history *h, const struct pass_consumer *c, int n)
         if (ps->i + PREFETCH_AHEAD < ps->n)
             __builtin_prefetch(&ps->ev[ps->i + PREFETCH_AHEAD]);
         /* an epoch's first record is checked against the previous epoch's last */
-        int bad = ps->unverified && !rec_ok(h, r, ps->i, ps->prev_t);
+        int bad = ps->unverified && (a ? ahead_bad(a, wi, p, h, r, ps->i, ps->prev_t)
+                                       : !rec_ok(h, r, ps->i, ps->prev_t));
+        if (a && (p % AHEAD_AT_EVERY) == 0)
+            ahead_at(a, wi, p);
         if (bad && !(h->memo && h->memo->reload_failed)) {
             rc = -1; /* the caller reloads with every record checked, and starts over */
             break;

@@ -44,21 +44,11 @@ int pass_run(struct history *h, const struct pass_consumer *c, int n);
 #define PASS_JOBS_MAX 256
 #define PASS_PAR_MIN_EVENTS 100000
 
-/* Contract: pass_run on up to jobs threads (jobs <= 1: pass_run itself).
- * Every consumer gets exactly the calls pass_run would make it, in the
- * same order, with records equal byte for byte (at other addresses: a
- * consumer keeps no pointer to a record past its call); consumers of
- * different groups (pass_group_of) are called from different threads at
- * once, those of one group from one thread in their order in c. Returns
+/* Contract: pass_run on up to jobs threads (jobs <= 1: pass_run itself):
+ * one thread makes exactly pass_run's calls to the consumers, the others
+ * check the deferred records and fault the logs in ahead of it. Returns
  * as pass_run (-1: a deferred record was bad). */
 int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int jobs);
-
-/* Contract: the group of the consumer called name in the declared table
- * (passpar.c): consumers that share state must be in one group. A name
- * the table does not list is in group 0 (with the mutex checker: never
- * wrong, only slower); pass_group_listed says whether it is listed. */
-int pass_group_of(const char *name);
-int pass_group_listed(const char *name);
 
 /* A checker as a consumer of the pass: init makes its state (it may add
  * placeholders to res), the pass feeds it, finish writes its sections of

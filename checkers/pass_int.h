@@ -7,7 +7,10 @@
 #ifndef LS_PASS_INT_H
 #define LS_PASS_INT_H
 
+#include <stdatomic.h>
+
 #include "checkers/history.h"
+#include "checkers/pass.h"
 
 /* Records between two history_drop calls of one worker: 256 KiB of log, so
  * 64 workers keep ~16 MiB of mapped log resident at most. (Reading the
@@ -92,5 +95,44 @@ static inline int64_t key_of(int64_t t)
 {
     return t == INT64_MAX ? INT64_MAX - 1 : t;
 }
+
+/* The look-ahead of the parallel pass (passpar.c): helper threads check
+ * the deferred records of their workers and fault their pages in ahead of
+ * the one merging thread, which then reads each record's verdict instead
+ * of checking it. Per worker, on its own cache line: */
+struct ahead_w {
+    _Atomic size_t ok;        /* records [0, ok) of the stream checked good */
+    _Atomic size_t bad;       /* its first bad record (SIZE_MAX: none found) */
+    _Atomic size_t at;        /* the merging thread's position, to bound the look-ahead */
+    char pad[64 - 3 * sizeof(size_t)];
+};
+
+struct ahead {
+    struct ahead_w *w;        /* by worker (aligned, owned by passpar.c) */
+    size_t *okc;              /* by worker: the merging thread's copy of ok */
+};
+
+/* Contract: (the merging thread) is record r, number p of worker wi's
+ * stream and i of its run, bad? The helper's verdict when it has one,
+ * else rec_ok (never waits for the helper). passpar.c. */
+int ahead_judge(struct ahead *a, int wi, size_t p, const struct history *h,
+                const struct ev_rec *r, size_t i, int64_t prev_t);
+/* Contract: (the merging thread) it is at record p of worker wi. */
+void ahead_at(struct ahead *a, int wi, size_t p);
+
+/* How often the merging thread says where it is, in records of a worker. */
+#define AHEAD_AT_EVERY 512
+
+/* Contract: ahead_judge, with the good records the helper already
+ * published answered at once. */
+static inline int ahead_bad(struct ahead *a, int wi, size_t p, const struct history *h,
+                            const struct ev_rec *r, size_t i, int64_t prev_t)
+{
+    return p < a->okc[wi] ? 0 : ahead_judge(a, wi, p, h, r, i, prev_t);
+}
+
+/* Contract: pass_run, the deferred records judged by a's helpers when a
+ * is not NULL (pass.c). */
+int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, struct ahead *a);
 
 #endif

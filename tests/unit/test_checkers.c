@@ -11,7 +11,6 @@
 
 #include "checkers/check.h"
 #include "checkers/checker.h"
-#include "checkers/series.h"
 #include "tests/unit/testing.h"
 #include "util/strbuf.h"
 
@@ -879,17 +878,9 @@ static void test_registry(void)
                c->name);
         CHECKF(c->phase == CHECKER_JUDGE || c->phase == CHECKER_AFTER_STORIES, "%s", c->name);
         CHECKF(checker_find(c->name) == c, "%s: not found by its name", c->name);
-        /* the parallel pass's grouping names every consumer (pass.h) */
-        CHECKF(!c->pass || pass_group_listed(c->pass->ops.name),
-               "%s: not in the parallel pass's group table (checkers/passpar.c)", c->name);
         for (int j = 0; j < i; j++)
             CHECKF(strcmp(all[j]->name, c->name) != 0, "%s: registered twice", c->name);
     }
-    CHECK(pass_group_listed(series_pass_ops.name));
-    /* the charts' series pair what the mutex checker pairs: one group */
-    CHECK_INT(pass_group_of(series_pass_ops.name), pass_group_of("mutex"));
-    CHECK(!pass_group_listed("no-such-consumer"));
-    CHECK_INT(pass_group_of("no-such-consumer"), pass_group_of("mutex"));
     CHECK(checker_find("no-such-checker") == NULL);
     CHECK(checker_find(NULL) == NULL);
     const char *first[] = {"mutex", "fencing", "liveness", "stats"};
