@@ -3,7 +3,9 @@
  * of losers over the workers' heads, keyed by (time, worker index): after
  * the winner's next record replaces its head, one comparison per level
  * (log2 workers: 6 for 64) finds the next winner. Each record goes only
- * to the consumers that asked for its type.
+ * to the consumers that asked for its type. With helpers (passpar.c,
+ * pass_run_ahead) the same loop takes a deferred record's verdict from
+ * them instead of checking it.
  */
 #include "checkers/pass.h"
 
