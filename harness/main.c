@@ -748,6 +748,9 @@ int main(int argc, char **argv)
     int rc = parse_args(argc - 2, argv + 2, &a);
     if (rc)
         return rc;
+    if (a.jobs && strcmp(cmd, "check") != 0 && strcmp(cmd, "report") != 0)
+        return usage_error("--jobs applies to check and report (the threads of the checkers' "
+                           "pass), not to %s", cmd);
     if (!strcmp(cmd, "run"))
         return cmd_run(&a);
     if (!strcmp(cmd, "check"))
