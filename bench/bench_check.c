@@ -10,6 +10,10 @@
  * checker's section, the violations, the event and grant counts).
  * --epochs N: every worker restarted N-1 times (a log per epoch, as the
  * process faults leave them), to see the checker's memory stay flat there too.
+ * The rows above run the check on one thread (--jobs 1: per-core figures);
+ * --jobs LIST (default 1,2) then times each binary history again with each
+ * `--jobs N`, best wall time of --repeat runs (default 3; 1 in --smoke),
+ * and requires result.json to be the same byte for byte for every N.
  */
 #include <math.h>
 #include <stdio.h>
@@ -99,8 +103,85 @@ static char *same_part(const struct json *res)
  * the binary run's same_part (set by the binary form, compared and freed
  * by the JSONL form). Returns the number of verification mismatches, or -1
  * when something failed to run. */
+/* The --jobs comparison: thread counts, runs per count. */
+struct jobs_cmp {
+    int64_t jobs[8];
+    int n, repeat;
+};
+
+/* Contract: time `check dir --format json --jobs N` for each N of jc (best
+ * wall of jc->repeat runs), a row each in rows (form "binary-jobs"); the
+ * result.json of every run must equal the first one's, byte for byte.
+ * Returns the number of mismatches or failed runs. */
+static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events,
+                     const struct jobs_cmp *jc, struct json *rows)
+{
+    char rpath[800], log[800];
+    snprintf(rpath, sizeof(rpath), "%s/result.json", dir);
+    snprintf(log, sizeof(log), "%s-jobs.log", dir);
+    char *first = NULL;
+    int bad = 0;
+    for (int k = 0; k < jc->n; k++) {
+        int bad_before = bad;
+        char jobs[32];
+        snprintf(jobs, sizeof(jobs), "%lld", (long long)jc->jobs[k]);
+        char *argv[] = {(char *)o->lockstorm, "check", (char *)dir, "--format", "json",
+                        "--jobs", jobs, NULL};
+        struct bench_usage best = {0, 0, 0, -1};
+        for (int r = 0; r < jc->repeat; r++) {
+            struct bench_usage m;
+            if (bench_run_usage(argv, log, &m) < 0 || (m.exit != 0 && m.exit != 1)) {
+                fprintf(stderr, "bench_check: check --jobs %s failed (exit %d; see %s)\n", jobs,
+                        m.exit, log);
+                bad++;
+                continue;
+            }
+            if (best.exit < 0 || m.wall_s < best.wall_s)
+                best = m;
+            struct strbuf sb = STRBUF_INIT;
+            struct json *res = bench_read_json(rpath);
+            if (res)
+                json_write(&sb, res, -1);
+            json_free(res);
+            char *text = sb_steal(&sb);
+            if (!text || !*text) {
+                fprintf(stderr, "bench_check: --jobs %s: no %s\n", jobs, rpath);
+                bad++;
+            } else if (!first) {
+                first = text;
+                text = NULL;
+            } else if (strcmp(first, text) != 0) {
+                fprintf(stderr, "bench_check: --jobs %s: result.json differs from --jobs %lld's\n",
+                        jobs, (long long)jc->jobs[0]);
+                bad++;
+            }
+            free(text);
+        }
+        if (best.exit < 0)
+            continue;
+        struct json *row = json_arr_push(rows, json_new_obj());
+        json_obj_set_str(row, "form", "binary-jobs");
+        json_obj_set_int(row, "jobs", jc->jobs[k]);
+        json_obj_set_int(row, "events", events);
+        json_obj_set_int(row, "runs", jc->repeat);
+        json_obj_set_num(row, "wall_s", best.wall_s);
+        json_obj_set_num(row, "cpu_s", best.cpu_s);
+        json_obj_set_num(row, "events_per_s", best.wall_s > 0 ? (double)events / best.wall_s : 0);
+        json_obj_set_num(row, "events_per_cpu_s",
+                         best.cpu_s > 0 ? (double)events / best.cpu_s : 0);
+        json_obj_set_num(row, "rss_mb", (double)best.rss_kib / 1024.0);
+        json_obj_set_bool(row, "same_result_as_first_jobs", bad == bad_before);
+        fprintf(stderr, "checker --jobs %-3s %10lld events: %6.2f s wall, %6.2f s cpu, %6.1f M "
+                "ev/s, RSS %7.1f MB (best of %d)\n", jobs, (long long)events, best.wall_s,
+                best.cpu_s, best.wall_s > 0 ? (double)events / best.wall_s / 1e6 : 0,
+                (double)best.rss_kib / 1024.0, jc->repeat);
+    }
+    free(first);
+    return bad;
+}
+
 static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, struct json *rows,
-               char **binary_part)
+               char **binary_part, const struct jobs_cmp *jc)
 {
     char dir[600], file[700], out[700], log[700];
     snprintf(dir, sizeof(dir), "%s/hist-%lld%s", o->tmp, (long long)n, jsonl ? "-jl" : "");
@@ -122,10 +203,11 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
         /* the run directory's workload says near_miss: 0; a JSONL history has
          * no workload, so the same parameter is given on the command line */
         char *argv[] = {(char *)o->lockstorm, "check", "--history", file, "--format", "json",
-                        "--out", out, "--near-miss", "0ms", NULL};
+                        "--out", out, "--near-miss", "0ms", "--jobs", "1", NULL};
         rc = bench_run_usage(argv, log, &m);
     } else {
-        char *argv[] = {(char *)o->lockstorm, "check", dir, "--format", "json", NULL};
+        char *argv[] = {(char *)o->lockstorm, "check", dir, "--format", "json", "--jobs", "1",
+                        NULL};
         rc = bench_run_usage(argv, log, &m);
     }
     char rpath[800];
@@ -176,11 +258,30 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
             m.cpu_s > 0 ? (double)g.events / m.cpu_s / 1e6 : 0, (double)m.rss_kib / 1024.0,
             (long long)(g.stale + g.broken), bad == 0 ? "found exactly" : "MISMATCH");
     json_free(g.expected);
+    if (!jsonl && jc->n > 0 && bad >= 0)
+        bad += jobs_rows(o, dir, g.events, jc, rows);
     if (!o->keep) {
         char *rm[] = {"rm", "-rf", dir, out, file, NULL};
         bench_run(rm, NULL, 600 * LS_NS_PER_S);
     }
     return bad;
+}
+
+/* Contract: "1,2" into jc->jobs (1..256 each, at most 8); 0 or -1. */
+static int parse_jobs(const char *s, struct jobs_cmp *jc)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", s);
+    jc->n = 0;
+    for (char *p = buf; p && *p && jc->n < 8;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (bench_count("--jobs", p, 1, 256, &jc->jobs[jc->n++]) < 0)
+            return -1;
+        p = comma ? comma + 1 : NULL;
+    }
+    return jc->n > 0 ? 0 : -1;
 }
 
 /* Contract: "1e6,1e7" into v (at most max); the count, or -1. */
@@ -202,8 +303,9 @@ static int parse_sizes(const char *s, int64_t *v, int max)
 
 int main(int argc, char **argv)
 {
-    static const char *const extra[] = {"--sizes", "--jsonl-max", "--epochs", NULL};
-    const char *val[3];
+    static const char *const extra[] = {"--sizes", "--jsonl-max", "--epochs", "--jobs",
+                                        "--repeat", NULL};
+    const char *val[5];
     struct bench_opts o;
     if (bench_parse(argc, argv, &o, extra, val) < 0 || bench_tmp(&o) < 0)
         return 2;
@@ -212,26 +314,32 @@ int main(int argc, char **argv)
     int64_t jsonl_max = o.smoke ? 200000 : 10000000;
     if (o.smoke) /* the smoke's small JSONL history takes the spill path too (4 MB bound) */
         setenv("LS_JSONL_MEM_BOUND", "4194304", 0);
-    int64_t epochs = 1;
+    int64_t epochs = 1, repeat = o.smoke ? 1 : 3;
+    struct jobs_cmp jc = {{0}, 0, 0};
     if (nsizes <= 0 || (val[1] && bench_count("--jsonl-max", val[1], 0, 1e10, &jsonl_max) < 0) ||
-        (val[2] && bench_count("--epochs", val[2], 1, 100000, &epochs) < 0)) {
-        fprintf(stderr, "bench_check: --sizes N,N,... (e.g. 1e6,1e7), --jsonl-max N, --epochs N\n");
+        (val[2] && bench_count("--epochs", val[2], 1, 100000, &epochs) < 0) ||
+        parse_jobs(val[3] ? val[3] : "1,2", &jc) < 0 ||
+        (val[4] && bench_count("--repeat", val[4], 1, 100, &repeat) < 0)) {
+        fprintf(stderr, "bench_check: --sizes N,N,... (e.g. 1e6,1e7), --jsonl-max N, --epochs N, "
+                "--jobs N,N,... (e.g. 1,2), --repeat N\n");
         return 2;
     }
+    jc.repeat = (int)repeat;
     struct json *sec = json_new_obj();
     json_obj_set_str(sec, "method",
                      "synthetic run directory (64 workers, 16 resources, 12 events per grant, one "
                      "violation per 1000 grants per resource, half stale-holder half lock-broken); "
-                     "`lockstorm check DIR --format json` timed as its own process (wall, "
-                     "user+sys CPU, peak RSS from wait4), page cache warm");
+                     "`lockstorm check DIR --format json --jobs 1` timed as its own process (wall, "
+                     "user+sys CPU, peak RSS from wait4), page cache warm; rows binary-jobs: the "
+                     "same with each --jobs N, best wall of `runs`, result.json equal for every N");
     struct json *rows = json_obj_set(sec, "runs", json_new_arr());
     int failures = 0;
     for (int i = 0; i < nsizes; i++) {
         char *binary_part = NULL;
-        int r = one(&o, sizes[i], 0, (int)epochs, rows, &binary_part);
+        int r = one(&o, sizes[i], 0, (int)epochs, rows, &binary_part, &jc);
         failures += r != 0;
         if (sizes[i] <= jsonl_max) {
-            r = one(&o, sizes[i], 1, (int)epochs, rows, &binary_part);
+            r = one(&o, sizes[i], 1, (int)epochs, rows, &binary_part, &jc);
             failures += r != 0;
         }
         free(binary_part);
@@ -266,6 +374,28 @@ int main(int argc, char **argv)
     if (big > small)
         bench_target(t, "checker RSS growth largest/smallest history", rss_big / rss_small, "<=",
                      1.5, "x");
+    /* targets, from the --jobs rows: 2 threads against 1 on wall time, at
+     * 10^7 events and over (the largest size when all are smaller) */
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct json *r2 = rows->kids[i];
+        if (strcmp(json_get_str(r2, "form", ""), "binary-jobs") != 0 ||
+            json_get_int(r2, "jobs", 0) != 2)
+            continue;
+        int64_t ev = json_get_int(r2, "events", 0);
+        if (ev < 9900000 && ev != big)
+            continue;
+        for (size_t k = 0; k < rows->n; k++) {
+            const struct json *r1 = rows->kids[k];
+            if (strcmp(json_get_str(r1, "form", ""), "binary-jobs") != 0 ||
+                json_get_int(r1, "jobs", 0) != 1 || json_get_int(r1, "events", 0) != ev)
+                continue;
+            double e1 = json_get_num(r1, "events_per_s", 0), e2 = json_get_num(r2, "events_per_s", 0);
+            char name[128];
+            snprintf(name, sizeof(name), "checker 2 threads / 1 thread events/s (wall), %lld events",
+                     (long long)ev);
+            bench_target(t, name, e1 > 0 ? e2 / e1 : 0, ">=", 1.8, "x");
+        }
+    }
     /* targets, from the JSONL runs (parse + check, end to end) */
     double jl_rate = 1e30, jl_rss = 0;
     int njl = 0;

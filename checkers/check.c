@@ -4,7 +4,8 @@
  * (layout in notes/result-layout.md): any invalid -> invalid, else any
  * unknown -> unknown. Parameters come from the workload when there is one.
  * This file only assembles: it runs the checkers as consumers of one
- * merged pass (pass.h); the judging is in each checker's own file.
+ * merged pass (pass.h; on p->jobs threads when the history is large
+ * enough: the same result); the judging is in each checker's own file.
  */
 #include "checkers/check.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/rundir.h"
 #include "model/workload.h"
@@ -63,6 +65,8 @@ void check_params_from(const struct history *h, struct check_params *p)
     p->max_violations = 50;
     p->max_stories = 3;
     p->max_commands_per_grant = 0;
+    p->jobs = 0;
+    p->par_min_events = PASS_PAR_MIN_EVENTS;
     const struct workload *w = h && h->meta ? &h->meta->w : NULL;
     if (!w)
         return;
@@ -80,6 +84,19 @@ void check_params_from(const struct history *h, struct check_params *p)
         p->max_stories = (int)w->check.stories;
     if (w->check.max_commands_per_grant > 0)
         p->max_commands_per_grant = w->check.max_commands_per_grant;
+}
+
+int check_pass_jobs(const struct history *h, const struct check_params *p)
+{
+    int64_t events = 0;
+    for (int i = 0; i < h->nworkers; i++)
+        events += (int64_t)h->w[i].n;
+    if (events < p->par_min_events)
+        return 1;
+    long jobs = p->jobs;
+    if (jobs <= 0)
+        jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    return jobs < 1 ? 1 : jobs > PASS_JOBS_MAX ? PASS_JOBS_MAX : (int)jobs;
 }
 
 /* Contract: for a clock fault whose start line has adapter probes
@@ -225,7 +242,7 @@ struct json *check_run(struct history *h, const struct check_params *p)
                 c[nc++] = (struct pass_consumer){&series_pass_ops, h->memo->series, ci[i] + 1};
                 break;
             }
-        if (pass_run(h, c, nc) == 0)
+        if (pass_run_jobs(h, c, nc, check_pass_jobs(h, p)) == 0)
             break;
         for (int i = 0; i < n; i++)
             if (ci[i] >= 0)

@@ -69,6 +69,18 @@ struct hold_listener {
  * only (discard them, history_reload(h), and pass again). */
 int pass_run(struct history *h, const struct pass_consumer *c, int n);
 
+/* The parallel pass (passpar.c; docs/checkers.md "The pass on several
+ * cores"). Threads are capped at PASS_JOBS_MAX; a history of fewer than
+ * PASS_PAR_MIN_EVENTS events passes on one thread (check_run decides). */
+#define PASS_JOBS_MAX 256
+#define PASS_PAR_MIN_EVENTS 100000
+
+/* Contract: pass_run on up to jobs threads (jobs <= 1: pass_run itself):
+ * one thread makes exactly pass_run's calls to the consumers, the others
+ * check the deferred records and fault the logs in ahead of it. Returns
+ * as pass_run (-1: a deferred record was bad). */
+int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int jobs);
+
 /* A checker as a consumer of the pass: init makes its state (it may add
  * placeholders to res), the pass feeds it, finish writes its sections of
  * res, frees the state and returns its verdict. */

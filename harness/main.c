@@ -16,6 +16,7 @@
 
 #include "checkers/check.h"
 #include "checkers/history.h"
+#include "checkers/pass.h"
 #include "faults/fault.h"
 #include "harness/leftover.h"
 #include "harness/adapter_init.h"
@@ -172,7 +173,7 @@ struct common_args {
     int npos;
     const char *sets[256];
     int nsets;
-    const char *out, *history, *seed, *capacity, *near_miss, *replay;
+    const char *out, *history, *seed, *capacity, *near_miss, *replay, *jobs;
     const char *format, *progress; /* --format LIST, --progress MODE */
     int json, md, quiet, reference; /* --json, --md, --quiet/-q, --reference */
 };
@@ -207,6 +208,8 @@ static int parse_args(int argc, char **argv, struct common_args *a)
             slot = &a->capacity;
         } else if (strcmp(s, "--near-miss") == 0) {
             slot = &a->near_miss;
+        } else if (strcmp(s, "--jobs") == 0 || strcmp(s, "-j") == 0) {
+            slot = &a->jobs;
         } else if (strcmp(s, "--set") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", s);
@@ -468,6 +471,24 @@ static int write_reports(const char *dir, const struct json *res, unsigned forma
     return 0;
 }
 
+/* Contract: --jobs of check and report into *jobs (0 when not given: one
+ * thread per online CPU); 0, or a usage error (exit 2) before anything is
+ * read. */
+static int jobs_arg(const struct common_args *a, int *jobs)
+{
+    *jobs = 0;
+    if (!a->jobs)
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(a->jobs, &end, 10);
+    if (*end || end == a->jobs || errno || v < 1 || v > PASS_JOBS_MAX)
+        return usage_error("--jobs '%s': expected an integer from 1 to %d (threads of the "
+                           "check's pass)", a->jobs, PASS_JOBS_MAX);
+    *jobs = (int)v;
+    return 0;
+}
+
 static int cmd_check(struct common_args *a)
 {
     struct history h;
@@ -476,7 +497,8 @@ static int cmd_check(struct common_args *a)
     int rc;
     struct workload *w = NULL;
     unsigned formats;
-    if ((rc = report_opts(a, &formats, NULL)) != 0)
+    int jobs;
+    if ((rc = report_opts(a, &formats, NULL)) != 0 || (rc = jobs_arg(a, &jobs)) != 0)
         return rc;
     /* --format writes files: into the run directory, or --out DIR for a
      * JSONL history (which has no directory of its own). */
@@ -506,6 +528,7 @@ static int cmd_check(struct common_args *a)
                 "finish it); the verdict covers what was recorded\n", a->pos[0]);
     struct check_params p;
     check_params_from(&h, &p);
+    p.jobs = jobs;
     if (a->capacity) {
         char *end;
         errno = 0;
@@ -552,8 +575,9 @@ static int cmd_report(struct common_args *a)
         return usage_error("%s", "--md applies to run and check; report writes summary.md with "
                                  "--format md");
     unsigned formats;
+    int jobs;
     int rc = report_opts(a, &formats, NULL);
-    if (rc)
+    if (rc || (rc = jobs_arg(a, &jobs)) != 0)
         return rc;
     struct history h;
     memset(&h, 0, sizeof(h));
@@ -566,6 +590,7 @@ static int cmd_report(struct common_args *a)
     }
     struct check_params p;
     check_params_from(&h, &p);
+    p.jobs = jobs;
     struct json *res = result_build(&h, w, &p);
     if (formats == 0 || (formats & REPORT_HTML))
         result_add_holds(res, &h); /* report.html's timeline */
@@ -723,6 +748,9 @@ int main(int argc, char **argv)
     int rc = parse_args(argc - 2, argv + 2, &a);
     if (rc)
         return rc;
+    if (a.jobs && strcmp(cmd, "check") != 0 && strcmp(cmd, "report") != 0)
+        return usage_error("--jobs applies to check and report (the threads of the checkers' "
+                           "pass), not to %s", cmd);
     if (!strcmp(cmd, "run"))
         return cmd_run(&a);
     if (!strcmp(cmd, "check"))

@@ -639,8 +639,30 @@ static void test_rundir_deferred(void)
     CHECK_INT(geti(r, "evidence.logs.damaged"), 1);
     CHECK(has_gap(r, "worker 1: event log damaged at record 1"));
     CHECK_STR(gets_(r, "verdict_checks"), "unknown");
+    struct strbuf one = STRBUF_INIT;
+    json_write(&one, r, -1);
     json_free(r);
     history_free(&h);
+    /* the same on 2 and 3 threads (pass.h pass_run_jobs, forced on this
+     * small history): the cut made by a producer thread, the same result */
+    for (int jobs = 2; jobs <= 3; jobs++) {
+        REQUIRE(rename(saved, path) == 0);
+        REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+        REQUIRE(rename(path, saved) == 0);
+        check_params_from(&h, &p);
+        p.jobs = jobs;
+        p.par_min_events = 0;
+        r = check_run(&h, &p);
+        CHECK_INT(h.w[1].n, 1);
+        struct strbuf par = STRBUF_INIT;
+        json_write(&par, r, -1);
+        CHECKF(strcmp(one.buf, par.buf) == 0, "%d threads: %s\n1 thread: %s", jobs, par.buf,
+               one.buf);
+        sb_free(&par);
+        json_free(r);
+        history_free(&h);
+    }
+    sb_free(&one);
     REQUIRE(rename(saved, path) == 0);
 
     /* the same directory loaded for export is checked before export */

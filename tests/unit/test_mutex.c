@@ -4,7 +4,9 @@
  * ending at a grant, a crash or log end at an entry), then a property test:
  * seeded random event logs from a simulated lock service, judged by the
  * real checker (one in ten through JSONL and the JSONL loader) and by an
- * independent brute-force oracle; every figure must agree.
+ * independent brute-force oracle; every figure must agree. One in ten is
+ * also checked whole (check_run) on 1, 2, 3 and 8 threads: the result
+ * documents must be equal byte for byte (pass.h pass_run_jobs).
  * LS_ORACLE_SEED=N reproduces a run, LS_ORACLE_N=N sets its size.
  */
 #include <inttypes.h>
@@ -1012,6 +1014,41 @@ static int compare(const struct gen *g, struct history *h, struct verdicts *o,
     return 0;
 }
 
+/* Contract: h (g's history) checked whole on 1, 2, 3 and 8 threads (the
+ * parallel pass forced: par_min_events 0); 0 when the four result
+ * documents are equal byte for byte, else the first thread count that
+ * differs, both documents printed the first time (*bad counts). */
+static int par_differs(const struct gen *g, struct history *h, uint64_t seed, uint64_t i,
+                       uint64_t *bad)
+{
+    static const int jobs[] = {1, 2, 3, 8};
+    char *text[4] = {NULL, NULL, NULL, NULL};
+    int differs = 0;
+    for (int k = 0; k < 4; k++) {
+        struct check_params p;
+        check_params_from(h, &p);
+        p.capacity = g->cap;
+        p.near_miss = g->near_miss;
+        p.par_min_events = 0;
+        p.jobs = jobs[k];
+        struct json *r = check_run(h, &p);
+        struct strbuf sb = STRBUF_INIT;
+        json_write(&sb, r, -1);
+        json_free(r);
+        text[k] = sb_steal(&sb);
+        if (!differs && strcmp(text[k], text[0]) != 0) {
+            differs = jobs[k];
+            if ((*bad)++ == 0)
+                fprintf(stderr, "oracle: history %" PRIu64 " of seed %" PRIu64 ": the result "
+                        "on %d threads differs from the one on 1:\n1: %s\n%d: %s\n", i, seed,
+                        jobs[k], text[0], jobs[k], text[k]);
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        free(text[k]);
+    return differs;
+}
+
 /* Every history is judged as the loader would build it in memory; one in
  * ten also goes through `lockstorm log export`'s JSONL and the JSONL
  * loader (parsing each line is what makes a history cost ~3 ms under
@@ -1032,7 +1069,7 @@ static void test_oracle(void)
     snprintf(path, sizeof(path), "%s/oracle.jsonl", tmp);
     int64_t holds = 0, viols = 0, incs = 0, zero = 0, ties = 0, correct = 0, at_grant = 0;
     int64_t ral = 0, as_stood = 0, lleft = 0, lexp = 0, lnol = 0;
-    uint64_t bad = 0, by[6] = {0, 0, 0, 0, 0, 0}, via_jsonl = 0;
+    uint64_t bad = 0, by[6] = {0, 0, 0, 0, 0, 0}, via_jsonl = 0, par = 0, par_bad = 0;
     for (uint64_t i = 0; i < n; i++) {
         gen_history(&g);
         oracle(&g, &want);
@@ -1055,6 +1092,10 @@ static void test_oracle(void)
         }
         if (k >= 0)
             by[k]++;
+        if (i % 10 == 0) {
+            par_differs(&g, &h, seed, i, &par_bad);
+            par++;
+        }
         holds += want.holds;
         viols += want.nv;
         incs += want.ni;
@@ -1083,6 +1124,10 @@ static void test_oracle(void)
            n, via_jsonl, correct, holds, zero, ties, at_grant, viols, as_stood, incs, ral, lleft,
            lexp, lnol, bad, by[0], by[1], by[2], by[3], by[4], by[5]);
     CHECKF(bad == 0, "%" PRIu64 " of %" PRIu64 " histories disagree with the oracle", bad, n);
+    printf("oracle: %" PRIu64 " histories checked on 1, 2, 3 and 8 threads, %" PRIu64
+           " with different results\n", par, par_bad);
+    CHECKF(par_bad == 0, "%" PRIu64 " of %" PRIu64 " histories: results differ by threads",
+           par_bad, par);
     CHECK(n == 0 || viols > 0);
     CHECK(n < 1000 || (as_stood > 0 && ral > 0 && lleft > 0 && lexp > 0 && lnol > 0));
     for (int w = 0; w < MAXW; w++)

@@ -1,0 +1,138 @@
+/*
+ * pass_int.h: what the one-thread pass (pass.c) and the parallel pass
+ * (passpar.c) share: the page-drop and prefetch distances, a worker's
+ * position in its stream, the merge order and the check of a deferred
+ * record. Internal to checkers/pass*.c.
+ */
+#ifndef LS_PASS_INT_H
+#define LS_PASS_INT_H
+
+#include <stdatomic.h>
+
+#include "checkers/history.h"
+#include "checkers/pass.h"
+
+/* Records between two history_drop calls of one worker: 256 KiB of log, so
+ * 64 workers keep ~16 MiB of mapped log resident at most. (Reading the
+ * logs with pread into buffers instead of through the mapping cost 25%
+ * more CPU: a second copy of every byte.) */
+#define DROP_EVERY 4096
+
+/* How far ahead of a worker's cursor to prefetch: 64 workers interleave
+ * 64 sequential streams, more than the hardware prefetcher follows. With
+ * it the whole check of 10^7 events takes 0.56 s of CPU, without it 0.85 s
+ * (4 or 16 ahead: the same as 8). */
+#define PREFETCH_AHEAD 8
+
+struct cursor {
+    int64_t t;          /* time of the head; INT64_MAX once exhausted */
+    int wi;
+};
+
+/* Where the pass is in one worker's stream: in run `run` (hist_run: the
+ * whole log, or one epoch of a restarted worker, or a synthetic crash
+ * record between two), at its record i; p counts the stream's records. */
+struct wpos {
+    const struct ev_rec *ev;
+    size_t n, i;
+    int run, unverified;
+    size_t p, dropped;
+    int64_t prev_t;     /* time of the record before (INT64_MIN at the start) */
+};
+
+/* Contract: move c to the first record of the next non-empty run of w at
+ * or after run k; 0 when there is none. */
+static inline int enter_run(const struct hist_worker *w, struct wpos *c, int k)
+{
+    for (; k < hist_nruns(w); k++) {
+        hist_run(w, k, &c->ev, &c->n, &c->unverified);
+        c->run = k;
+        c->i = 0;
+        if (c->n)
+            return 1;
+    }
+    return 0;
+}
+
+/* Contract: move c past the end of its run (the stream's record p was its
+ * last) to the next non-empty one, as enter_run; the finished run's pages
+ * are dropped now (with many small epochs, dropping only every DROP_EVERY
+ * records left a resident page or more behind per epoch: 46 MB against
+ * 17 MB before segments, on 10^5 events in 8,320 logs). */
+static inline int next_run(const struct hist_worker *w, struct wpos *c, size_t p)
+{
+    history_drop(w, c->dropped, p + 1);
+    c->dropped = p + 1;
+    return enter_run(w, c, c->run + 1);
+}
+
+/* (time, worker index) order, written without short-circuits so that the
+ * tree replay below compiles to selects; on 10^7 events neither this nor
+ * the tree itself measured differently from a binary heap with branches. */
+static inline int before(const struct cursor *a, const struct cursor *b)
+{
+    return (a->t < b->t) | ((a->t == b->t) & (a->wi < b->wi));
+}
+
+/* Contract: is record r, number p of an unverified log whose previous
+ * record is at prev_t, what the loader would have accepted in place
+ * (history.h "unverified")? (Checking the checksums of 4 or 8 records at
+ * once in AVX-512 lanes was 3-4 times faster alone, and gained nothing in
+ * the pass, 32 or 64 at once (SIMD or not) lost 10-25%: see
+ * docs/performance.md.) */
+static inline int rec_ok(const struct history *h, const struct ev_rec *r, size_t p,
+                         int64_t prev_t)
+{
+    return r->seq == (uint32_t)p && r->type >= 1 && r->type < EV__MAX && r->t >= prev_t &&
+           (r->type == EV_CRASH || r->res < h->nres) && r->crc == ev_rec_crc(r);
+}
+
+/* The merge key of a record's time. INT64_MAX marks an exhausted log, so a
+ * record (of a damaged, still unverified log) claiming that time is keyed
+ * just below it: it is still delivered, and rec_ok then rejects it, instead
+ * of silently ending its log and every log sorting after it. */
+static inline int64_t key_of(int64_t t)
+{
+    return t == INT64_MAX ? INT64_MAX - 1 : t;
+}
+
+/* The look-ahead of the parallel pass (passpar.c): helper threads check
+ * the deferred records of their workers and fault their pages in ahead of
+ * the one merging thread, which then reads each record's verdict instead
+ * of checking it. Per worker, on its own cache line: */
+struct ahead_w {
+    _Atomic size_t ok;        /* records [0, ok) of the stream checked good */
+    _Atomic size_t bad;       /* its first bad record (SIZE_MAX: none found) */
+    _Atomic size_t at;        /* the merging thread's position, to bound the look-ahead */
+    char pad[64 - 3 * sizeof(size_t)];
+};
+
+struct ahead {
+    struct ahead_w *w;        /* by worker (aligned, owned by passpar.c) */
+    size_t *okc;              /* by worker: the merging thread's copy of ok */
+};
+
+/* Contract: (the merging thread) is record r, number p of worker wi's
+ * stream and i of its run, bad? The helper's verdict when it has one,
+ * else rec_ok (never waits for the helper). passpar.c. */
+int ahead_judge(struct ahead *a, int wi, size_t p, const struct history *h,
+                const struct ev_rec *r, size_t i, int64_t prev_t);
+/* Contract: (the merging thread) it is at record p of worker wi. */
+void ahead_at(struct ahead *a, int wi, size_t p);
+
+/* How often the merging thread says where it is, in records of a worker. */
+#define AHEAD_AT_EVERY 512
+
+/* Contract: ahead_judge, with the good records the helper already
+ * published answered at once. */
+static inline int ahead_bad(struct ahead *a, int wi, size_t p, const struct history *h,
+                            const struct ev_rec *r, size_t i, int64_t prev_t)
+{
+    return p < a->okc[wi] ? 0 : ahead_judge(a, wi, p, h, r, i, prev_t);
+}
+
+/* Contract: pass_run, the deferred records judged by a's helpers when a
+ * is not NULL (pass.c). */
+int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, struct ahead *a);
+
+#endif
