@@ -10,23 +10,27 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# --jobs is the check's: another command refuses it (a run's checker child
+# uses the default)
+run_refuses_jobs() {
+    local rc
+    set +e
+    "$LS" run "$SRC/workloads/demo.yaml" --jobs 2 >"$T_TMP/out" 2>"$T_TMP/err"
+    rc=$?
+    set -e
+    if [ "$rc" -eq 2 ] && [ "$(wc -l <"$T_TMP/err")" -eq 1 ] &&
+        grep -q -- "--jobs applies to check and report" "$T_TMP/err"; then
+        ok "run --jobs: one line, exit 2"
+    else
+        fail "run --jobs: exit $rc: $(head -c 300 "$T_TMP/err")"
+    fi
+}
+
 BC=$(dirname "$LS")/bench/bench_check
 if [ ! -x "$BC" ]; then
     fail "no $BC (the bench programs are built with lockstorm)"
-    # --jobs is the check's: another command refuses it (a run's checker child
-# uses the default)
-set +e
-"$LS" run "$SRC/workloads/demo.yaml" --jobs 2 >"$T_TMP/out" 2>"$T_TMP/err"
-rc=$?
-set -e
-if [ "$rc" -eq 2 ] && [ "$(wc -l <"$T_TMP/err")" -eq 1 ] &&
-    grep -q -- "--jobs applies to check and report" "$T_TMP/err"; then
-    ok "run --jobs: one line, exit 2"
-else
-    fail "run --jobs: exit $rc: $(head -c 300 "$T_TMP/err")"
-fi
-
-t_finish
+    run_refuses_jobs
+    t_finish
 fi
 
 # gen NAME SIZE [ARGS...]: a planted history, kept in $T_TMP/NAME
@@ -111,17 +115,6 @@ for v in 0 -1 junk 257 1x ''; do
     fi
 done
 
-# --jobs is the check's: another command refuses it (a run's checker child
-# uses the default)
-set +e
-"$LS" run "$SRC/workloads/demo.yaml" --jobs 2 >"$T_TMP/out" 2>"$T_TMP/err"
-rc=$?
-set -e
-if [ "$rc" -eq 2 ] && [ "$(wc -l <"$T_TMP/err")" -eq 1 ] &&
-    grep -q -- "--jobs applies to check and report" "$T_TMP/err"; then
-    ok "run --jobs: one line, exit 2"
-else
-    fail "run --jobs: exit $rc: $(head -c 300 "$T_TMP/err")"
-fi
+run_refuses_jobs
 
 t_finish

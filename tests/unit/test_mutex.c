@@ -72,18 +72,7 @@ static int load_text_file(const char *path, struct history *h)
 
 static int load_text(const char *text, struct history *h)
 {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/h.jsonl", tmp);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fputs(text, f);
-    fclose(f);
-    struct ls_err err = {0, ""};
-    int rc = history_load_jsonl(path, h, &err);
-    if (rc)
-        fprintf(stderr, "load: %s\n", err.msg);
-    return rc;
+    return t_load_jsonl(tmp, text, h);
 }
 
 /* The mutex checker alone on h: a fresh result fragment (caller frees). */

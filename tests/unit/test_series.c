@@ -135,20 +135,7 @@ static void gen_worker(struct rng *r, struct strbuf *sb, int w, int *fence, int 
 
 static int load(const char *text, struct history *h)
 {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/h.jsonl", tmp);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fputs(text, f);
-    if (fclose(f) != 0)
-        return -1;
-    struct ls_err err = {0, ""};
-    memset(h, 0, sizeof(*h));
-    int rc = history_load_jsonl(path, h, &err);
-    if (rc)
-        fprintf(stderr, "load: %s\n", err.msg);
-    return rc;
+    return t_load_jsonl(tmp, text, h);
 }
 
 /* ---- the mutex checker's holds, as its listener hears them ---- */

@@ -51,18 +51,7 @@ static void store(struct strbuf *sb, double t, int w, const char *type, int fenc
 
 static int load_text(const char *text, struct history *h)
 {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/h.jsonl", tmp);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fputs(text, f);
-    fclose(f);
-    struct ls_err err = {0, ""};
-    int rc = history_load_jsonl(path, h, &err);
-    if (rc)
-        fprintf(stderr, "load: %s\n", err.msg);
-    return rc;
+    return t_load_jsonl(tmp, text, h);
 }
 
 /* The demo's story: w3 paused past its lease while w5 takes the lock. */

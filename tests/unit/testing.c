@@ -4,6 +4,8 @@
 #define _XOPEN_SOURCE 700
 #include "tests/unit/testing.h"
 
+#include "checkers/history.h"
+
 #include <ftw.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -40,4 +42,22 @@ void t_rmdir(const char *path)
 {
     if (path)
         nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int t_load_jsonl(const char *dir, const char *text, struct history *h)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/h.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    if (fclose(f) != 0)
+        return -1;
+    struct ls_err err = {0, ""};
+    memset(h, 0, sizeof(*h));
+    int rc = history_load_jsonl(path, h, &err);
+    if (rc)
+        fprintf(stderr, "load: %s\n", err.msg);
+    return rc;
 }

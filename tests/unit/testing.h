@@ -63,4 +63,9 @@ int t_finish(void);
 char *t_tmpdir(void);
 void t_rmdir(const char *path);
 
+/* Write text to DIR/h.jsonl and load it as a JSONL history into h (zeroed
+ * first); the loader's message goes to stderr. 0, or -1. */
+struct history;
+int t_load_jsonl(const char *dir, const char *text, struct history *h);
+
 #endif
