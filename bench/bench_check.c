@@ -129,7 +129,7 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
                         "--jobs", jobs, NULL};
         struct bench_usage best = {0, 0, 0, -1};
         for (int r = 0; r < jc->repeat; r++) {
-            struct bench_usage m;
+            struct bench_usage m = {0, 0, 0, -1}; /* exit -1: it did not run */
             if (bench_run_usage(argv, log, &m) < 0 || (m.exit != 0 && m.exit != 1)) {
                 fprintf(stderr, "bench_check: check --jobs %s failed (exit %d; see %s)\n", jobs,
                         m.exit, log);

@@ -10,6 +10,7 @@
 #include "checkers/check.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,16 @@ int check_pass_jobs(const struct history *h, const struct check_params *p)
     if (events < p->par_min_events)
         return 1;
     long jobs = p->jobs;
-    if (jobs <= 0)
-        jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    if (jobs <= 0) { /* the CPUs this process may run on (affinity, cpusets), at most
+                      * PASS_JOBS_DEFAULT_MAX: the merging thread is the limit, so
+                      * more threads would only take CPU from the checks beside it
+                      * (sweep and stress run several at once) */
+        cpu_set_t set;
+        jobs = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                            : sysconf(_SC_NPROCESSORS_ONLN);
+        if (jobs > PASS_JOBS_DEFAULT_MAX)
+            jobs = PASS_JOBS_DEFAULT_MAX;
+    }
     return jobs < 1 ? 1 : jobs > PASS_JOBS_MAX ? PASS_JOBS_MAX : (int)jobs;
 }
 

@@ -29,14 +29,15 @@ struct check_params {
     int max_stories;         /* how many of those get a story (checkers/story.h) */
     double max_commands_per_grant; /* check.max_commands_per_grant; 0: no limit */
     int jobs;                /* threads of the pass (pass.h pass_run_jobs): 0 = one per
-                              * online CPU; 1 = one thread. The result is the same. */
+                              * CPU this process may use, at most PASS_JOBS_DEFAULT_MAX;
+                              * 1 = one thread. The result is the same. */
     int64_t par_min_events;  /* a history of fewer events passes on one thread
                               * (PASS_PAR_MIN_EVENTS; tests set 0) */
 };
 
 /* Contract: the threads check_run's pass uses for h under p: 1 for a
- * history under p->par_min_events events, else p->jobs (0: the online
- * CPUs), at most PASS_JOBS_MAX. */
+ * history under p->par_min_events events, else p->jobs (0: the CPUs this
+ * process may run on, at most PASS_JOBS_DEFAULT_MAX), at most PASS_JOBS_MAX. */
 int check_pass_jobs(const struct history *h, const struct check_params *p);
 
 /* Defaults, then overridden from h->meta (the run directory's workload.yaml) when

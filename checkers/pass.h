@@ -73,6 +73,9 @@ int pass_run(struct history *h, const struct pass_consumer *c, int n);
  * cores"). Threads are capped at PASS_JOBS_MAX; a history of fewer than
  * PASS_PAR_MIN_EVENTS events passes on one thread (check_run decides). */
 #define PASS_JOBS_MAX 256
+/* --jobs not given: one thread per usable CPU, at most this many (the
+ * merging thread is the limit: docs/performance.md "The pass on two cores") */
+#define PASS_JOBS_DEFAULT_MAX 4
 #define PASS_PAR_MIN_EVENTS 100000
 
 /* Contract: pass_run on up to jobs threads (jobs <= 1: pass_run itself):

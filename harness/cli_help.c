@@ -49,7 +49,7 @@ struct cli_cmd {
                   "charts, html, md (or markdown), or all (summary.txt, result.json, junit.xml, " \
                   "*.svg, report.html, summary.md)", "text json junit charts html md markdown all"}
 #define O_CHECK_JOBS {"--jobs, -j", "N", "threads of the checkers' pass (1..256; default one " \
-                      "per online CPU; the result is the same for every N)", NULL}
+                      "per usable CPU, at most 4; the result is the same for every N)", NULL}
 #define O_JSON {"--json", NULL, "print the result model (the document result.json holds) on " \
                 "stdout instead of the text summary", NULL}
 #define O_QUIET {"--quiet, -q", NULL, "print only the result (no progress, no file list)", NULL}
@@ -196,7 +196,7 @@ static const struct cli_cmd commands[] = {
      "Replays the event logs of RUN_DIR through the checkers and prints the verdict; the "
      "checkers read only the directory, so a copied run directory gives the same verdict on "
      "another machine. With --format it also rewrites the named report files. The pass "
-     "over the logs runs on --jobs threads (default: one per online CPU; a history under "
+     "over the logs runs on --jobs threads (default: one per usable CPU, at most 4; a history under "
      "100,000 events on one); result.json is the same byte for byte for every N.",
      check_opts, "@dir"},
     {"report",

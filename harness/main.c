@@ -472,7 +472,7 @@ static int write_reports(const char *dir, const struct json *res, unsigned forma
 }
 
 /* Contract: --jobs of check and report into *jobs (0 when not given: one
- * thread per online CPU); 0, or a usage error (exit 2) before anything is
+ * thread per usable CPU, at most 4); 0, or a usage error (exit 2) before anything is
  * read. */
 static int jobs_arg(const struct common_args *a, int *jobs)
 {
@@ -482,7 +482,7 @@ static int jobs_arg(const struct common_args *a, int *jobs)
     char *end;
     errno = 0;
     long v = strtol(a->jobs, &end, 10);
-    if (*end || end == a->jobs || errno || v < 1 || v > PASS_JOBS_MAX)
+    if (*end || end == a->jobs || a->jobs[0] < '0' || a->jobs[0] > '9' || errno || v < 1 || v > PASS_JOBS_MAX)
         return usage_error("--jobs '%s': expected an integer from 1 to %d (threads of the "
                            "check's pass)", a->jobs, PASS_JOBS_MAX);
     *jobs = (int)v;

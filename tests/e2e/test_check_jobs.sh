@@ -102,7 +102,7 @@ if gen epochs 2e5 --jsonl-max 0 --epochs 4; then
 fi
 
 # ---- bad --jobs ----
-for v in 0 -1 junk 257 1x ''; do
+for v in 0 -1 junk 257 1x '' ' 4' +4; do
     set +e
     "$LS" check "$T_TMP/nonexistent" --jobs "$v" >"$T_TMP/out" 2>"$T_TMP/err"
     rc=$?

@@ -644,7 +644,7 @@ static void test_rundir_deferred(void)
     json_free(r);
     history_free(&h);
     /* the same on 2 and 3 threads (pass.h pass_run_jobs, forced on this
-     * small history): the cut made by a producer thread, the same result */
+     * small history): the merging thread cuts while helpers read ahead, the same result */
     for (int jobs = 2; jobs <= 3; jobs++) {
         REQUIRE(rename(saved, path) == 0);
         REQUIRE(history_load_rundir(dir, &h, &err) == 0);
