@@ -935,16 +935,6 @@ static int differ(struct verdicts *a, struct verdicts *b, char *why, size_t len)
     return what != NULL;
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-    const char *s = getenv(name);
-    char *end;
-    if (!s || !*s)
-        return dflt;
-    unsigned long long v = strtoull(s, &end, 10);
-    return *end ? dflt : (uint64_t)v;
-}
-
 /* Contract: h as the JSONL loader builds it from g's logs (workers in id
  * order, each log in its own order; resources r0.. by number), pointing
  * at g's records: h owns none of them (history_free frees the rest). */
@@ -1047,13 +1037,13 @@ static void test_oracle(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t seed = env_u64("LS_ORACLE_SEED", (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec ^
+    uint64_t seed = t_env_u64("LS_ORACLE_SEED", (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec ^
                                                   ((uint64_t)getpid() << 32));
-    uint64_t n = env_u64("LS_ORACLE_N", 10000);
+    uint64_t n = t_env_u64("LS_ORACLE_N", 10000);
     /* one history in par_every is also checked on 1, 2, 3 and 8 threads:
      * four whole checks and 11 threads each, which under ASan cost ~0.1 s a
      * history (one in ten took the test past its 120 s there, one in 40 to 75 s) */
-    uint64_t par_every = env_u64("LS_ORACLE_PAR_EVERY", 100);
+    uint64_t par_every = t_env_u64("LS_ORACLE_PAR_EVERY", 100);
     if (par_every < 1)
         par_every = 1;
     printf("oracle: seed %" PRIu64 " (LS_ORACLE_SEED=%" PRIu64 " reproduces this run)\n", seed,

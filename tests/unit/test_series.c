@@ -231,16 +231,6 @@ static char *written(const struct json *v)
 
 /* ---- the tests ---- */
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-    const char *s = getenv(name);
-    char *end;
-    if (!s || !*s)
-        return dflt;
-    unsigned long long v = strtoull(s, &end, 10);
-    return *end ? dflt : (uint64_t)v;
-}
-
 struct tally {
     uint64_t histories, bad_pairs, bad_bytes, zoomed;
     int64_t holds, drawn, open, crash, no_lease, wide;
@@ -325,7 +315,7 @@ static uint64_t the_seed(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t seed = env_u64("LS_SERIES_SEED", (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec ^
+    uint64_t seed = t_env_u64("LS_SERIES_SEED", (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec ^
                                                   ((uint64_t)getpid() << 32));
     printf("series: seed %" PRIu64 " (LS_SERIES_SEED=%" PRIu64 " reproduces this run)\n", seed,
            seed);
@@ -349,7 +339,7 @@ static void report(const char *what, const struct tally *y)
 /* Small histories: the timeline is the whole run (every hold drawn). */
 static void test_whole_run(void)
 {
-    uint64_t seed = the_seed(), n = env_u64("LS_SERIES_N", 400);
+    uint64_t seed = the_seed(), n = t_env_u64("LS_SERIES_N", 400);
     struct rng r;
     rng_seed(&r, seed, 0);
     struct tally y;
@@ -374,7 +364,7 @@ static void test_whole_run(void)
  * the window half-way, where the first overlap is. */
 static void test_zoomed(void)
 {
-    uint64_t seed = the_seed(), n = env_u64("LS_SERIES_ZOOMED_N", 12);
+    uint64_t seed = the_seed(), n = t_env_u64("LS_SERIES_ZOOMED_N", 12);
     struct rng r;
     rng_seed(&r, seed, 1);
     struct tally y;

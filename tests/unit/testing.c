@@ -61,3 +61,13 @@ int t_load_jsonl(const char *dir, const char *text, struct history *h)
         fprintf(stderr, "load: %s\n", err.msg);
     return rc;
 }
+
+uint64_t t_env_u64(const char *name, uint64_t dflt)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s)
+        return dflt;
+    unsigned long long v = strtoull(s, &end, 10);
+    return *end ? dflt : (uint64_t)v;
+}

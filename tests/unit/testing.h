@@ -6,6 +6,7 @@
 #ifndef LS_TESTING_H
 #define LS_TESTING_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,10 @@ int t_finish(void);
  * recursively by t_rmdir. Returns a malloc'd path. */
 char *t_tmpdir(void);
 void t_rmdir(const char *path);
+
+/* The environment variable name as an unsigned decimal; dflt when it is
+ * unset, empty or not all digits. */
+uint64_t t_env_u64(const char *name, uint64_t dflt);
 
 /* Write text to DIR/h.jsonl and load it as a JSONL history into h (zeroed
  * first); the loader's message goes to stderr. 0, or -1. */
