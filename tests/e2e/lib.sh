@@ -80,6 +80,27 @@ t_need_browser() {
     fi
 }
 
+# t_times_in_order FILE: in JSON FILE, the first object with started_at has
+# ended_at and duration_s right after it, started_at <= ended_at and
+# duration_s >= 0 (stress.json, sweep.json)
+t_times_in_order() {
+    python3 -c '
+import json, sys
+def find(o):
+    if isinstance(o, dict):
+        k = list(o)
+        if "started_at" in k:
+            return k[k.index("started_at"):k.index("started_at") + 3], o
+        for v in o.values():
+            r = find(v)
+            if r: return r
+    return None
+keys, o = find(json.load(open(sys.argv[1])))
+assert keys == ["started_at", "ended_at", "duration_s"], keys
+assert o["started_at"] <= o["ended_at"] and o["duration_s"] >= 0, o
+' "$1"
+}
+
 # t_kill SIG PID [NAME]: send SIG to PID only while it is still the process
 # this test started: alive, not a zombie, and a child of this shell (or,
 # with NAME, a process whose command name is NAME, for a grandchild). A

@@ -46,21 +46,7 @@ for f in sweep.json sweep.txt sweep.html sweep.yaml style.gp \
 done
 J=$d/sweep.json
 check "format lockstorm-sweep" [ "$(get "$J" format)" = lockstorm-sweep ]
-check "sweep.json: started_at, ended_at, duration_s in that order" python3 -c '
-import json, sys
-def find(o):
-    if isinstance(o, dict):
-        k = list(o)
-        if "started_at" in k:
-            return k[k.index("started_at"):k.index("started_at") + 3], o
-        for v in o.values():
-            r = find(v)
-            if r: return r
-    return None
-keys, o = find(json.load(open(sys.argv[1])))
-assert keys == ["started_at", "ended_at", "duration_s"], keys
-assert o["started_at"] <= o["ended_at"] and o["duration_s"] >= 0, o
-' "$J"
+check "sweep.json: started_at, ended_at, duration_s in that order" t_times_in_order "$J"
 check "4 cells" [ "$(get "$J" cells.3.name)" = 003-1000ms_250ms-r0 ] 
 for i in 0 1 2 3; do
     check "cell $i done" [ "$(get "$J" cells.$i.state)" = done ]
