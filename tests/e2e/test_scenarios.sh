@@ -13,14 +13,42 @@ set -euo pipefail
 SC=$WL/scenarios
 
 # scenario NAME [ARGS...]: run it into $T_TMP/NAME (or $T_TMP/$OUT) and
-# check it met its expectations
+# check it met its expectations. With STORY=FN (a late-grant scenario,
+# K3/K4), a run whose late-grant attempt straddled the end of worker 0's
+# reset (see straddled) tested nothing: it is run again, at most 3 times,
+# when it missed its expectations or FN (if not "-") fails on it.
 scenario() {
     local name=$1; shift
-    local d=$T_TMP/${OUT:-$name}
-    run_ls "$d" "$SC/$name.yaml" "$@"
+    local d=$T_TMP/${OUT:-$name} try=1
+    while :; do
+        run_ls "$d" "$SC/$name.yaml" "$@"
+        [ -n "${STORY:-}" ] && [ "$try" -lt 3 ] || break
+        if [ "$RC" -eq 0 ] && { [ "$STORY" = - ] || "$STORY" "$d" >/dev/null; }; then break; fi
+        straddled "$d" || break
+        echo "# ${OUT:-$name}: run $try: worker 0's late-grant attempt straddled the end of its reset" \
+            "(acquire_unknown, err connection); the story did not happen: running it again"
+        try=$((try + 1)); d=$T_TMP/${OUT:-$name}-$try
+    done
     check "$name${OUT:+ ($OUT)}: expectations met (exit $RC; $(tail -n1 "$d.stdout" | cut -c1-160))" \
         [ "$RC" -eq 0 ]
     D=$d
+}
+
+# straddled DIR: worker 0 has an acquire that took >= 1.3 s and ended
+# acquire_unknown with err connection. The late-grant scenarios end worker
+# 0's reset partition while its replies are held; the proxy switches rules
+# at once, but an attempt already under way when it does (its three
+# connects, sent together, accepted one before the switch and reset, the
+# others after and held) is unknown, not a late grant. The schedule cannot
+# place the switch between two attempts; it happened in CI under the
+# sanitizers, where everything is slower and the window widest.
+straddled() {
+    "$LS" log export "$1" | awk '
+        /"w":0,/ && /"type":"acquire_invoke"/ { match($0, /"t":[0-9]+/); t = substr($0, RSTART + 4, RLENGTH - 4); next }
+        /"w":0,/ && /"type":"acquire_unknown"/ && /"err":"connection"/ {
+            match($0, /"t":[0-9]+/); e = substr($0, RSTART + 4, RLENGTH - 4)
+            if (e - t >= 1300000000) found = 1 }
+        END { exit !found }'
 }
 
 # refused_late_grant DIR: worker 0 has an acquire that took >= 1.3 s and
@@ -69,11 +97,11 @@ expect_val "$D" checks.liveness.longest_stall_ms ">=" 1000
 t_no_leftovers "$D"
 
 # ---- K3: grant replies held past the TTL ----
-scenario k3-redlock-late-grant-hold
+STORY=refused_late_grant scenario k3-redlock-late-grant-hold
 expect_val "$D" checks.mutex.by_class.lock_broken == 0
 check "K3: worker 0's late grant was refused (acquire_fail timeout after >= 1.3 s)" refused_late_grant "$D"
 t_no_leftovers "$D"
-scenario k3-redlock-late-grant-realtime
+STORY=- scenario k3-redlock-late-grant-realtime
 expect_val "$D" checks.mutex.by_class.lock_broken ">" 0
 check "K3 realtime: worker 0's lock reads its client clock" \
     grep -q '"read_by_lock":true' "$D/faults.jsonl"
@@ -81,7 +109,7 @@ check "K3 realtime: the client clock file was left 2 s back" \
     grep -q '"offset_left_ms":-2000' "$D/faults.jsonl"
 t_no_leftovers "$D"
 # the same jump with the monotonic clock changes nothing
-OUT=k3-monotonic scenario k3-redlock-late-grant-realtime --set lock.options.clock=monotonic \
+OUT=k3-monotonic STORY=refused_late_grant scenario k3-redlock-late-grant-realtime --set lock.options.clock=monotonic \
     --set 'expect={checks.mutex.by_class.lock_broken: 0}'
 expect_val "$D" checks.mutex.by_class.lock_broken == 0
 check "K3 monotonic: the clock fault says nothing reads the client clock" \
@@ -90,11 +118,11 @@ check "K3 monotonic: the late grant was refused" refused_late_grant "$D"
 t_no_leftovers "$D"
 
 # ---- K4: grant replies delayed by latency ----
-scenario k4-redlock-late-grant-latency
+STORY=refused_late_grant scenario k4-redlock-late-grant-latency
 expect_val "$D" checks.mutex.by_class.lock_broken == 0
 check "K4: worker 0's late grant was refused" refused_late_grant "$D"
 t_no_leftovers "$D"
-scenario k4-redlock-late-grant-realtime
+STORY=- scenario k4-redlock-late-grant-realtime
 expect_val "$D" checks.mutex.by_class.lock_broken ">" 0
 check "K4 realtime: worker 0's lock reads its client clock" grep -q '"read_by_lock":true' "$D/faults.jsonl"
 t_no_leftovers "$D"
