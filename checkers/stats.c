@@ -17,9 +17,10 @@
 
 #define NONE INT64_MIN
 
-enum { L_ACQUIRE, L_ACQUIRE_WAIT, L_RELEASE, L_RENEW, L__N };
+enum { L_ACQUIRE, L_ACQUIRE_WAIT, L_ACQUIRE_FAILED, L_RELEASE, L_RENEW, L__N };
 
-static const char *const lat_names[L__N] = {"acquire", "acquire_wait", "release", "renew"};
+static const char *const lat_names[L__N] = {"acquire", "acquire_wait", "acquire_failed", "release",
+                                            "renew"};
 
 /* Counted record types, in result order. */
 #define COUNTS(X)                                \
@@ -92,8 +93,15 @@ static void stats_event(void *st, int wi, const struct ev_rec *r)
         add_lat(&lat[L_ACQUIRE], &s->acq, r->t);
         add_lat(&lat[L_ACQUIRE_WAIT], &s->seq, r->t);
         break;
-    case EV_ACQUIRE_BUSY:
     case EV_ACQUIRE_FAIL:
+        /* the calls the lock answered "no grant" to, apart: a refused late
+         * grant (Redlock's validity gone) shows as a long one here, where
+         * an unknown outcome of the same length does not */
+        if (s->acq != NONE)
+            hist_add(&lat[L_ACQUIRE_FAILED], r->t - s->acq);
+        add_lat(&lat[L_ACQUIRE], &s->acq, r->t);
+        break;
+    case EV_ACQUIRE_BUSY:
     case EV_ACQUIRE_UNKNOWN:
         add_lat(&lat[L_ACQUIRE], &s->acq, r->t);
         break;

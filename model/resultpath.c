@@ -25,7 +25,7 @@ static const struct path_row path_table[] = {
     {"counts",
      "attempts|grants|busy|failed|unknown|releases|release_not_owner|release_failed|"
      "renewals|renew_failed|lost|crashes|expired_grants|store_ops|events"},
-    {"latency.acquire|latency.acquire_wait|latency.release|latency.renew",
+    {"latency.acquire|latency.acquire_wait|latency.acquire_failed|latency.release|latency.renew",
      "count|p50_ms|p90_ms|p99_ms|p999_ms|max_ms|mean_ms"},
     {"throughput", "grants_per_s|attempts_per_s"},
     {"checks.mutex", "valid|violations|near_misses|capacity|holds"},

@@ -409,7 +409,8 @@ static void render_adapter(const struct json *r, struct strbuf *sb)
 
 static void render_latency(const struct json *r, struct strbuf *sb)
 {
-    static const char *const ops[] = {"acquire", "acquire_wait", "release", "renew"};
+    static const char *const ops[] = {"acquire", "acquire_wait", "acquire_failed", "release",
+                                      "renew"};
     static const char *const cols[] = {"count", "p50_ms", "p90_ms", "p99_ms", "p999_ms",
                                        "max_ms", "mean_ms"};
     static const char *const heads[] = {"n", "p50", "p90", "p99", "p99.9", "max", "mean"};

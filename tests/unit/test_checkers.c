@@ -612,6 +612,48 @@ static void test_fence_regression(void)
     sb_free(&sb);
 }
 
+/* latency.acquire_failed: only the calls that ended acquire_fail, not an
+ * unknown outcome or a busy answer of the same or greater length (the
+ * late-grant scenarios rest on this: a refused late grant is a long
+ * failed call, a call cut by a reset one moment and held the next is a
+ * long unknown one). */
+static void test_latency_failed(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    line(&sb, 0, 0, "acquire_invoke", "r0", "\"attempt\":1");
+    line(&sb, 1500, 0, "acquire_fail", "r0", "\"err\":\"timeout\"");
+    line(&sb, 2000, 0, "acquire_invoke", "r0", "\"attempt\":2");
+    line(&sb, 3700, 0, "acquire_unknown", "r0", "\"err\":\"connection\"");
+    line(&sb, 4000, 0, "acquire_invoke", "r0", "\"attempt\":3");
+    line(&sb, 6000, 0, "acquire_busy", "r0", NULL);
+    line(&sb, 6100, 0, "acquire_invoke", "r0", "\"attempt\":4");
+    line(&sb, 6110, 0, "acquire_fail", "r0", "\"err\":\"connection\"");
+    struct history h;
+    struct json *r = check_text(sb.buf, 1, &h);
+    REQUIRE(r != NULL);
+    CHECK_INT(geti(r, "latency.acquire.count"), 4);
+    CHECK(fabs(getd(r, "latency.acquire.max_ms") - 2000) < 20); /* histogram precision */
+    CHECK_INT(geti(r, "latency.acquire_failed.count"), 2);
+    CHECK(fabs(getd(r, "latency.acquire_failed.max_ms") - 1500) < 15);
+    CHECK(fabs(getd(r, "latency.acquire_failed.mean_ms") - 755) < 1e-6); /* (1500 + 10) / 2 */
+    CHECK_INT(geti(r, "latency.acquire_wait.count"), 0);
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+
+    /* no failed call: the operation has no sample, its times are null */
+    sb_reset(&sb);
+    grant(&sb, 0, "r0", 0, 1, -1, 1000);
+    hold(&sb, 0, "r0", 2, 10);
+    r = check_text(sb.buf, 1, &h);
+    REQUIRE(r != NULL);
+    CHECK_INT(geti(r, "latency.acquire_failed.count"), 0);
+    CHECK(is_null(r, "latency.acquire_failed.max_ms"));
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
 /* ---- liveness ---- */
 
 static void test_stall_and_stuck(void)
@@ -892,6 +934,7 @@ int main(void)
     RUN(test_multiple_resources);
     RUN(test_lost_updates);
     RUN(test_fence_regression);
+    RUN(test_latency_failed);
     RUN(test_stall_and_stuck);
     RUN(test_grant_replaces_unentered);
     RUN(test_waits);

@@ -735,6 +735,7 @@ static void test_path_valid(void)
     static const char *const extras[] = {
         "interrupted", "counts.release_failed", "counts.store_ops", "counts.events",
         "latency.acquire.count", "latency.acquire.mean_ms", "latency.acquire_wait.p99_ms",
+        "latency.acquire_failed.max_ms",
         "checks.mutex.holds", "checks.mutex.capacity", "checks.fencing.plain_accepted_writes",
         "checks.fencing.fenced_accepted_writes", "checks.fencing.per_resource.0.plain_lost",
         "checks.fencing.per_resource[1].rejected", "checks.liveness.busy_share",
