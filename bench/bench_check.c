@@ -13,7 +13,9 @@
  * The rows above run the check on one thread (--jobs 1: per-core figures);
  * --jobs LIST (default 1,2) then times each binary history again with each
  * `--jobs N`, best wall time of --repeat runs (default 3; 1 in --smoke),
- * and requires result.json to be the same byte for byte for every N.
+ * the logs read with pread (the default) and through their mappings
+ * (LS_CHECK_READ=map: how the pass read them before), and requires
+ * result.json to be the same byte for byte for every N and both reads.
  */
 #include <math.h>
 #include <stdio.h>
@@ -110,9 +112,10 @@ struct jobs_cmp {
 };
 
 /* Contract: time `check dir --format json --jobs N` for each N of jc (best
- * wall of jc->repeat runs), a row each in rows (form "binary-jobs"); the
- * result.json of every run must equal the first one's, byte for byte.
- * Returns the number of mismatches or failed runs. */
+ * wall of jc->repeat runs), the logs read with pread and then through their
+ * mappings (LS_CHECK_READ), a row each in rows (form "binary-jobs", read
+ * "pread" or "map"); the result.json of every run must equal the first
+ * one's, byte for byte. Returns the number of mismatches or failed runs. */
 static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events,
                      const struct jobs_cmp *jc, struct json *rows)
 {
@@ -121,7 +124,11 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
     snprintf(log, sizeof(log), "%s-jobs.log", dir);
     char *first = NULL;
     int bad = 0;
-    for (int k = 0; k < jc->n; k++) {
+    static const char *const reads[] = {"pread", "map"};
+    for (int kk = 0; kk < 2 * jc->n; kk++) {
+        int k = kk % jc->n;
+        const char *read = reads[kk / jc->n];
+        setenv("LS_CHECK_READ", read, 1); /* for the children */
         int bad_before = bad;
         char jobs[32];
         snprintf(jobs, sizeof(jobs), "%lld", (long long)jc->jobs[k]);
@@ -131,8 +138,8 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
         for (int r = 0; r < jc->repeat; r++) {
             struct bench_usage m = {0, 0, 0, -1}; /* exit -1: it did not run */
             if (bench_run_usage(argv, log, &m) < 0 || (m.exit != 0 && m.exit != 1)) {
-                fprintf(stderr, "bench_check: check --jobs %s failed (exit %d; see %s)\n", jobs,
-                        m.exit, log);
+                fprintf(stderr, "bench_check: check --jobs %s (%s) failed (exit %d; see %s)\n",
+                        jobs, read, m.exit, log);
                 bad++;
                 continue;
             }
@@ -151,8 +158,8 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
                 first = text;
                 text = NULL;
             } else if (strcmp(first, text) != 0) {
-                fprintf(stderr, "bench_check: --jobs %s: result.json differs from --jobs %lld's\n",
-                        jobs, (long long)jc->jobs[0]);
+                fprintf(stderr, "bench_check: --jobs %s (%s): result.json differs from --jobs "
+                        "%lld's (pread)\n", jobs, read, (long long)jc->jobs[0]);
                 bad++;
             }
             free(text);
@@ -161,6 +168,7 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
             continue;
         struct json *row = json_arr_push(rows, json_new_obj());
         json_obj_set_str(row, "form", "binary-jobs");
+        json_obj_set_str(row, "read", read);
         json_obj_set_int(row, "jobs", jc->jobs[k]);
         json_obj_set_int(row, "events", events);
         json_obj_set_int(row, "runs", jc->repeat);
@@ -171,11 +179,12 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
                          best.cpu_s > 0 ? (double)events / best.cpu_s : 0);
         json_obj_set_num(row, "rss_mb", (double)best.rss_kib / 1024.0);
         json_obj_set_bool(row, "same_result_as_first_jobs", bad == bad_before);
-        fprintf(stderr, "checker --jobs %-3s %10lld events: %6.2f s wall, %6.2f s cpu, %6.1f M "
-                "ev/s, RSS %7.1f MB (best of %d)\n", jobs, (long long)events, best.wall_s,
-                best.cpu_s, best.wall_s > 0 ? (double)events / best.wall_s / 1e6 : 0,
+        fprintf(stderr, "checker --jobs %-3s %-5s %10lld events: %6.2f s wall, %6.2f s cpu, "
+                "%6.1f M ev/s, RSS %7.1f MB (best of %d)\n", jobs, read, (long long)events,
+                best.wall_s, best.cpu_s, best.wall_s > 0 ? (double)events / best.wall_s / 1e6 : 0,
                 (double)best.rss_kib / 1024.0, jc->repeat);
     }
+    unsetenv("LS_CHECK_READ");
     free(first);
     return bad;
 }
@@ -331,7 +340,9 @@ int main(int argc, char **argv)
                      "violation per 1000 grants per resource, half stale-holder half lock-broken); "
                      "`lockstorm check DIR --format json --jobs 1` timed as its own process (wall, "
                      "user+sys CPU, peak RSS from wait4), page cache warm; rows binary-jobs: the "
-                     "same with each --jobs N, best wall of `runs`, result.json equal for every N");
+                     "same with each --jobs N and the logs read with pread or through their "
+                     "mappings (read), best wall of `runs`, result.json equal for every N and "
+                     "read");
     struct json *rows = json_obj_set(sec, "runs", json_new_arr());
     int failures = 0;
     for (int i = 0; i < nsizes; i++) {
@@ -379,7 +390,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < rows->n; i++) {
         const struct json *r2 = rows->kids[i];
         if (strcmp(json_get_str(r2, "form", ""), "binary-jobs") != 0 ||
-            json_get_int(r2, "jobs", 0) != 2)
+            json_get_int(r2, "jobs", 0) != 2 || strcmp(json_get_str(r2, "read", ""), "pread") != 0)
             continue;
         int64_t ev = json_get_int(r2, "events", 0);
         if (ev < 9900000 && ev != big)
@@ -387,13 +398,39 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < rows->n; k++) {
             const struct json *r1 = rows->kids[k];
             if (strcmp(json_get_str(r1, "form", ""), "binary-jobs") != 0 ||
-                json_get_int(r1, "jobs", 0) != 1 || json_get_int(r1, "events", 0) != ev)
+                json_get_int(r1, "jobs", 0) != 1 || json_get_int(r1, "events", 0) != ev ||
+                strcmp(json_get_str(r1, "read", ""), "pread") != 0)
                 continue;
             double e1 = json_get_num(r1, "events_per_s", 0), e2 = json_get_num(r2, "events_per_s", 0);
             char name[128];
             snprintf(name, sizeof(name), "checker 2 threads / 1 thread events/s (wall), %lld events",
                      (long long)ev);
             bench_target(t, name, e1 > 0 ? e2 / e1 : 0, ">=", 1.8, "x");
+        }
+    }
+    /* measured, not a target: the pass's CPU per event with the logs read
+     * through their mappings (as before pread) against pread, one thread */
+    struct json *cmp = json_obj_set(sec, "comparisons", json_new_arr());
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct json *rm = rows->kids[i];
+        if (strcmp(json_get_str(rm, "form", ""), "binary-jobs") != 0 ||
+            json_get_int(rm, "jobs", 0) != 1 || strcmp(json_get_str(rm, "read", ""), "map") != 0)
+            continue;
+        int64_t ev = json_get_int(rm, "events", 0);
+        for (size_t k = 0; k < rows->n; k++) {
+            const struct json *rp = rows->kids[k];
+            if (strcmp(json_get_str(rp, "form", ""), "binary-jobs") != 0 ||
+                json_get_int(rp, "jobs", 0) != 1 || json_get_int(rp, "events", 0) != ev ||
+                strcmp(json_get_str(rp, "read", ""), "pread") != 0)
+                continue;
+            double cm = json_get_num(rm, "cpu_s", 0), cp = json_get_num(rp, "cpu_s", 0);
+            struct json *c = json_arr_push(cmp, json_new_obj());
+            char name[128];
+            snprintf(name, sizeof(name), "checker CPU, logs mapped / read with pread, 1 thread, "
+                     "%lld events", (long long)ev);
+            json_obj_set_str(c, "name", name);
+            json_obj_set_num(c, "value", cp > 0 ? cm / cp : 0);
+            json_obj_set_str(c, "unit", "x");
         }
     }
     /* targets, from the JSONL runs (parse + check, end to end) */

@@ -74,6 +74,8 @@ struct jl_load {
                                    back into memory, while kept_bytes allows */
     size_t kept_bytes, nmapped;
     uint64_t events;
+    int fds_left;               /* spill files that may stay open once mapped, for the
+                                   pass to pread (hist_fd_budget of the limit as it was) */
 };
 
 static size_t env_bytes(const char *name, size_t dflt)
@@ -609,7 +611,13 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     if (map == MAP_FAILED)
         return map_err(L, errno);
     L->nmapped++;
-    close(w->fd); /* the mapping keeps the data */
+    if (L->fds_left > 0) { /* the history owns it now (evlog_unmap closes it) */
+        L->fds_left--;
+        hw->file.has_fd = 1;
+        hw->file.fd = w->fd;
+    } else {
+        close(w->fd); /* the mapping keeps the data */
+    }
     w->fd = -1;
     L->nfiles--;
     hw->file.hdr = hdr;
@@ -796,6 +804,7 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
                         "is one JSON event object per line", path);
     if (rc == 0) {
         choose_kept(&L);
+        L.fds_left = hist_fd_budget(L.nofile_raised ? &L.nofile : NULL);
         h->w = xcalloc(L.nw ? L.nw : 1, sizeof(*h->w));
         h->nworkers = (int)L.nw;
         /* in worker id order; the overflow workers last, when the others

@@ -6,8 +6,16 @@
 #define LS_HISTLOAD_H
 
 #include <stddef.h>
+#include <sys/resource.h>
 
 #include "checkers/history.h"
+
+/* Contract: how many logs may keep a descriptor open for the checkers'
+ * pass to read them with pread (pass_int.h "wpos", evlog_file has_fd):
+ * half the open-file limit lim (NULL: the process's now), at most 4096; 0
+ * with LS_CHECK_READ=map (every log is then read through its mapping, as
+ * before pread: bench/ compares the two). */
+int hist_fd_budget(const struct rlimit *lim);
 
 /* A fault window with no end line yet (closed at the run end). */
 #define NO_END INT64_MIN

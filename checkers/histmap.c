@@ -84,6 +84,16 @@ static const struct evlog_file *run_log(const struct hist_worker *w, int k, size
     return f->map && ev == f->recs ? f : NULL;
 }
 
+int hist_run_fd(const struct hist_worker *w, int k, off_t *off)
+{
+    size_t base, n;
+    const struct evlog_file *f = run_log(w, k, &base, &n);
+    if (!f || !f->has_fd)
+        return -1;
+    *off = (off_t)((const char *)f->recs - (const char *)f->map);
+    return f->fd;
+}
+
 /* Contract: drop every resident page of f's mapping (its last, partial
  * page too). */
 void histmap_drop_log(const struct evlog_file *f)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -262,7 +263,24 @@ struct scan_info {
     int deferred;       /* out: it was (n from the header; the rest unknown) */
     int ordered;        /* record times never go down */
     int max_res;        /* largest resource named (crash records aside), -1 none */
+    int *fds_left;      /* in/out: how many more deferred logs may keep their file
+                         * open for the pass to pread (hist_fd_budget); NULL none */
 };
+
+int hist_fd_budget(const struct rlimit *lim)
+{
+    const char *mode = getenv("LS_CHECK_READ");
+    if (mode && strcmp(mode, "map") == 0)
+        return 0;
+    struct rlimit rl;
+    if (lim)
+        rl = *lim;
+    else if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return 4096;
+    return rl.rlim_cur / 2 > 4096 ? 4096 : (int)(rl.rlim_cur / 2);
+}
 
 /* Pages of a read-only log mapping are dropped behind the reader in steps
  * of this many bytes: the resident part of a log stays this small whatever
@@ -274,8 +292,10 @@ struct scan_info {
 /* Contract: map the log at path when its writer closed it cleanly, its size
  * matches its count and its last record is valid: its records are then left
  * for the checkers' pass to check (history.h "unverified"), so loading
- * reads none of them. Returns 1 with f set, 0 (f untouched) otherwise. */
-static int map_closed(const char *path, struct evlog_file *f)
+ * reads none of them; keep_fd: f keeps the file open too (evlog_file
+ * has_fd), for the pass to pread. Returns 1 with f set, 0 (f untouched)
+ * otherwise. */
+static int map_closed(const char *path, struct evlog_file *f, int keep_fd)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -299,10 +319,15 @@ static int map_closed(const char *path, struct evlog_file *f)
              last.crc == ev_rec_crc(&last);
     }
     void *map = ok ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
+    if (map == MAP_FAILED || !keep_fd)
+        close(fd);
     if (map == MAP_FAILED)
         return 0;
     memset(f, 0, sizeof(*f));
+    if (keep_fd) {
+        f->has_fd = 1;
+        f->fd = fd;
+    }
     f->hdr = hdr;
     f->map = map;
     f->map_len = size;
@@ -323,8 +348,10 @@ static int scan_log(const char *path, struct evlog_file *f, struct scan_info *si
     si->deferred = 0;
     si->ordered = 1;
     si->max_res = -1;
-    if (si->defer && map_closed(path, f)) {
+    if (si->defer && map_closed(path, f, si->fds_left && *si->fds_left > 0)) {
         si->deferred = 1;
+        if (f->has_fd)
+            --*si->fds_left;
         return 0;
     }
     int rc = evlog_read(path, f, err);
@@ -489,6 +516,7 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
         struct hist_seg *sg = &w->seg[w->nseg++];
         struct scan_info ei;
         ei.defer = defer;
+        ei.fds_left = copy ? NULL : si->fds_left; /* a copied epoch is unmapped at once */
         int rc = read_epoch(h, dir, &names[k], k + 1 == n, &sg->file, &ei, err);
         if (rc)
             return rc;
@@ -590,6 +618,7 @@ static int load_events(struct history *h, const char *dir, int *max_res, struct 
     h->w = calloc(n ? n : 1, sizeof(*h->w));
     if (!h->w)
         xalloc_die();
+    int fds_left = hist_fd_budget(NULL);
     for (size_t i = 0; i < n && !rc;) {
         size_t j = i + 1;
         while (j < n && names[j].id == names[i].id) {
@@ -606,6 +635,7 @@ static int load_events(struct history *h, const char *dir, int *max_res, struct 
         struct hist_worker *w = &h->w[h->nworkers++];
         struct scan_info si;
         si.defer = !h->memo->verify_all;
+        si.fds_left = n > max_mapped ? NULL : &fds_left;
         rc = load_worker(h, dir, names + i, j - i, n > max_mapped, w, &si, err);
         if (rc)
             break;

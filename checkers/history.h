@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "util/err.h"
 #include "util/json.h"
@@ -93,6 +94,11 @@ static inline const struct ev_rec *hist_rec(const struct hist_worker *w, size_t 
 int hist_nruns(const struct hist_worker *w);
 void hist_run(const struct hist_worker *w, int k, const struct ev_rec **ev, size_t *n,
               int *unverified);
+/* Contract: a descriptor run k of w may be read from with pread (its log's,
+ * kept open by the loader: evlog_file has_fd), the file offset of the run's
+ * first record in *off; -1 when the run is not a log read in place or its
+ * log keeps no descriptor (it is read through the mapping then). */
+int hist_run_fd(const struct hist_worker *w, int k, off_t *off);
 
 struct fault_window {
     int id;

@@ -9,7 +9,9 @@
  */
 #include "checkers/pass.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "util/xalloc.h"
 #include "checkers/pass_int.h"
@@ -26,6 +28,68 @@ struct target {
     void (*event)(void *st, int wi, const struct ev_rec *r);
     void *st;
 };
+
+/* The pass's read buffers (wpos buf): this many bytes in all, shared by
+ * the workers read with pread, each between READ_MIN and READ_MAX records. */
+#define READ_BYTES ((size_t)16 << 20)
+#define READ_MIN 64
+#define READ_MAX 1024
+
+void wpos_fill(struct wpos *c)
+{
+    size_t k = c->n - c->i;
+    if (k > c->bufcap)
+        k = c->bufcap;
+    size_t want = k * sizeof(*c->buf), got = 0;
+    off_t at = c->off + (off_t)(c->i * sizeof(*c->buf));
+    while (got < want) {
+        ssize_t r = pread(c->fd, (char *)c->buf + got, want - got, at + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got < want) { /* the mapping still has them */
+        c->fd = -1;
+        c->win = c->ev;
+        c->wlo = 0;
+        c->whi = c->n;
+        return;
+    }
+    c->win = c->buf;
+    c->wlo = c->i;
+    c->whi = c->i + k;
+}
+
+/* Contract: a read buffer for each worker of h that has a log to pread
+ * (hist_run_fd), in pos[] (freed by free_bufs). */
+static void alloc_bufs(const struct history *h, struct wpos *pos)
+{
+    int nfd = 0;
+    for (int i = 0; i < h->nworkers; i++) {
+        off_t off;
+        for (int k = 0; k < hist_nruns(&h->w[i]) && !pos[i].bufcap; k++)
+            if (hist_run_fd(&h->w[i], k, &off) >= 0)
+                pos[i].bufcap = 1; /* marked: sized below */
+        nfd += pos[i].bufcap != 0;
+    }
+    if (!nfd)
+        return;
+    size_t cap = READ_BYTES / sizeof(struct ev_rec) / (size_t)nfd;
+    cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
+    for (int i = 0; i < h->nworkers; i++)
+        if (pos[i].bufcap) {
+            pos[i].bufcap = cap;
+            pos[i].buf = xmalloc(cap * sizeof(*pos[i].buf));
+        }
+}
+
+static void free_bufs(int nw, struct wpos *pos)
+{
+    for (int i = 0; i < nw; i++)
+        free(pos[i].buf);
+}
 
 int pass_run(struct history *h, const struct pass_consumer *c, int n)
 {
@@ -55,12 +119,13 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         for (int k = 0; k < n; k++)
             if (!c[k].ops->types || (c[k].ops->types & (1u << t)))
                 tg[t * n + ntg[t]++] = (struct target){c[k].ops->event, c[k].st};
+    alloc_bufs(h, pos);
     for (int i = 0; i < m; i++) {
         win[m + i] = (struct cursor){INT64_MAX, i};
         if (i < nw && h->w[i].n && enter_run(&h->w[i], &pos[i], 0)) {
             history_willneed(&h->w[i], 0, 2 * DROP_EVERY);
             pos[i].prev_t = INT64_MIN;
-            win[m + i].t = key_of(pos[i].ev[0].t);
+            win[m + i].t = key_of(wpos_rec(&pos[i])->t);
         }
         else if (i < nw)
             worker_done(c, n, i);
@@ -78,9 +143,9 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         const struct hist_worker *w = &h->w[wi];
         struct wpos *ps = &pos[wi];
         size_t p = ps->p++;
-        const struct ev_rec *r = &ps->ev[ps->i];
-        if (ps->i + PREFETCH_AHEAD < ps->n)
-            __builtin_prefetch(&ps->ev[ps->i + PREFETCH_AHEAD]);
+        const struct ev_rec *r = wpos_rec(ps);
+        if (ps->i + PREFETCH_AHEAD < ps->whi)
+            __builtin_prefetch(&ps->win[ps->i + PREFETCH_AHEAD - ps->wlo]);
         /* an epoch's first record is checked against the previous epoch's last */
         int bad = ps->unverified && (a ? ahead_bad(a, wi, p, h, r, ps->i, ps->prev_t)
                                        : !rec_ok(h, r, ps->i, ps->prev_t));
@@ -95,9 +160,11 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
             for (int j = 0, nj = ntg[r->type & 31]; j < nj; j++)
                 d[j].event(d[j].st, wi, r);
             if (p + 1 - ps->dropped >= DROP_EVERY) {
-                history_drop(w, ps->dropped, p + 1);
+                if (ps->fd < 0) { /* pread maps nothing; the kernel reads ahead for it */
+                    history_drop(w, ps->dropped, p + 1);
+                    history_willneed(w, p + 1 + DROP_EVERY, p + 1 + 2 * DROP_EVERY);
+                }
                 ps->dropped = p + 1;
-                history_willneed(w, p + 1 + DROP_EVERY, p + 1 + 2 * DROP_EVERY);
             }
         }
         /* a bad record that cannot be read again ends its log (the loader
@@ -107,7 +174,7 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         ps->prev_t = r->t;
         struct cursor x = {INT64_MAX, wi};
         if (!bad && p + 1 < w->n && (++ps->i < ps->n || next_run(w, ps, p))) {
-            x.t = key_of(ps->ev[ps->i].t);
+            x.t = key_of(wpos_rec(ps)->t);
         } else {
             worker_done(c, n, wi);
             history_drop(w, ps->dropped, w->n);
@@ -129,6 +196,7 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         history_after_pass(h);
     }
     free(tg);
+    free_bufs(nw, pos);
     free(pos);
     free(node);
     return rc;

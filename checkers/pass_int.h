@@ -12,10 +12,9 @@
 #include "checkers/history.h"
 #include "checkers/pass.h"
 
-/* Records between two history_drop calls of one worker: 256 KiB of log, so
- * 64 workers keep ~16 MiB of mapped log resident at most. (Reading the
- * logs with pread into buffers instead of through the mapping cost 25%
- * more CPU: a second copy of every byte.) */
+/* Records between two history_drop calls of one worker read through its
+ * mapping: 256 KiB of log, so 64 workers keep ~16 MiB of mapped log
+ * resident at most. (A log read with pread (struct wpos) maps nothing.) */
 #define DROP_EVERY 4096
 
 /* How far ahead of a worker's cursor to prefetch: 64 workers interleave
@@ -31,13 +30,24 @@ struct cursor {
 
 /* Where the pass is in one worker's stream: in run `run` (hist_run: the
  * whole log, or one epoch of a restarted worker, or a synthetic crash
- * record between two), at its record i; p counts the stream's records. */
+ * record between two), at its record i; p counts the stream's records.
+ * The run's records [wlo, whi) are at win: the run's own array (in place:
+ * owned memory, or a log's mapping), or, for a log the loader kept open
+ * (hist_run_fd) when the worker has a buffer, buf, which pread fills a
+ * window at a time. Reading the logs with pread instead of through the
+ * mapping: docs/performance.md "Reading the logs". */
 struct wpos {
     const struct ev_rec *ev;
     size_t n, i;
     int run, unverified;
     size_t p, dropped;
     int64_t prev_t;     /* time of the record before (INT64_MIN at the start) */
+    const struct ev_rec *win;
+    size_t wlo, whi;
+    int fd;             /* the run's log read with pread, or -1: in place */
+    off_t off;          /* file offset of the run's record 0 */
+    struct ev_rec *buf; /* (owned by the pass) NULL: every run in place */
+    size_t bufcap;      /* records */
 };
 
 /* Contract: move c to the first record of the next non-empty run of w at
@@ -48,10 +58,27 @@ static inline int enter_run(const struct hist_worker *w, struct wpos *c, int k)
         hist_run(w, k, &c->ev, &c->n, &c->unverified);
         c->run = k;
         c->i = 0;
+        c->fd = c->buf ? hist_run_fd(w, k, &c->off) : -1;
+        c->win = c->fd >= 0 ? c->buf : c->ev;
+        c->wlo = 0;
+        c->whi = c->fd >= 0 ? 0 : c->n;
         if (c->n)
             return 1;
     }
     return 0;
+}
+
+/* Contract: fill c's buffer from its log with the records from i on (as
+ * many as fit); on a read error or a short read, read the run in place
+ * from i on. pass.c. */
+void wpos_fill(struct wpos *c);
+
+/* Contract: record i of c's run (i < n). */
+static inline const struct ev_rec *wpos_rec(struct wpos *c)
+{
+    if (c->i >= c->whi)
+        wpos_fill(c);
+    return &c->win[c->i - c->wlo];
 }
 
 /* Contract: move c past the end of its run (the stream's record p was its

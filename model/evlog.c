@@ -446,6 +446,8 @@ void evlog_unmap(struct evlog_file *f)
         return;
     if (f->map)
         munmap(f->map, f->map_len);
+    if (f->has_fd)
+        close(f->fd);
     memset(f, 0, sizeof(*f));
 }
 

@@ -207,6 +207,10 @@ struct evlog_file {
                                    (the rest is zeros), so this is damage, never a kill */
     void *map;                  /* private */
     size_t map_len;
+    int has_fd;                 /* fd is an open descriptor of the mapped file (owned:
+                                   evlog_unmap closes it), kept so that a reader may pread
+                                   the records instead of reading the mapping */
+    int fd;
 };
 
 /* Map path read-only and validate it. Returns 0 (the file is usable; see

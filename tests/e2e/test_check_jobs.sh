@@ -5,7 +5,11 @@
 # and 8, on the bench's planted histories (bench/histgen.c: 2x10^5 and
 # 10^6 events), on one whose workers were restarted (--epochs), on one
 # with a damaged log (a bit flipped: the pass finds it, the history is
-# loaded again and checked), and on a JSONL history that spills to disk.
+# loaded again and checked), and on a JSONL history that spills to disk;
+# each also with the logs read through their mappings (LS_CHECK_READ=map:
+# the pass's look-ahead helpers work on those) instead of with pread, and
+# the 10^6 one with half of each kind (an open-file limit of 64 lets 32
+# logs keep a descriptor; docs/performance.md "Reading the logs").
 # Bad --jobs values: one line, exit 2, nothing read.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -44,35 +48,41 @@ gen() {
     fi
 }
 
-# same DESC ARGS...: `check ARGS --jobs N --json` for N in 1 2 3 8; the
-# printed document and (for a run directory, first ARG) result.json equal
-# those of --jobs 1, and the exit status too
+# same DESC ARGS...: `check ARGS --jobs N --json` for N in 1 2 3 8, the
+# logs read with pread (the default) and through their mappings
+# (LS_CHECK_READ=map); the printed document and (for a run directory,
+# first ARG) result.json equal those of --jobs 1 with pread, and the exit
+# status too
 same() {
     local desc=$1; shift
-    local n rc rc1= bad=
-    for n in 1 2 3 8; do
-        set +e
-        timeout 60 "$LS" check "$@" --jobs "$n" --json >"$T_TMP/j$n.out" 2>"$T_TMP/j$n.err"
-        rc=$?
-        set -e
-        if [ -d "$1" ] && [ -f "$1/result.json" ]; then
-            cp "$1/result.json" "$T_TMP/j$n.result"
-        fi
-        [ -n "$rc1" ] || rc1=$rc
-        if [ "$rc" -ge 2 ] && [ "$rc" -ne 4 ]; then
-            bad="$bad --jobs $n: exit $rc: $(head -c 300 "$T_TMP/j$n.err")"
-        elif [ "$rc" != "$rc1" ]; then
-            bad="$bad --jobs $n: exit $rc, --jobs 1: $rc1"
-        elif ! cmp -s "$T_TMP/j1.out" "$T_TMP/j$n.out"; then
-            bad="$bad --jobs $n: printed result differs: $(diff "$T_TMP/j1.out" "$T_TMP/j$n.out" |
-                head -c 300)"
-        elif [ -f "$T_TMP/j1.result" ] && ! cmp -s "$T_TMP/j1.result" "$T_TMP/j$n.result"; then
-            bad="$bad --jobs $n: result.json differs"
-        fi
+    local n m k rc rc1= bad=
+    for m in pread map; do
+        for n in 1 2 3 8; do
+            k=$m$n
+            set +e
+            LS_CHECK_READ=$m ${LIMIT:-} timeout 60 "$LS" check "$@" --jobs "$n" --json >"$T_TMP/j$k.out" \
+                2>"$T_TMP/j$k.err"
+            rc=$?
+            set -e
+            if [ -d "$1" ] && [ -f "$1/result.json" ]; then
+                cp "$1/result.json" "$T_TMP/j$k.result"
+            fi
+            [ -n "$rc1" ] || rc1=$rc
+            if [ "$rc" -ge 2 ] && [ "$rc" -ne 4 ]; then
+                bad="$bad $m --jobs $n: exit $rc: $(head -c 300 "$T_TMP/j$k.err")"
+            elif [ "$rc" != "$rc1" ]; then
+                bad="$bad $m --jobs $n: exit $rc, --jobs 1: $rc1"
+            elif ! cmp -s "$T_TMP/jpread1.out" "$T_TMP/j$k.out"; then
+                bad="$bad $m --jobs $n: printed result differs: $(diff "$T_TMP/jpread1.out" \
+                    "$T_TMP/j$k.out" | head -c 300)"
+            elif [ -f "$T_TMP/jpread1.result" ] && ! cmp -s "$T_TMP/jpread1.result" "$T_TMP/j$k.result"; then
+                bad="$bad $m --jobs $n: result.json differs"
+            fi
+        done
     done
     rm -f "$T_TMP"/j*.result
-    if [ -z "$bad" ] && [ -s "$T_TMP/j1.out" ]; then
-        ok "$desc: the same result for --jobs 1, 2, 3, 8 (exit $rc1)"
+    if [ -z "$bad" ] && [ -s "$T_TMP/jpread1.out" ]; then
+        ok "$desc: the same result for --jobs 1, 2, 3, 8, logs read with pread or mapped (exit $rc1)"
     else
         fail "$desc:${bad:- nothing printed}"
     fi
@@ -91,10 +101,13 @@ if gen small 2e5 --jsonl-max 2e5; then
     printf '\x55' | dd of="$T_TMP/damaged/events/worker-005.bin" bs=1 \
         seek=$((128 + 64 * 1000 + 40)) conv=notrunc status=none
     same "2x10^5 events, a damaged log" "$T_TMP/damaged" --format json
-    grep -q 'damaged' "$T_TMP/j1.out" || fail "the damaged log is not in the result"
+    grep -q 'damaged' "$T_TMP/jpread1.out" || fail "the damaged log is not in the result"
 fi
 if gen big 1e6 --jsonl-max 0; then
     same "10^6 events, planted violations" "$T_TMP/big/hist-1000000" --format json
+    # 32 of the 64 logs read with pread, the others through their mappings
+    LIMIT="prlimit --nofile=64:64 --" same "10^6 events, half the logs read with pread" \
+        "$T_TMP/big/hist-1000000" --format json
 fi
 if gen epochs 2e5 --jsonl-max 0 --epochs 4; then
     same "2x10^5 events, every worker restarted 3 times" "$T_TMP/epochs/hist-200000" \

@@ -587,8 +587,13 @@ static void test_rundir_deferred(void)
     REQUIRE(write_worker(dir, 1, 1, 40, 52, 352, 53, 60, 1) == 0);
     struct history h;
     struct ls_err err = {0, ""};
+    int fds = t_open_fds();
     REQUIRE(history_load_rundir(dir, &h, &err) == 0);
     CHECK_INT(h.w[1].unverified, 1);
+    /* each closed log keeps its file open for the pass to pread (the
+     * history's own: history_free closes them) */
+    CHECK(h.w[0].file.has_fd && h.w[1].file.has_fd);
+    CHECK_INT(t_open_fds(), fds + 2);
     size_t full = h.w[1].n;
     struct check_params p;
     check_params_from(&h, &p);
@@ -598,6 +603,19 @@ static void test_rundir_deferred(void)
     CHECK_INT(h.w[1].n, full);
     json_free(r);
     history_free(&h);
+    CHECK_INT(t_open_fds(), fds);
+    /* LS_CHECK_READ=map: read through the mappings, nothing kept open, the
+     * same findings */
+    setenv("LS_CHECK_READ", "map", 1);
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    CHECK(!h.w[0].file.has_fd && !h.w[1].file.has_fd);
+    CHECK_INT(t_open_fds(), fds);
+    check_params_from(&h, &p);
+    r = check_run(&h, &p);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+    json_free(r);
+    history_free(&h);
+    unsetenv("LS_CHECK_READ");
 
     /* worker 1's second record (its grant) no longer matches its checksum */
     snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);

@@ -469,24 +469,13 @@ static void test_sorted_and_found(void)
     unsetenv("LS_JSONL_SORT_MEM");
 }
 
-static int open_fds(void)
-{
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)getpid());
-    FILE *f = popen(cmd, "r");
-    int n = -1;
-    if (f && fscanf(f, "%d", &n) != 1)
-        n = -1;
-    if (f)
-        pclose(f);
-    return n;
-}
-
 static void test_kept_small(void)
 {
     /* spilled (19,200 bytes of records past a 16 KB bound): the 50 small
      * streams are read back into memory (6,400 bytes, within half the
-     * bound), the big one is mapped; no file stays open, none has a name */
+     * bound), the big one is mapped and keeps its file open for the pass
+     * to pread (owned by the history: gone with it); no other file stays
+     * open, none has a name; with LS_CHECK_READ=map, none stays open */
     struct strbuf sb = STRBUF_INIT;
     for (int i = 0; i < 200; i++)
         sb_printf(&sb, "{\"t\":%d,\"w\":0,\"type\":\"%s\",\"res\":\"r0\"}\n", i,
@@ -500,12 +489,13 @@ static void test_kept_small(void)
     REQUIRE(write_file(path, sb.buf, sb.len) == 0);
     sb_free(&sb);
     setenv("LS_JSONL_MEM_BOUND", "16384", 1);
-    int fds = open_fds();
+    int fds = t_open_fds();
     struct history h;
     struct ls_err err = {0, ""};
     REQUIRE(history_load_jsonl(path, &h, &err) == 0);
-    CHECK_INT(open_fds(), fds);
+    CHECK_INT(t_open_fds(), fds + 1);
     REQUIRE(h.nworkers == 51);
+    CHECK(h.w[0].file.has_fd);
     CHECKF(h.w[0].file.map != NULL && h.w[0].n == 200, "worker 0 mapped %p n %zu",
            h.w[0].file.map, h.w[0].n);
     int kept = 0;
@@ -514,6 +504,13 @@ static void test_kept_small(void)
                 h.w[i].ev[1].type == EV_EXIT;
     CHECK_INT(kept, 50);
     history_free(&h);
+    CHECK_INT(t_open_fds(), fds);
+    setenv("LS_CHECK_READ", "map", 1);
+    REQUIRE(history_load_jsonl(path, &h, &err) == 0);
+    CHECK_INT(t_open_fds(), fds);
+    CHECK(h.w[0].file.map != NULL && !h.w[0].file.has_fd);
+    history_free(&h);
+    unsetenv("LS_CHECK_READ");
     unsetenv("LS_JSONL_MEM_BOUND");
 }
 

@@ -68,6 +68,10 @@ void t_rmdir(const char *path);
  * unset, empty or not all digits. */
 uint64_t t_env_u64(const char *name, uint64_t dflt);
 
+/* How many descriptors this process has open (entries of /proc/self/fd,
+ * counted without opening more than the directory); -1 when unknown. */
+int t_open_fds(void);
+
 /* Write text to DIR/h.jsonl and load it as a JSONL history into h (zeroed
  * first); the loader's message goes to stderr. 0, or -1. */
 struct history;
