@@ -119,9 +119,11 @@ struct pviol {                  /* a violation whose holds have not all ended */
     int64_t index;              /* its place in violations[], from 0 */
     struct incident *inc;       /* the incident it belongs to */
     int undone;                 /* holds not ended yet */
-    int valid;                  /* active holds whose lease was valid at the entering grant */
+    int valid;                  /* holds whose lease was valid at the latest grant */
     int n;                      /* holders: the active ones, then the entering one */
-    int64_t *lag;               /* each active hold's lease as it stood at that grant */
+    int latest;                 /* the holder with the latest grant (the one judged) */
+    int64_t *lag;               /* each holder's lease as it stood at the latest grant (n of
+                                   them; that holder's own unused) */
     struct hold *hs[];
 };
 
@@ -392,7 +394,7 @@ static void resolve(struct mutex_st *m, struct pviol *v)
         struct json *hl = json_obj_set(o, "holders", json_new_arr());
         for (int k = 0; k < v->n; k++) {
             struct json *x = json_arr_push(hl, holder_json(v->hs[k]));
-            if (k < v->n - 1) /* the lease the class was decided by */
+            if (k != v->latest) /* the lease the class was decided by */
                 json_obj_set(x, "valid_until_at_grant_ms",
                              v->lag[k] == LEASE_NEVER ? json_new_null()
                                                       : json_new_num(ns_ms(v->lag[k])));
@@ -520,10 +522,21 @@ static void flush(struct mutex_st *m)
             v->n = r->n + 1;
             v->undone = 0;
             v->valid = 0;
-            v->lag = xmalloc((size_t)r->n * sizeof(*v->lag));
-            for (int k = 0; k < r->n; k++) {
-                v->lag[k] = lease_at_grant(H, r->active[k]);
-                v->valid += v->lag[k] > H->acquired;
+            v->lag = xmalloc((size_t)(r->n + 1) * sizeof(*v->lag));
+            /* The grant judged is the latest of the holds': H's, unless an
+             * active hold was granted after it (H was slow to enter) */
+            struct hold *G = H;
+            v->latest = r->n;
+            for (int k = 0; k < r->n; k++)
+                if (r->active[k]->acquired > G->acquired) {
+                    G = r->active[k];
+                    v->latest = k;
+                }
+            for (int k = 0; k <= r->n; k++) {
+                if (k == v->latest)
+                    continue;
+                v->lag[k] = lease_at_grant(G, k < r->n ? r->active[k] : H);
+                v->valid += v->lag[k] > G->acquired;
             }
             v->index = m->nviol - 1;
             v->inc = inc;

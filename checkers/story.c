@@ -55,8 +55,8 @@ struct sholder {
     size_t grant_i, enter_i, end_i;  /* record indexes; end_i one past the last */
     int found;
     int64_t lease;                   /* lease end incl. renewals, NO_LEASE without expiry */
-    int64_t lease_at_grant;          /* as it stood at the entering holder's grant (the
-                                        violation's valid_until_at_grant_ms; else lease) */
+    int64_t lease_at_grant;          /* as it stood at the latest grant of the violation's
+                                        holders (its valid_until_at_grant_ms; else lease) */
     int has_fence;
     uint64_t fence;
     int crashed, open;
@@ -311,8 +311,9 @@ static int is_holder(const struct sholder *hs, int nh, int wid)
 
 /* What holder x's worker did on res just before its grant, back to from:
  * the end of its previous hold. A release that lands while another holder
- * of the story is in its hold says so: with an unconditional release that
- * is how a lock gets broken. */
+ * of the story holds the lock (from its grant: it may not have entered yet
+ * on a busy machine) says so: with an unconditional release that is how a
+ * lock gets broken. */
 static void prior_items(struct story *s, const struct sholder *hs, int nh, int xi, int res_i,
                         const char *res, int64_t from)
 {
@@ -326,7 +327,7 @@ static void prior_items(struct story *s, const struct sholder *hs, int nh, int x
             continue;
         char during[64] = "";
         for (int j = 0; j < nh; j++)
-            if (j != xi && hs[j].worker != x->worker && hs[j].enter <= r->t && r->t < hs[j].exit)
+            if (j != xi && hs[j].worker != x->worker && hs[j].acquired <= r->t && r->t < hs[j].exit)
                 snprintf(during, sizeof(during), ", while w%d holds it", hs[j].worker);
         switch (r->type) {
         case EV_EXIT:
@@ -392,18 +393,19 @@ static const struct ev_rec *store_after(const struct sholder *x, int type, int f
 }
 
 /* For a lock-broken violation: the last successful release of res between
- * the earlier holder's enter and the later grant, by any worker (a holder's
+ * the earlier holder's grant and the later grant, by any worker (a holder's
  * worker: only the release of its previous grant). That is a stale
- * unconditional release freeing the lock. Adds it as an item unless
- * prior_items did; returns its worker (or -1) and time. */
+ * unconditional release freeing the lock (it may land before the earlier
+ * holder enters: a grant, not an enter, is what it frees). Adds it as an
+ * item unless prior_items did; returns its worker (or -1) and time. */
 static int foreign_release(struct story *s, const struct history *h, const struct sholder *hs,
                            int nh, int res_i, const char *res, int64_t *at)
 {
     const struct sholder *L = &hs[nh - 1];
-    int64_t from = hs[0].enter;
+    int64_t from = hs[0].acquired;
     for (int i = 1; i < nh - 1; i++)
-        if (hs[i].enter < from)
-            from = hs[i].enter;
+        if (hs[i].acquired < from)
+            from = hs[i].acquired;
     int who = -1;
     const struct ev_rec *best = NULL;
     int best_holder = 0;
@@ -446,7 +448,7 @@ static int foreign_release(struct story *s, const struct history *h, const struc
         return who; /* prior_items narrated it already */
     char during[64] = "";
     for (int j = 0; j < nh - 1; j++)
-        if (hs[j].enter <= best->t && best->t < hs[j].exit)
+        if (hs[j].acquired <= best->t && best->t < hs[j].exit)
             snprintf(during, sizeof(during), ", while w%d holds it", hs[j].worker);
     add(s, best->t, 0, IK_RELEASE, "w%d releases %s%s", who, res, during);
     return who;
@@ -456,7 +458,7 @@ static int foreign_release(struct story *s, const struct history *h, const struc
 static void conclusion(struct story *s, const struct sholder *hs, int nh, const char *cls,
                        const char *res, int64_t at, int culprit, int64_t culprit_t)
 {
-    const struct sholder *L = &hs[nh - 1]; /* the entering holder */
+    const struct sholder *L = &hs[nh - 1]; /* the latest grant's holder */
     const struct sholder *E = &hs[0];      /* the earlier holder the sentence is about */
     int broken = strcmp(cls, "lock-broken") == 0;
     for (int i = 0; i < nh - 1; i++) {
@@ -628,6 +630,19 @@ static struct json *build_story(const struct history *h, const struct json *v, s
         if (s.a[i].t > last)
             last = s.a[i].t;
     if (nh >= 2) {
+        /* The conclusion is about the latest grant (the checker's class is
+         * decided there: docs/checkers.md "Classification"): the entering
+         * holder's, unless a holder in its hold was granted after it. That
+         * holder goes last, where the conclusion and foreign_release look. */
+        int li = nh - 1;
+        for (int i = 0; i < nh - 1; i++)
+            if (hs[i].acquired > hs[li].acquired)
+                li = i;
+        if (li != nh - 1) {
+            struct sholder t = hs[li];
+            hs[li] = hs[nh - 1];
+            hs[nh - 1] = t;
+        }
         const char *cls = json_get_str(v, "class", "?");
         int64_t ct = 0;
         int culprit = -1;

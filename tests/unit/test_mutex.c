@@ -218,6 +218,37 @@ static void test_lease_at_grant(void)
     }
 }
 
+/* The entering holder was granted first and slow to enter (paused between
+ * its grant and its enter): w1 is granted at 10 ms, w0 at 30 and enters
+ * at 31, w1 enters at 60 while w0 holds. The grant judged is the latest,
+ * w0's: with w1's lease ending at 20 ms it was granted after w1's lease
+ * ran out, and w1 overstayed (stale-holder); with w1's lease to 40 ms the
+ * lock was granted twice (lock-broken). The lease that decided is w1's,
+ * as it stood at w0's grant; w0, whose grant was judged, carries none.
+ * (Judged at w1's grant instead, both were lock-broken: w0's lease, 130 ms,
+ * is later than 10 ms, but w0 had no lease yet then.) */
+static void test_slow_enter(void)
+{
+    for (int broken = 0; broken < 2; broken++) {
+        struct strbuf sb = STRBUF_INIT;
+        hold_ms(&sb, 1, 10, broken ? 40 : 20, 60, 90);
+        hold_ms(&sb, 0, 30, 130, 31, 80);
+        struct history h;
+        REQUIRE(load_text(sb.buf, &h) == 0);
+        struct json *r = judge(&h, 1, MS, 50);
+        CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+        CHECK_STR(gets_(r, "violations.0.class"), broken ? "lock-broken" : "stale-holder");
+        CHECK_INT(geti(r, "violations.0.holders.0.worker"), 0);
+        CHECK_INT(geti(r, "violations.0.holders.1.worker"), 1);
+        CHECK(json_path(r, "violations.0.holders.0.valid_until_at_grant_ms") == NULL);
+        CHECK_INT(get_ns(r, "violations.0.holders.1.valid_until_at_grant_ms"),
+                  (broken ? 40 : 20) * MS);
+        json_free(r);
+        history_free(&h);
+        sb_free(&sb);
+    }
+}
+
 /* Leases as they stood at the later grant (docs/checkers.md
  * "Classification"): w0's lease runs out at 10 ms, w1 is granted at 20;
  * w0 renews at `when` (to 35 ms), and is still in its hold at 21. A
@@ -768,9 +799,12 @@ static void oracle_ral(const struct gen *g, struct verdicts *o)
  * with the checker. Per resource, holds in sweep order (enter, then worker
  * id, then the worker's own order); hold H with positive length is a
  * violation when at least cap earlier holds have exit > H.enter; its cause
- * is the first of them; it is lock-broken when at least cap of them have a
- * lease > H's grant. Otherwise H is a near miss when an earlier hold
- * exited in [H.enter - near_miss, H.enter]. */
+ * is the first of them; it is lock-broken when, at the latest grant G of
+ * those holds and H (H's own unless one of them was granted after it: H
+ * was slow to enter; on a tie H's, else the first in sweep order), at
+ * least cap of the others had a lease, as it stood then, > G's grant.
+ * Otherwise H is a near miss when an earlier hold exited in
+ * [H.enter - near_miss, H.enter]. */
 static void oracle(const struct gen *g, struct verdicts *o)
 {
     const struct ghold *s[MAXH];
@@ -784,7 +818,7 @@ static void oracle(const struct gen *g, struct verdicts *o)
         s[j] = &g->h[i];
     }
     for (int i = 0; i < n; i++) {
-        const struct ghold *H = s[i], *cause = NULL;
+        const struct ghold *H = s[i], *cause = NULL, *act[MAXH + 1];
         int64_t ex[MAXH + 1], last_exit = INT64_MIN;
         int nact = 0, valid = 0, final_valid = 0;
         for (int j = 0; j < i; j++) {
@@ -792,13 +826,23 @@ static void oracle(const struct gen *g, struct verdicts *o)
                 continue;
             if (s[j]->exit > H->enter) {
                 cause = cause ? cause : s[j];
+                act[nact] = s[j];
                 ex[nact++] = s[j]->exit;
-                valid += lease_at(s[j], H->acq) > H->acq;
-                final_valid += s[j]->lease > H->acq;
-                o->lease_at_grant += lease_at(s[j], H->acq) == H->acq;
             } else if (s[j]->exit > last_exit) {
                 last_exit = s[j]->exit;
             }
+        }
+        const struct ghold *G = H; /* the latest grant */
+        for (int a = 0; a < nact; a++)
+            if (act[a]->acq > G->acq)
+                G = act[a];
+        act[nact] = H;
+        for (int a = 0; a <= nact; a++) {
+            if (act[a] == G)
+                continue;
+            valid += lease_at(act[a], G->acq) > G->acq;
+            final_valid += act[a]->lease > G->acq;
+            o->lease_at_grant += lease_at(act[a], G->acq) == G->acq;
         }
         if (H->exit > H->enter && nact >= g->cap) {
             ex[nact] = H->exit;
@@ -1126,6 +1170,7 @@ int main(void)
     RUN(test_issue_ties);
     RUN(test_semaphore_ties);
     RUN(test_lease_at_grant);
+    RUN(test_slow_enter);
     RUN(test_lease_as_stood);
     RUN(test_ral_and_losses);
     RUN(test_end_at_entry);
