@@ -570,6 +570,8 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
         while (h->nwarnings > nwarn)
             free(h->warnings[--h->nwarnings]);
         evidence_rewind(h, mark);
+        for (int k = 0; k < w->nseg && si->fds_left; k++) /* closed by free_segs: given back */
+            *si->fds_left += w->seg[k].file.has_fd;
         free_segs(w);
         memset(w, 0, sizeof(*w));
         si->defer = 0;

@@ -527,8 +527,8 @@ static void flush(struct mutex_st *m)
              * active hold was granted after it (H was slow to enter) */
             struct hold *G = H;
             v->latest = r->n;
-            for (int k = 0; k < r->n; k++)
-                if (r->active[k]->acquired > G->acquired) {
+            for (int k = 0; k < r->n; k++) /* a hold without a grant has no grant to judge */
+                if (!(r->active[k]->flags & HF_NO_GRANT) && r->active[k]->acquired > G->acquired) {
                     G = r->active[k];
                     v->latest = k;
                 }

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util/xalloc.h"
@@ -50,12 +51,21 @@ void wpos_fill(struct wpos *c)
             break;
         got += (size_t)r;
     }
-    if (got < want) { /* the mapping still has them */
-        c->fd = -1;
-        c->win = c->ev;
-        c->wlo = 0;
-        c->whi = c->n;
-        return;
+    if (got < want) {
+        /* The file is shorter than it was at load (or unreadable): the
+         * mapping would fault (SIGBUS) past its end. An unverified log's
+         * missing records read as zeros, which no record is: the pass
+         * finds a bad record there and the history is loaded again, the
+         * log as it is now. A verified one (a second pass) is read from
+         * the mapping as before pread. */
+        if (!c->unverified) {
+            c->fd = -1;
+            c->win = c->ev;
+            c->wlo = 0;
+            c->whi = c->n;
+            return;
+        }
+        memset((char *)c->buf + got, 0, want - got);
     }
     c->win = c->buf;
     c->wlo = c->i;

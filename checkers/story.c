@@ -57,6 +57,8 @@ struct sholder {
     int64_t lease;                   /* lease end incl. renewals, NO_LEASE without expiry */
     int64_t lease_at_grant;          /* as it stood at the latest grant of the violation's
                                         holders (its valid_until_at_grant_ms; else lease) */
+    int at_grant_given;              /* valid_until_at_grant_ms is there: not the latest
+                                        grant's holder */
     int has_fence;
     uint64_t fence;
     int crashed, open;
@@ -578,6 +580,7 @@ static struct json *build_story(const struct history *h, const struct json *v, s
         sh->lease = vu && vu->type == JSON_NUM ? ms_ns(vu->d) : NO_LEASE;
         const struct json *vg = json_obj_get(x, "valid_until_at_grant_ms");
         sh->lease_at_grant = !vg ? sh->lease : vg->type == JSON_NUM ? ms_ns(vg->d) : NO_LEASE;
+        sh->at_grant_given = vg != NULL;
         const struct json *fe = json_obj_get(x, "fence");
         sh->has_fence = fe && fe->type == JSON_NUM;
         sh->fence = sh->has_fence ? (uint64_t)fe->i : 0;
@@ -636,8 +639,8 @@ static struct json *build_story(const struct history *h, const struct json *v, s
          * holder goes last, where the conclusion and foreign_release look. */
         int li = nh - 1;
         for (int i = 0; i < nh - 1; i++)
-            if (hs[i].acquired > hs[li].acquired)
-                li = i;
+            if (!hs[i].at_grant_given)
+                li = i; /* the one holder the checker gave no lease at the latest grant */
         if (li != nh - 1) {
             struct sholder t = hs[li];
             hs[li] = hs[nh - 1];

@@ -749,6 +749,36 @@ static const struct pass_ops seen_ops = {"seen", 0, seen_event, NULL, seen_end};
 /* Worker 0 ran three epochs: the first killed with no crash record, the
  * second killed with its crash record appended by the harness, the third
  * closed. Worker 1's hold of r0 overlaps the third epoch's. */
+/* A closed log that shrinks after the load (the pass reads it with pread):
+ * the records past its new end read as zeros, a bad record, and the
+ * history is loaded again with the log as it is now, damaged. (This log
+ * fits one page, where the mapping reads zeros past the end too; past the
+ * last page of a longer one, reading the mapping would be SIGBUS.) */
+static void test_rundir_shrunk(void)
+{
+    char dir[4096], path[8192];
+    snprintf(dir, sizeof(dir), "%s/run-shrunk", tmp);
+    REQUIRE(make_rundir(dir, "1000000000") == 0);
+    REQUIRE(write_worker(dir, 0, 1, 0, 1, 301, 2, 300, 1) == 0);
+    REQUIRE(write_worker(dir, 1, 1, 40, 52, 352, 53, 60, 1) == 0);
+    struct history h;
+    struct ls_err err = {0, ""};
+    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    CHECK(h.w[1].file.has_fd && h.w[1].unverified);
+    size_t full = h.w[1].n;
+    snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);
+    REQUIRE(truncate(path, EVLOG_HEADER_SIZE + EVLOG_REC_SIZE) == 0); /* its first record only */
+    struct check_params p;
+    check_params_from(&h, &p);
+    struct json *r = check_run(&h, &p);
+    REQUIRE(r != NULL);
+    CHECKF(full > 1 && h.w[1].n == 1, "worker 1: %zu records of %zu", h.w[1].n, full);
+    CHECK_INT(geti(r, "evidence.logs.damaged"), 1);
+    CHECK_INT(geti(r, "checks.mutex.violations"), 0);
+    json_free(r);
+    history_free(&h);
+}
+
 static void test_epoch_stream(void)
 {
     char dir[4096], path[8192];
@@ -918,6 +948,7 @@ int main(void)
     RUN(test_rundir);
     RUN(test_rundir_workload);
     RUN(test_rundir_deferred);
+    RUN(test_rundir_shrunk);
     RUN(test_epoch_stream);
     t_rmdir(tmp);
     free(tmp);
