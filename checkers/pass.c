@@ -77,19 +77,14 @@ void wpos_fill(struct wpos *c)
 static void alloc_bufs(const struct history *h, struct wpos *pos)
 {
     int nfd = 0;
-    for (int i = 0; i < h->nworkers; i++) {
-        off_t off;
-        for (int k = 0; k < hist_nruns(&h->w[i]) && !pos[i].bufcap; k++)
-            if (hist_run_fd(&h->w[i], k, &off) >= 0)
-                pos[i].bufcap = 1; /* marked: sized below */
-        nfd += pos[i].bufcap != 0;
-    }
+    for (int i = 0; i < h->nworkers; i++)
+        nfd += reads_fd(&h->w[i]);
     if (!nfd)
         return;
     size_t cap = READ_BYTES / sizeof(struct ev_rec) / (size_t)nfd;
     cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
     for (int i = 0; i < h->nworkers; i++)
-        if (pos[i].bufcap) {
+        if (reads_fd(&h->w[i])) {
             pos[i].bufcap = cap;
             pos[i].buf = xmalloc(cap * sizeof(*pos[i].buf));
         }

@@ -68,6 +68,16 @@ static inline int enter_run(const struct hist_worker *w, struct wpos *c, int k)
     return 0;
 }
 
+/* Contract: does the pass read some run of w with pread (hist_run_fd)? */
+static inline int reads_fd(const struct hist_worker *w)
+{
+    off_t off;
+    for (int k = 0; k < hist_nruns(w); k++)
+        if (hist_run_fd(w, k, &off) >= 0)
+            return 1;
+    return 0;
+}
+
 /* Contract: fill c's buffer from its log with the records from i on (as
  * many as fit); on a read error or a short read, read the run in place
  * from i on. pass.c. */

@@ -269,27 +269,18 @@ static int imin(int a, int b)
     return a < b ? a : b;
 }
 
-/* Contract: does the pass read some run of w with pread (hist_run_fd)? Such
- * a worker is the merging thread's alone: it checks the records in its
- * buffer, hot in its cache, and a helper reading them through the mapping
- * would only map pages nobody drops (docs/checkers.md "The pass on
- * several cores"). */
-static int reads_fd(const struct hist_worker *w)
-{
-    off_t off;
-    for (int k = 0; k < hist_nruns(w); k++)
-        if (hist_run_fd(w, k, &off) >= 0)
-            return 1;
-    return 0;
-}
-
 int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int jobs)
 {
     int nw = h->nworkers;
     if (jobs <= 1 || nw <= 0)
         return pass_run(h, c, n);
     int *live = xcalloc((size_t)nw, sizeof(*live)), nlive = 0;
-    for (int i = 0; i < nw; i++) { /* the workers with records: the helpers' share */
+    /* the workers with records: the helpers' share; a worker read with pread
+     * is the merging thread's alone: it checks the records in its buffer,
+     * hot in its cache, and a helper reading them through the mapping would
+     * only map pages nobody drops (docs/checkers.md "The pass on several
+     * cores") */
+    for (int i = 0; i < nw; i++) {
         struct wpos tmp;
         memset(&tmp, 0, sizeof(tmp));
         live[i] = h->w[i].n && enter_run(&h->w[i], &tmp, 0) && !reads_fd(&h->w[i]);
