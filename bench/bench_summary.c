@@ -21,7 +21,7 @@ int main(int argc, char **argv)
         json_free(r);
         return 1;
     }
-    int met = 0, total = 0;
+    int met = 0, total = 0, unmeasured = 0;
     const struct json *smoke = json_obj_get(r, "smoke");
     printf("%-78s %12s %14s  %s\n", "target", "figure", "target", "");
     for (size_t i = 0; i < secs->n; i++) {
@@ -30,18 +30,26 @@ int main(int argc, char **argv)
             const struct json *x = t->kids[k];
             const struct json *ok = json_obj_get(x, "met");
             int m = ok && ok->type == JSON_BOOL && ok->i;
+            const struct json *v = json_obj_get(x, "value");
+            int measured = v && v->type == JSON_NUM;
             char fig[32], want[48];
-            snprintf(fig, sizeof(fig), "%.3g %s", json_get_num(x, "value", 0),
-                     json_get_str(x, "unit", ""));
+            if (measured)
+                snprintf(fig, sizeof(fig), "%.3g %s", v->d, json_get_str(x, "unit", ""));
+            else
+                snprintf(fig, sizeof(fig), "-");
             snprintf(want, sizeof(want), "%s %.3g", json_get_str(x, "op", "?"),
                      json_get_num(x, "target", 0));
             printf("%-78.78s %12s %14s  %s\n", json_get_str(x, "name", "?"), fig, want,
-                   m ? "met" : "NOT MET");
+                   m ? "met" : measured ? "NOT MET" : "NOT MEASURED");
             met += m;
+            unmeasured += !measured;
             total++;
         }
     }
-    printf("%d of %d targets met%s\n", met, total,
+    printf("%d of %d targets met", met, total);
+    if (unmeasured)
+        printf(", %d not measured", unmeasured);
+    printf("%s\n",
            smoke && smoke->type == JSON_BOOL && smoke->i ? " (smoke run: sizes too small to judge)"
                                                          : "");
     json_free(r);

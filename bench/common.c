@@ -279,6 +279,20 @@ struct json *bench_target(struct json *targets, const char *name, double value, 
     return o;
 }
 
+struct json *bench_target_unmeasured(struct json *targets, const char *name, const char *op,
+                                     double target, const char *unit, const char *why)
+{
+    struct json *o = json_arr_push(targets, json_new_obj());
+    json_obj_set_str(o, "name", name);
+    json_obj_set(o, "value", json_new_null());
+    json_obj_set_str(o, "op", op);
+    json_obj_set_num(o, "target", target);
+    json_obj_set_str(o, "unit", unit);
+    json_obj_set(o, "met", json_new_null());
+    json_obj_set_str(o, "note", why);
+    return o;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

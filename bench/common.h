@@ -76,6 +76,10 @@ int bench_redis(int port, const char *const *argv, int argc, char *buf, size_t n
 /* Targets: each section lists {name, value, op, target, met, unit, note}. */
 struct json *bench_target(struct json *targets, const char *name, double value, const char *op,
                           double target, const char *unit);
+/* A target the run could not measure (its rows failed or were not asked
+ * for): value and met are null and `note` says why; never met by default. */
+struct json *bench_target_unmeasured(struct json *targets, const char *name, const char *op,
+                                     double target, const char *unit, const char *why);
 
 /* Median of v[0..n) (sorts v). */
 double bench_median(double *v, int n);
