@@ -30,28 +30,32 @@ struct target {
     void *st;
 };
 
-/* The pass's read buffers (wpos buf): this many bytes in all, shared by
- * the workers read with pread, each between READ_MIN and READ_MAX records. */
-#define READ_BYTES ((size_t)16 << 20)
-#define READ_MIN 64
-#define READ_MAX 1024
-
-void wpos_fill(struct wpos *c)
+size_t read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf)
 {
-    size_t k = c->n - c->i;
-    if (k > c->bufcap)
-        k = c->bufcap;
-    size_t want = k * sizeof(*c->buf), got = 0;
-    off_t at = c->off + (off_t)(c->i * sizeof(*c->buf));
+    size_t want = k * sizeof(*buf), got = 0;
+    off_t at = off + (off_t)(lo * sizeof(*buf));
     while (got < want) {
-        ssize_t r = pread(c->fd, (char *)c->buf + got, want - got, at + (off_t)got);
+        ssize_t r = pread(fd, (char *)buf + got, want - got, at + (off_t)got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
         got += (size_t)r;
     }
-    if (got < want) {
+    return got / sizeof(*buf);
+}
+
+void wpos_fill(struct wpos *c)
+{
+    if (c->rr) {
+        ring_take(c);
+        return;
+    }
+    size_t k = c->n - c->i;
+    if (k > c->bufcap)
+        k = c->bufcap;
+    size_t got = read_recs(c->fd, c->off, c->i, k, c->buf);
+    if (got < k) {
         /* The file is shorter than it was at load (or unreadable): the
          * mapping would fault (SIGBUS) past its end. An unverified log's
          * missing records read as zeros, which no record is: the pass
@@ -65,26 +69,27 @@ void wpos_fill(struct wpos *c)
             c->whi = c->n;
             return;
         }
-        memset((char *)c->buf + got, 0, want - got);
+        memset(c->buf + got, 0, (k - got) * sizeof(*c->buf));
     }
+    c->vchk = 0;
     c->win = c->buf;
     c->wlo = c->i;
     c->whi = c->i + k;
 }
 
 /* Contract: a read buffer for each worker of h that has a log to pread
- * (hist_run_fd), in pos[] (freed by free_bufs). */
+ * (hist_run_fd) and no read-ahead ring, in pos[] (freed by free_bufs). */
 static void alloc_bufs(const struct history *h, struct wpos *pos)
 {
     int nfd = 0;
     for (int i = 0; i < h->nworkers; i++)
-        nfd += reads_fd(&h->w[i]);
+        nfd += !pos[i].rr && reads_fd(&h->w[i]);
     if (!nfd)
         return;
     size_t cap = READ_BYTES / sizeof(struct ev_rec) / (size_t)nfd;
     cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
     for (int i = 0; i < h->nworkers; i++)
-        if (reads_fd(&h->w[i])) {
+        if (!pos[i].rr && reads_fd(&h->w[i])) {
             pos[i].bufcap = cap;
             pos[i].buf = xmalloc(cap * sizeof(*pos[i].buf));
         }
@@ -124,6 +129,8 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         for (int k = 0; k < n; k++)
             if (!c[k].ops->types || (c[k].ops->types & (1u << t)))
                 tg[t * n + ntg[t]++] = (struct target){c[k].ops->event, c[k].st};
+    for (int i = 0; a && a->rr && i < nw; i++)
+        pos[i].rr = a->rr[i];
     alloc_bufs(h, pos);
     for (int i = 0; i < m; i++) {
         win[m + i] = (struct cursor){INT64_MAX, i};
@@ -152,9 +159,11 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         if (ps->i + PREFETCH_AHEAD < ps->whi)
             __builtin_prefetch(&ps->win[ps->i + PREFETCH_AHEAD - ps->wlo]);
         /* an epoch's first record is checked against the previous epoch's last */
-        int bad = ps->unverified && (a ? ahead_bad(a, wi, p, h, r, ps->i, ps->prev_t)
-                                       : !rec_ok(h, r, ps->i, ps->prev_t));
-        if (a && (p % AHEAD_AT_EVERY) == 0)
+        int bad = ps->unverified &&
+                  (ps->vchk ? (ps->i >= ps->vbad) | (r->t < ps->prev_t)
+                            : a ? ahead_bad(a, wi, p, h, r, ps->i, ps->prev_t)
+                                : !rec_ok(h, r, ps->i, ps->prev_t));
+        if (a && !ps->rr && (p % AHEAD_AT_EVERY) == 0) /* a ring says it by its chunks */
             ahead_at(a, wi, p);
         if (bad && !(h->memo && h->memo->reload_failed)) {
             rc = -1; /* the caller reloads with every record checked, and starts over */

@@ -84,6 +84,13 @@ int pass_run(struct history *h, const struct pass_consumer *c, int n);
  * as pass_run (-1: a deferred record was bad). */
 int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int jobs);
 
+/* Contract: (tests) on: the merging thread waits for the helpers to read
+ * every chunk of a log read with pread instead of reading the chunks no
+ * helper has begun itself, so that a test sees the helpers' reading and
+ * checking at work on a small history. Never on outside tests: a pass
+ * whose helper could not start would wait for ever. */
+void pass_test_ring_wait(int on);
+
 /* A checker as a consumer of the pass: init makes its state (it may add
  * placeholders to res), the pass feeds it, finish writes its sections of
  * res, frees the state and returns its verdict. */

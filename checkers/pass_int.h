@@ -23,6 +23,15 @@
  * (4 or 16 ahead: the same as 8). */
 #define PREFETCH_AHEAD 8
 
+/* The pass's read buffers (wpos buf, or the read-ahead rings' chunks):
+ * this many bytes in all, shared by the workers read with pread, each
+ * buffer or chunk between READ_MIN and READ_MAX records. */
+#define READ_BYTES ((size_t)16 << 20)
+#define READ_MIN 64
+#define READ_MAX 1024
+
+struct rring;
+
 struct cursor {
     int64_t t;          /* time of the head; INT64_MAX once exhausted */
     int wi;
@@ -48,7 +57,17 @@ struct wpos {
     off_t off;          /* file offset of the run's record 0 */
     struct ev_rec *buf; /* (owned by the pass) NULL: every run in place */
     size_t bufcap;      /* records */
+    struct rring *rr;   /* with helpers: the chunks they read ahead (passpar.c), else NULL */
+    int vchk;           /* the window [wlo, whi) was checked by a helper (rec_ok_untimed): */
+    size_t vbad;        /* its first bad record (whi: none); the time order is left to the pass */
 };
+
+/* Contract: does c read its fd runs with pread (its own buffer, or the
+ * helpers' read-ahead)? */
+static inline int wpos_preads(const struct wpos *c)
+{
+    return c->buf != NULL || c->rr != NULL;
+}
 
 /* Contract: move c to the first record of the next non-empty run of w at
  * or after run k; 0 when there is none. */
@@ -58,8 +77,9 @@ static inline int enter_run(const struct hist_worker *w, struct wpos *c, int k)
         hist_run(w, k, &c->ev, &c->n, &c->unverified);
         c->run = k;
         c->i = 0;
-        c->fd = c->buf ? hist_run_fd(w, k, &c->off) : -1;
+        c->fd = wpos_preads(c) ? hist_run_fd(w, k, &c->off) : -1;
         c->win = c->fd >= 0 ? c->buf : c->ev;
+        c->vchk = 0;
         c->wlo = 0;
         c->whi = c->fd >= 0 ? 0 : c->n;
         if (c->n)
@@ -80,8 +100,19 @@ static inline int reads_fd(const struct hist_worker *w)
 
 /* Contract: fill c's buffer from its log with the records from i on (as
  * many as fit); on a read error or a short read, read the run in place
- * from i on. pass.c. */
+ * from i on. With c->rr, take the next chunk the helpers read ahead
+ * instead (ring_take). pass.c. */
 void wpos_fill(struct wpos *c);
+
+/* Contract: (the merging thread) give up the chunk c holds and take the
+ * next one of c->rr, records [i, ...) of c's run: read ahead by a helper
+ * (waiting for one that is reading it), or read now when no helper has
+ * begun it. passpar.c. */
+void ring_take(struct wpos *c);
+
+/* Contract: read records [lo, lo + k) of a log at offset off of fd into
+ * buf; the count read (short: end of file or an error). */
+size_t read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf);
 
 /* Contract: record i of c's run (i < n). */
 static inline const struct ev_rec *wpos_rec(struct wpos *c)
@@ -124,6 +155,14 @@ static inline int rec_ok(const struct history *h, const struct ev_rec *r, size_t
            (r->type == EV_CRASH || r->res < h->nres) && r->crc == ev_rec_crc(r);
 }
 
+/* Contract: rec_ok without the time order (a helper reading ahead does
+ * not know the record before a chunk; the pass checks the order). */
+static inline int rec_ok_untimed(const struct history *h, const struct ev_rec *r, size_t p)
+{
+    return r->seq == (uint32_t)p && r->type >= 1 && r->type < EV__MAX &&
+           (r->type == EV_CRASH || r->res < h->nres) && r->crc == ev_rec_crc(r);
+}
+
 /* The merge key of a record's time. INT64_MAX marks an exhausted log, so a
  * record (of a damaged, still unverified log) claiming that time is keyed
  * just below it: it is still delivered, and rec_ok then rejects it, instead
@@ -147,6 +186,7 @@ struct ahead_w {
 struct ahead {
     struct ahead_w *w;        /* by worker (aligned, owned by passpar.c) */
     size_t *okc;              /* by worker: the merging thread's copy of ok */
+    struct rring **rr;        /* by worker: its read-ahead ring, or NULL (owned by passpar.c) */
 };
 
 /* Contract: (the merging thread) is record r, number p of worker wi's

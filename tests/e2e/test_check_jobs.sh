@@ -5,7 +5,8 @@
 # and 8, on the bench's planted histories (bench/histgen.c: 2x10^5 and
 # 10^6 events), on one whose workers were restarted (--epochs), on one
 # with a damaged log (a bit flipped: the pass finds it, the history is
-# loaded again and checked), and on a JSONL history that spills to disk;
+# loaded again and checked; early in the log and in a chunk the helpers
+# read ahead), and on a JSONL history that spills to disk;
 # each also with the logs read through their mappings (LS_CHECK_READ=map:
 # the pass's look-ahead helpers work on those) instead of with pread, and
 # the 10^6 one with half of each kind (an open-file limit of 64 lets 32
@@ -102,6 +103,13 @@ if gen small 2e5 --jsonl-max 2e5; then
         seek=$((128 + 64 * 1000 + 40)) conv=notrunc status=none
     same "2x10^5 events, a damaged log" "$T_TMP/damaged" --format json
     grep -q 'damaged' "$T_TMP/jpread1.out" || fail "the damaged log is not in the result"
+    # the same in record 2900: a chunk the helpers read and check ahead
+    # (the merging thread reads the first chunks itself while they start)
+    cp -r "$T_TMP/small/hist-200000" "$T_TMP/damaged2"
+    printf '\x55' | dd of="$T_TMP/damaged2/events/worker-005.bin" bs=1 \
+        seek=$((128 + 64 * 2900 + 40)) conv=notrunc status=none
+    same "2x10^5 events, a log damaged in a later chunk" "$T_TMP/damaged2" --format json
+    grep -q '"damaged": 1' "$T_TMP/jpread1.out" || fail "the damaged log is not in the result"
 fi
 if gen big 1e6 --jsonl-max 0; then
     same "10^6 events, planted violations" "$T_TMP/big/hist-1000000" --format json
