@@ -17,10 +17,12 @@
  * (LS_CHECK_READ=map: how the pass read them before), and requires
  * result.json to be the same byte for byte for every N and both reads.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/common.h"
@@ -111,11 +113,38 @@ struct jobs_cmp {
     int n, repeat;
 };
 
+/* Contract: two `check dir --format json --jobs 1` at once (both write
+ * the same result.json, each by its own rename); *wall the time until both
+ * ended. 0, or -1 when either failed. */
+static int run_pair(char *const argv[], const char *log, double *wall)
+{
+    int64_t t0 = ls_now_ns();
+    pid_t pid[2] = {bench_start(argv, log), bench_start(argv, log)};
+    int ok = pid[0] > 0 && pid[1] > 0;
+    for (int i = 0; i < 2; i++) {
+        if (pid[i] <= 0)
+            continue;
+        int st = 0;
+        pid_t r;
+        do
+            r = waitpid(pid[i], &st, 0);
+        while (r < 0 && errno == EINTR);
+        ok &= r == pid[i] && WIFEXITED(st) && WEXITSTATUS(st) <= 1;
+    }
+    *wall = (double)(ls_now_ns() - t0) / 1e9;
+    return ok ? 0 : -1;
+}
+
 /* Contract: time `check dir --format json --jobs N` for each N of jc (best
- * wall of jc->repeat runs), the logs read with pread and then through their
- * mappings (LS_CHECK_READ), a row each in rows (form "binary-jobs", read
- * "pread" or "map"); the result.json of every run must equal the first
- * one's, byte for byte. Returns the number of mismatches or failed runs. */
+ * wall of jc->repeat runs, the thread counts and readings interleaved in
+ * each round so that a change of the machine's load falls on all of
+ * them), the logs read with pread and then through their mappings
+ * (LS_CHECK_READ), a row each in rows (form "binary-jobs", read "pread" or
+ * "map"); the result.json of every run must equal the first one's, byte
+ * for byte. When jc has 1 and 2: also two one-thread checks at once, each
+ * round (row form "binary-pair"): what the machine's 2 CPUs give two
+ * processes that share nothing, the ceiling of any 2-thread pass here.
+ * Returns the number of mismatches or failed runs. */
 static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events,
                      const struct jobs_cmp *jc, struct json *rows)
 {
@@ -123,28 +152,36 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
     snprintf(rpath, sizeof(rpath), "%s/result.json", dir);
     snprintf(log, sizeof(log), "%s-jobs.log", dir);
     char *first = NULL;
-    int bad = 0;
+    int bad = 0, has1 = 0, has2 = 0;
+    for (int k = 0; k < jc->n; k++) {
+        has1 |= jc->jobs[k] == 1;
+        has2 |= jc->jobs[k] == 2;
+    }
     static const char *const reads[] = {"pread", "map"};
-    for (int kk = 0; kk < 2 * jc->n; kk++) {
-        int k = kk % jc->n;
-        const char *read = reads[kk / jc->n];
-        setenv("LS_CHECK_READ", read, 1); /* for the children */
-        int bad_before = bad;
-        char jobs[32];
-        snprintf(jobs, sizeof(jobs), "%lld", (long long)jc->jobs[k]);
-        char *argv[] = {(char *)o->lockstorm, "check", (char *)dir, "--format", "json",
-                        "--jobs", jobs, NULL};
-        struct bench_usage best = {0, 0, 0, -1};
-        for (int r = 0; r < jc->repeat; r++) {
+    struct bench_usage best[16];
+    int bad_of[16] = {0};
+    double pair_best = -1;
+    for (int kk = 0; kk < 2 * jc->n; kk++)
+        best[kk] = (struct bench_usage){0, 0, 0, -1};
+    for (int r = 0; r < jc->repeat; r++) {
+        for (int kk = 0; kk < 2 * jc->n; kk++) {
+            int k = kk % jc->n;
+            const char *read = reads[kk / jc->n];
+            setenv("LS_CHECK_READ", read, 1); /* for the children */
+            char jobs[32];
+            snprintf(jobs, sizeof(jobs), "%lld", (long long)jc->jobs[k]);
+            char *argv[] = {(char *)o->lockstorm, "check", (char *)dir, "--format", "json",
+                            "--jobs", jobs, NULL};
             struct bench_usage m = {0, 0, 0, -1}; /* exit -1: it did not run */
             if (bench_run_usage(argv, log, &m) < 0 || (m.exit != 0 && m.exit != 1)) {
                 fprintf(stderr, "bench_check: check --jobs %s (%s) failed (exit %d; see %s)\n",
                         jobs, read, m.exit, log);
                 bad++;
+                bad_of[kk]++;
                 continue;
             }
-            if (best.exit < 0 || m.wall_s < best.wall_s)
-                best = m;
+            if (best[kk].exit < 0 || m.wall_s < best[kk].wall_s)
+                best[kk] = m;
             struct strbuf sb = STRBUF_INIT;
             struct json *res = bench_read_json(rpath);
             if (res)
@@ -154,6 +191,7 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
             if (!text || !*text) {
                 fprintf(stderr, "bench_check: --jobs %s: no %s\n", jobs, rpath);
                 bad++;
+                bad_of[kk]++;
             } else if (!first) {
                 first = text;
                 text = NULL;
@@ -161,10 +199,27 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
                 fprintf(stderr, "bench_check: --jobs %s (%s): result.json differs from --jobs "
                         "%lld's (pread)\n", jobs, read, (long long)jc->jobs[0]);
                 bad++;
+                bad_of[kk]++;
             }
             free(text);
         }
-        if (best.exit < 0)
+        if (has1 && has2) {
+            setenv("LS_CHECK_READ", "pread", 1);
+            char *argv[] = {(char *)o->lockstorm, "check", (char *)dir, "--format", "json",
+                            "--jobs", "1", NULL};
+            double w;
+            if (run_pair(argv, log, &w) < 0) {
+                fprintf(stderr, "bench_check: two checks at once failed (see %s)\n", log);
+                bad++;
+            } else if (pair_best < 0 || w < pair_best) {
+                pair_best = w;
+            }
+        }
+    }
+    for (int kk = 0; kk < 2 * jc->n; kk++) {
+        int k = kk % jc->n;
+        const char *read = reads[kk / jc->n];
+        if (best[kk].exit < 0)
             continue;
         struct json *row = json_arr_push(rows, json_new_obj());
         json_obj_set_str(row, "form", "binary-jobs");
@@ -172,17 +227,33 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
         json_obj_set_int(row, "jobs", jc->jobs[k]);
         json_obj_set_int(row, "events", events);
         json_obj_set_int(row, "runs", jc->repeat);
-        json_obj_set_num(row, "wall_s", best.wall_s);
-        json_obj_set_num(row, "cpu_s", best.cpu_s);
-        json_obj_set_num(row, "events_per_s", best.wall_s > 0 ? (double)events / best.wall_s : 0);
+        json_obj_set_num(row, "wall_s", best[kk].wall_s);
+        json_obj_set_num(row, "cpu_s", best[kk].cpu_s);
+        json_obj_set_num(row, "events_per_s",
+                         best[kk].wall_s > 0 ? (double)events / best[kk].wall_s : 0);
         json_obj_set_num(row, "events_per_cpu_s",
-                         best.cpu_s > 0 ? (double)events / best.cpu_s : 0);
-        json_obj_set_num(row, "rss_mb", (double)best.rss_kib / 1024.0);
-        json_obj_set_bool(row, "same_result_as_first_jobs", bad == bad_before);
-        fprintf(stderr, "checker --jobs %-3s %-5s %10lld events: %6.2f s wall, %6.2f s cpu, "
-                "%6.1f M ev/s, RSS %7.1f MB (best of %d)\n", jobs, read, (long long)events,
-                best.wall_s, best.cpu_s, best.wall_s > 0 ? (double)events / best.wall_s / 1e6 : 0,
-                (double)best.rss_kib / 1024.0, jc->repeat);
+                         best[kk].cpu_s > 0 ? (double)events / best[kk].cpu_s : 0);
+        json_obj_set_num(row, "rss_mb", (double)best[kk].rss_kib / 1024.0);
+        json_obj_set_bool(row, "same_result_as_first_jobs", bad_of[kk] == 0);
+        fprintf(stderr, "checker --jobs %-3lld %-5s %10lld events: %6.2f s wall, %6.2f s cpu, "
+                "%6.1f M ev/s, RSS %7.1f MB (best of %d)\n", (long long)jc->jobs[k], read,
+                (long long)events, best[kk].wall_s, best[kk].cpu_s,
+                best[kk].wall_s > 0 ? (double)events / best[kk].wall_s / 1e6 : 0,
+                (double)best[kk].rss_kib / 1024.0, jc->repeat);
+    }
+    if (pair_best > 0) {
+        struct json *row = json_arr_push(rows, json_new_obj());
+        json_obj_set_str(row, "form", "binary-pair");
+        json_obj_set_str(row, "read", "pread");
+        json_obj_set_int(row, "jobs", 1);
+        json_obj_set_int(row, "processes", 2);
+        json_obj_set_int(row, "events", events);
+        json_obj_set_int(row, "runs", jc->repeat);
+        json_obj_set_num(row, "wall_s", pair_best);
+        json_obj_set_num(row, "events_per_s", 2.0 * (double)events / pair_best);
+        fprintf(stderr, "checker 2 x --jobs 1 at once %10lld events: %6.2f s wall (both), "
+                "%6.1f M ev/s together (best of %d)\n", (long long)events, pair_best,
+                2.0 * (double)events / pair_best / 1e6, jc->repeat);
     }
     unsetenv("LS_CHECK_READ");
     free(first);
@@ -456,6 +527,44 @@ int main(int argc, char **argv)
                      "%lld events", (long long)ev);
             json_obj_set_str(c, "name", name);
             json_obj_set_num(c, "value", cp > 0 ? cm / cp : 0);
+            json_obj_set_str(c, "unit", "x");
+        }
+    }
+    /* measured, not a target: what two processes that share nothing get
+     * from the 2 CPUs (two one-thread checks at once against one alone),
+     * the ceiling of the 2-thread ratio above on this machine */
+    for (size_t i = 0; i < rows->n; i++) {
+        const struct json *rq = rows->kids[i];
+        if (strcmp(json_get_str(rq, "form", ""), "binary-pair") != 0)
+            continue;
+        int64_t ev = json_get_int(rq, "events", 0);
+        double e1 = 0, e2 = 0;
+        for (size_t k = 0; k < rows->n; k++) {
+            const struct json *r = rows->kids[k];
+            if (strcmp(json_get_str(r, "form", ""), "binary-jobs") != 0 ||
+                json_get_int(r, "events", 0) != ev || strcmp(json_get_str(r, "read", ""), "pread"))
+                continue;
+            if (json_get_int(r, "jobs", 0) == 1)
+                e1 = json_get_num(r, "events_per_s", 0);
+            if (json_get_int(r, "jobs", 0) == 2)
+                e2 = json_get_num(r, "events_per_s", 0);
+        }
+        if (e1 <= 0)
+            continue;
+        double ceiling = json_get_num(rq, "events_per_s", 0) / e1;
+        char name[160];
+        struct json *c = json_arr_push(cmp, json_new_obj());
+        snprintf(name, sizeof(name), "two one-thread checks at once / one alone, events/s (the "
+                 "machine's ceiling for 2 threads), %lld events", (long long)ev);
+        json_obj_set_str(c, "name", name);
+        json_obj_set_num(c, "value", ceiling);
+        json_obj_set_str(c, "unit", "x");
+        if (e2 > 0 && ceiling > 0) {
+            c = json_arr_push(cmp, json_new_obj());
+            snprintf(name, sizeof(name), "2 threads / 1 thread, as a share of that ceiling, %lld "
+                     "events", (long long)ev);
+            json_obj_set_str(c, "name", name);
+            json_obj_set_num(c, "value", (e2 / e1) / ceiling);
             json_obj_set_str(c, "unit", "x");
         }
     }
