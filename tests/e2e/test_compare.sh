@@ -221,11 +221,9 @@ check "... and promoted the replica" \
     grep -q '"promoted":true' "$d4/redis-single-replicated/faults.jsonl"
 check "... counted in the failover group" \
     [ "$("$LS" get "$cj" runs[1].by_fault.failover.windows)" = 1 ]
-# safety: Redlock's majority is never broken; the single node is
+# safety: the single node is broken
 expect_val "$d4/redis-single" checks.mutex.by_class.lock_broken ">" 0
 expect_val "$d4/redis-single" checks.fencing.fenced_lost_updates == 0
-expect_val "$d4/redlock-3" checks.mutex.by_class.lock_broken == 0
-expect_val "$d4/redlock-5" checks.mutex.by_class.lock_broken == 0
 # node-level faults on node 0 (the crash without persistence, the clock
 # jump): in their windows or their aftermath they break the single node's
 # lock and never Redlock's majority. Per kind the single node's damage is
@@ -240,8 +238,21 @@ kill_broken() { group_broken "$1" kill; }
 node_broken() { echo $(( $(group_broken "$1" kill) + $(group_broken "$1" clock) )); }
 check "node crash + clock jump: redis-single broken ($(kill_broken 0) + $(group_broken 0 clock))" \
     [ "$(node_broken 0)" -ge 1 ]
-check "node crash: redlock-3 not broken ($(kill_broken 2))" [ "$(kill_broken 2)" -eq 0 ]
-check "node crash: redlock-5 not broken ($(kill_broken 3))" [ "$(kill_broken 3)" -eq 0 ]
+# Redlock under the faults within its model (a paused holder, latency, one
+# node partitioned off): never lock-broken. Node 0's crash with an
+# immediate empty restart and its 3 s clock jump are outside it (Redlock
+# asks for delayed restarts and bounded drift): a holder granted on a bare
+# majority that includes node 0 (two contending rounds split the nodes, or
+# a node answers late) loses its majority with node 0's key, as K2 and K1
+# show (docs/scenarios.md). That happened here (redlock-5, kill group 1, in
+# a suite run beside test_scenarios), so those groups are shown, not
+# asserted.
+for row in 2 3; do
+    name=$("$LS" get "$cj" "runs[$row].label")
+    g=$(( $(group_broken "$row" pause) + $(group_broken "$row" latency) + \
+          $(group_broken "$row" partition) ))
+    check "$name: no lock-broken under pause, latency, partition ($g)" [ "$g" -eq 0 ]
+done
 # failover: the grants acknowledged while replication was cut exist only on
 # the primary that dies (lost writes). Whether one is still held when the
 # promoted replica grants its lock again (lock-broken) depends on timing:
