@@ -755,18 +755,46 @@ static const struct pass_ops seen_ops = {"seen", 0, seen_event, NULL, seen_end};
  * history is loaded again with the log as it is now, damaged. (This log
  * fits one page, where the mapping reads zeros past the end too; past the
  * last page of a longer one, reading the mapping would be SIGBUS.) */
+/* Contract: a new run directory (its path in dir) whose worker 0 holds
+ * r1 at 1-300 ms and worker 1 as write_worker's arguments say, both logs
+ * closed; then damage(dir) when given; loaded into *h. 0 or -1. */
+static int two_workers(char *dir, size_t n, const char *stem, int64_t inv, int64_t ok,
+                       int64_t vu, int64_t enter, int64_t exit_, int (*damage)(const char *),
+                       struct history *h)
+{
+    static int calls;
+    snprintf(dir, n, "%s/%s-%d", tmp, stem, calls++);
+    struct ls_err err = {0, ""};
+    if (make_rundir(dir, "1000000000") != 0 || write_worker(dir, 0, 1, 0, 1, 301, 2, 300, 1) != 0 ||
+        write_worker(dir, 1, 1, inv, ok, vu, enter, exit_, 1) != 0 || (damage && damage(dir) != 0))
+        return -1;
+    return history_load_rundir(dir, h, &err);
+}
+
+/* Contract: flip a byte of the token of worker 1's record 1. 0 or -1. */
+static int flip_token(const char *dir)
+{
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);
+    int fd = open(path, O_RDWR);
+    if (fd < 0)
+        return -1;
+    unsigned char x = 0;
+    off_t at = EVLOG_HEADER_SIZE + 1 * EVLOG_REC_SIZE + offsetof(struct ev_rec, token);
+    int rc = pread(fd, &x, 1, at) == 1 ? 0 : -1;
+    x ^= 0x55;
+    if (rc == 0 && pwrite(fd, &x, 1, at) != 1)
+        rc = -1;
+    close(fd);
+    return rc;
+}
+
 /* jobs: the pass's threads (1: one; more: the helpers read the logs ahead) */
 static void rundir_shrunk(int jobs)
 {
-    static int calls;
     char dir[4096], path[8192];
-    snprintf(dir, sizeof(dir), "%s/run-shrunk-%d", tmp, calls++);
-    REQUIRE(make_rundir(dir, "1000000000") == 0);
-    REQUIRE(write_worker(dir, 0, 1, 0, 1, 301, 2, 300, 1) == 0);
-    REQUIRE(write_worker(dir, 1, 1, 40, 52, 352, 53, 60, 1) == 0);
     struct history h;
-    struct ls_err err = {0, ""};
-    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    REQUIRE(two_workers(dir, sizeof(dir), "run-shrunk", 40, 52, 352, 53, 60, NULL, &h) == 0);
     CHECK(h.w[1].file.has_fd && h.w[1].unverified);
     size_t full = h.w[1].n;
     snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);
@@ -791,24 +819,9 @@ static void rundir_shrunk(int jobs)
  * time order of the chunks they read). */
 static void damaged_token(int jobs, int wait)
 {
-    static int calls;
-    char dir[4096], path[8192];
-    snprintf(dir, sizeof(dir), "%s/run-dmg-%d", tmp, calls++);
-    REQUIRE(make_rundir(dir, "1000000000") == 0);
-    REQUIRE(write_worker(dir, 0, 1, 0, 1, 301, 2, 300, 1) == 0);
-    REQUIRE(write_worker(dir, 1, 1, 400, 401, 800, 402, 500, 1) == 0);
-    snprintf(path, sizeof(path), "%s/events/worker-001.bin", dir);
-    int fd = open(path, O_RDWR);
-    REQUIRE(fd >= 0);
-    unsigned char x = 0;
-    off_t at = EVLOG_HEADER_SIZE + 1 * EVLOG_REC_SIZE + offsetof(struct ev_rec, token);
-    REQUIRE(pread(fd, &x, 1, at) == 1);
-    x ^= 0x55;
-    REQUIRE(pwrite(fd, &x, 1, at) == 1);
-    close(fd);
+    char dir[4096];
     struct history h;
-    struct ls_err err = {0, ""};
-    REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+    REQUIRE(two_workers(dir, sizeof(dir), "run-dmg", 400, 401, 800, 402, 500, flip_token, &h) == 0);
     CHECK(h.w[1].file.has_fd && h.w[1].unverified);
     struct check_params p;
     check_params_from(&h, &p);
