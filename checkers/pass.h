@@ -87,8 +87,9 @@ int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int j
 /* Contract: (tests) on: the merging thread waits for the helpers to read
  * every chunk of a log read with pread instead of reading the chunks no
  * helper has begun itself, so that a test sees the helpers' reading and
- * checking at work on a small history. Never on outside tests: a pass
- * whose helper could not start would wait for ever. */
+ * checking at work on any history (LS_CHECK_RING_WAIT=1 in the
+ * environment does the same for a lockstorm process). Not when a helper
+ * could not start: the merging thread then reads what no helper does. */
 void pass_test_ring_wait(int on);
 
 /* A checker as a consumer of the pass: init makes its state (it may add

@@ -42,7 +42,9 @@ struct aheadctl {
     _Atomic int waiters;      /* threads in (or entering) a wait */
     _Atomic int stop;
     _Atomic uint64_t freed;   /* chunks the merging thread gave back, all rings */
-    _Atomic uint64_t want;    /* a waiting helper's wake-up: freed reaching this */
+    int ring_wait;            /* the merging thread takes every chunk from the helpers
+                               * (tests: pass_test_ring_wait, LS_CHECK_RING_WAIT=1; only
+                               * when every helper started) */
 };
 
 /* ---- read-ahead rings (logs read with pread) ---- */
@@ -76,6 +78,7 @@ struct rring {
     size_t cap;
     const struct history *h;
     struct aheadctl *x;
+    _Atomic uint64_t *want;   /* its helper's wake-up: x->freed reaching this */
     uint64_t seq;             /* (the merging thread) the next chunk it takes */
     int held;                 /* (the merging thread) it holds chunk seq - 1 */
 };
@@ -116,13 +119,16 @@ static void chunk_read(const struct history *h, struct rslot *sl, size_t cap, in
 
 static void notify(struct aheadctl *x);
 
-/* Contract: (the merging thread) give chunk s of rr back. */
+/* Contract: (the merging thread) give chunk s of rr back; wake its helper
+ * when it waits for as many chunks given back as this one makes. (The
+ * seq_cst fetch_add orders the slot's store before the test of waiters,
+ * against the helper's increment of waiters before it tests the slots.) */
 static void ring_release(struct rring *rr, uint64_t s)
 {
     atomic_store_explicit(&rr->slot[s % RING_SLOTS].word, RS_WORD(s + RING_SLOTS, RS_EMPTY),
                           memory_order_release);
     uint64_t f = atomic_fetch_add(&rr->x->freed, 1) + 1;
-    if (atomic_load(&rr->x->waiters) && f >= atomic_load(&rr->x->want))
+    if (atomic_load(&rr->x->waiters) && f >= atomic_load(rr->want))
         notify(rr->x);
 }
 
@@ -138,12 +144,16 @@ static struct rslot *ring_get(struct rring *rr, uint64_t s, const struct wpos *c
 {
     struct rslot *sl = &rr->slot[s % RING_SLOTS];
     uint64_t w = RS_WORD(s, RS_EMPTY);
-    if (!atomic_load_explicit(&ring_wait_helpers, memory_order_relaxed) &&
-        atomic_compare_exchange_strong(&sl->word, &w, RS_WORD(s, RS_MAIN))) {
+    if (!rr->x->ring_wait && atomic_compare_exchange_strong(&sl->word, &w, RS_WORD(s, RS_MAIN))) {
         if (read)
             chunk_read(rr->h, sl, rr->cap, c->fd, c->off, c->run, c->n, c->i, c->unverified, 0);
         return sl;
     }
+    /* a helper may be asleep until more chunks are given back than this
+     * ring can give before this one (always so when the merging thread
+     * only waits: pass_test_ring_wait): wake it once */
+    if (atomic_load_explicit(&sl->word, memory_order_acquire) != RS_WORD(s, RS_READY))
+        notify(rr->x);
     for (unsigned spins = 0; atomic_load_explicit(&sl->word, memory_order_acquire) !=
                              RS_WORD(s, RS_READY); spins++) {
         if (spins < 256)
@@ -224,6 +234,7 @@ struct helper {
     struct hpos *w;           /* its workers (owned) */
     int nr;
     struct hring *r;          /* its workers read with pread (owned) */
+    _Atomic uint64_t want;    /* waiting: wake when aheadctl.freed reaches this */
 };
 
 /* Contract: move q to run k's first chunk, or the next run read with
@@ -415,7 +426,7 @@ static void *helper_main(void *arg)
             pthread_mutex_lock(&x->mu);
             atomic_fetch_add(&x->waiters, 1);
             uint64_t want = atomic_load(&x->freed) + batch;
-            atomic_store(&x->want, want);
+            atomic_store(&hp->want, want);
             while (!atomic_load(&x->stop) && !helper_can(hp) && atomic_load(&x->freed) < want)
                 pthread_cond_wait(&x->cv, &x->mu);
             atomic_fetch_sub(&x->waiters, 1);
@@ -476,6 +487,7 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
             rr->cap = cap;
             rr->h = h;
             rr->x = &x;
+            rr->want = &o->want;
             for (int j = 0; j < RING_SLOTS; j++) {
                 atomic_store(&rr->slot[j].word, RS_WORD(j, RS_EMPTY));
                 rr->slot[j].buf = xmalloc(cap * sizeof(struct ev_rec));
@@ -503,7 +515,9 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
         started++;
     /* a helper that could not start leaves its workers to the merging
      * thread, which judges what no helper did and reads the chunks no
-     * helper read */
+     * helper read (so it never waits for the helpers then) */
+    const char *rw = getenv("LS_CHECK_RING_WAIT");
+    x.ring_wait = started == nh && (atomic_load(&ring_wait_helpers) || (rw && strcmp(rw, "1") == 0));
     int rc = pass_run_ahead(h, c, n, &x.a);
     atomic_store(&x.stop, 1);
     pthread_mutex_lock(&x.mu);

@@ -9,6 +9,8 @@
 # read ahead), and on a JSONL history that spills to disk;
 # each also with the logs read through their mappings (LS_CHECK_READ=map:
 # the pass's look-ahead helpers work on those) instead of with pread, and
+# with pread and every chunk read and checked by the helpers
+# (LS_CHECK_RING_WAIT=1: the merging thread reads none itself), and
 # the 10^6 one with half of each kind (an open-file limit of 64 lets 32
 # logs keep a descriptor; docs/performance.md "Reading the logs").
 # Bad --jobs values: one line, exit 2, nothing read.
@@ -57,11 +59,15 @@ gen() {
 same() {
     local desc=$1; shift
     local n m k rc rc1= bad=
-    for m in pread map; do
+    for m in pread map ring; do
         for n in 1 2 3 8; do
+            [ "$m" != ring ] || [ "$n" != 1 ] || continue
             k=$m$n
             set +e
-            LS_CHECK_READ=$m ${LIMIT:-} timeout 60 "$LS" check "$@" --jobs "$n" --json >"$T_TMP/j$k.out" \
+            # ring: read with pread, every chunk taken from the helpers
+            # (LS_CHECK_RING_WAIT=1), so that their checks decide
+            LS_CHECK_READ=${m/ring/pread} LS_CHECK_RING_WAIT=$([ "$m" = ring ] && echo 1 || echo 0) \
+                ${LIMIT:-} timeout 60 "$LS" check "$@" --jobs "$n" --json >"$T_TMP/j$k.out" \
                 2>"$T_TMP/j$k.err"
             rc=$?
             set -e
@@ -83,7 +89,7 @@ same() {
     done
     rm -f "$T_TMP"/j*.result
     if [ -z "$bad" ] && [ -s "$T_TMP/jpread1.out" ]; then
-        ok "$desc: the same result for --jobs 1, 2, 3, 8, logs read with pread or mapped (exit $rc1)"
+        ok "$desc: the same result for --jobs 1, 2, 3, 8, logs read with pread (also every chunk from the helpers) or mapped (exit $rc1)"
     else
         fail "$desc:${bad:- nothing printed}"
     fi
