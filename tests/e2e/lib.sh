@@ -46,13 +46,18 @@ expect_val() {
     fi
 }
 
-# run_ls DIR WORKLOAD [ARGS...]: lockstorm run into DIR; sets RC
+# run_ls DIR WORKLOAD [ARGS...]: lockstorm run into DIR; sets RC. A run
+# with unmet expectations has them printed as comments (the run directory
+# is gone by the time anyone reads a CI log)
 run_ls() {
     local dir=$1 wl=$2; shift 2
     set +e
     "$LS" run "$wl" --out "$dir" --quiet "$@" >"$dir.stdout" 2>"$dir.stderr"
     RC=$?
     set -e
+    if [ "$RC" -ne 0 ] && [ -f "$dir/summary.txt" ]; then
+        grep -E ' FAILED$' "$dir/summary.txt" | head -n 8 | sed "s|^ *|# ${dir##*/}: unmet: |" || true
+    fi
     return 0
 }
 
