@@ -17,12 +17,10 @@
  * (LS_CHECK_READ=map: how the pass read them before), and requires
  * result.json to be the same byte for byte for every N and both reads.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/common.h"
@@ -121,16 +119,11 @@ static int run_pair(char *const argv[], const char *log, double *wall)
     int64_t t0 = ls_now_ns();
     pid_t pid[2] = {bench_start(argv, log), bench_start(argv, log)};
     int ok = pid[0] > 0 && pid[1] > 0;
-    for (int i = 0; i < 2; i++) {
-        if (pid[i] <= 0)
-            continue;
-        int st = 0;
-        pid_t r;
-        do
-            r = waitpid(pid[i], &st, 0);
-        while (r < 0 && errno == EINTR);
-        ok &= r == pid[i] && WIFEXITED(st) && WEXITSTATUS(st) <= 1;
-    }
+    for (int i = 0; i < 2; i++)
+        if (pid[i] > 0) {
+            int rc = bench_finish(pid[i], 600 * LS_NS_PER_S);
+            ok &= rc == 0 || rc == 1;
+        }
     *wall = (double)(ls_now_ns() - t0) / 1e9;
     return ok ? 0 : -1;
 }
