@@ -8,6 +8,7 @@
  */
 #include "checkers/histmap.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,8 +40,14 @@ void histmap_drop_range(const void *map, size_t from, size_t to)
 
 /* ---- reading a worker's stream ---- */
 
-const struct ev_rec *hist_seg_rec(const struct hist_worker *w, size_t i)
+/* Contract: the run of w holding stream record i: its index, its first
+ * record's stream index in *base. */
+static int run_of(const struct hist_worker *w, size_t i, size_t *base)
 {
+    if (!w->seg) {
+        *base = 0;
+        return 0;
+    }
     int lo = 0, hi = w->nseg; /* the last segment with base <= i */
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
@@ -49,7 +56,32 @@ const struct ev_rec *hist_seg_rec(const struct hist_worker *w, size_t i)
         else
             hi = mid;
     }
-    return &w->seg[lo].ev[i - w->seg[lo].base];
+    *base = w->seg[lo].base;
+    return lo;
+}
+
+const struct ev_rec *hist_seg_rec(const struct hist_worker *w, size_t i)
+{
+    size_t base;
+    int k = run_of(w, i, &base);
+    return &w->seg[k].ev[i - base];
+}
+
+const struct ev_rec *hist_last_rec(const struct hist_worker *w)
+{
+    const struct ev_rec *ev = w->ev;
+    const struct evlog_file *f = &w->file;
+    size_t n = w->n;
+    if (w->seg) {
+        const struct hist_seg *sg = &w->seg[w->nseg - 1];
+        ev = sg->ev;
+        f = &sg->file;
+        n = sg->n;
+        if (!n) /* an empty last epoch: the record is in an earlier one */
+            return hist_seg_rec(w, w->n - 1);
+    }
+    /* n == f->n: the run is the whole log as loaded (a cut one is not) */
+    return f->has_last && ev == f->recs && n == f->n ? &f->last : &ev[n - 1];
 }
 
 int hist_nruns(const struct hist_worker *w)
@@ -180,4 +212,53 @@ void history_willneed(const struct hist_worker *w, size_t from, size_t to)
 void history_drop(const struct hist_worker *w, size_t from, size_t to)
 {
     advise_records(w, from, to, MADV_DONTNEED);
+}
+
+/* ---- single records, read with pread where the log allows ---- */
+
+void hist_reader_init(struct hist_reader *r, const struct hist_worker *w)
+{
+    r->w = w;
+    r->lo = r->hi = 0;
+    r->mapped = 0;
+}
+
+const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i)
+{
+    if (i >= r->lo && i < r->hi)
+        return &r->buf[i - r->lo];
+    const struct hist_worker *w = r->w;
+    size_t base, n;
+    const struct ev_rec *ev;
+    int unverified;
+    int k = run_of(w, i, &base);
+    hist_run(w, k, &ev, &n, &unverified);
+    off_t off;
+    int fd = hist_run_fd(w, k, &off);
+    if (fd >= 0) {
+        size_t j = i - base, want = n - j < HIST_READER_BLOCK ? n - j : HIST_READER_BLOCK;
+        size_t bytes = want * sizeof(struct ev_rec), got = 0;
+        off_t at = off + (off_t)(j * sizeof(struct ev_rec));
+        while (got < bytes) {
+            ssize_t rd = pread(fd, (char *)r->buf + got, bytes - got, at + (off_t)got);
+            if (rd < 0 && errno == EINTR)
+                continue;
+            if (rd <= 0)
+                break;
+            got += (size_t)rd;
+        }
+        if (got == bytes) {
+            r->lo = i;
+            r->hi = i + want;
+            return &r->buf[0];
+        }
+    }
+    r->mapped = 1; /* in place (also when the file no longer reads back) */
+    return &ev[i - base];
+}
+
+void hist_reader_done(struct hist_reader *r)
+{
+    if (r->mapped)
+        history_drop(r->w, 0, r->w->n);
 }

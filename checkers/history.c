@@ -334,8 +334,11 @@ static int map_closed(const char *path, struct evlog_file *f, int keep_fd)
     f->recs = (const struct ev_rec *)(const void *)((const char *)map + EVLOG_HEADER_SIZE);
     f->n = n;
     f->closed = 1;
+    f->has_last = 1;
+    f->last = last;
     return 1;
 }
+
 
 /* Contract: evlog_read (model/evlog.h), its verdicts and messages, except
  * that a closed log may be left for the pass to check (si->defer: see
@@ -467,8 +470,8 @@ static int read_epoch(struct history *h, const char *dir, const struct log_name 
     if (f->torn_bytes)
         history_warn(h, "%s: event log has a torn tail (%zu bytes after record %zu skipped)", who,
                      f->torn_bytes, f->n);
-    int crashed = f->n > 0 && f->recs[f->n - 1].type == EV_CRASH;
-    if (!f->closed && !crashed && last) /* earlier epochs: see load_worker */
+    if (!f->closed && last && !(f->n > 0 && f->recs[f->n - 1].type == EV_CRASH))
+        /* earlier epochs: see load_worker */
         history_warn(h, "%s: event log incomplete (not closed, no crash record)", who);
     return 0;
 }
@@ -531,9 +534,12 @@ static int load_worker(struct history *h, const char *dir, const struct log_name
          * is checked by the pass: rec_ok */
         if (!ei.deferred)
             si->ordered &= ei.ordered && (!sg->n || sg->ev[0].t >= last_t);
-        if (sg->n)
-            last_t = sg->ev[sg->n - 1].t;
-        int crashed = sg->n > 0 && sg->ev[sg->n - 1].type == EV_CRASH;
+        /* the last record by map_closed's copy when there is one (hist_last_rec) */
+        const struct ev_rec *end = !sg->n ? NULL
+                                   : sg->file.has_last ? &sg->file.last : &sg->ev[sg->n - 1];
+        if (end)
+            last_t = end->t;
+        int crashed = end && end->type == EV_CRASH;
         int cut = k + 1 < n && !sg->file.closed && !crashed;
         if (k + 1 == n ? !sg->file.closed : cut)
             w->complete = 0;
@@ -739,8 +745,8 @@ static int load_rundir(const char *dir, struct history *h, int verify_all, const
     int64_t max_t = 0;
     for (int i = 0; i < h->nworkers; i++) {
         const struct hist_worker *w = &h->w[i];
-        if (w->n && hist_rec(w, w->n - 1)->t > max_t)
-            max_t = hist_rec(w, w->n - 1)->t;
+        if (w->n && hist_last_rec(w)->t > max_t)
+            max_t = hist_last_rec(w)->t;
     }
     if (max_res >= h->nres) {
         if (h->meta)

@@ -88,6 +88,12 @@ static inline const struct ev_rec *hist_rec(const struct hist_worker *w, size_t 
     return w->seg ? hist_seg_rec(w, i) : &w->ev[i];
 }
 
+/* Contract: hist_rec(w, w->n - 1) (w->n > 0), read without touching the
+ * log's mapping when the loader kept a copy of it (evlog_file has_last):
+ * a look at a log the pass reads with pread faults up to 16 of its pages
+ * in, and dropping them again costs a TLB flush. */
+const struct ev_rec *hist_last_rec(const struct hist_worker *w);
+
 /* Contract: the stream as runs of consecutive records: hist_nruns(w) of
  * them, run k being the *n records at *ev (those of an unverified log when
  * *unverified). A worker in one array is one run. */
@@ -99,6 +105,25 @@ void hist_run(const struct hist_worker *w, int k, const struct ev_rec **ev, size
  * first record in *off; -1 when the run is not a log read in place or its
  * log keeps no descriptor (it is read through the mapping then). */
 int hist_run_fd(const struct hist_worker *w, int k, off_t *off);
+
+/* Records of one worker's stream looked up one at a time (a search, a
+ * window: the timeline): a log the loader keeps open is read with pread,
+ * HIST_READER_BLOCK records at a time, the others in place. A log the pass
+ * read with pread then has none of its pages mapped in: the timeline's
+ * lookups used to fault pages of every log in and drop them again, one TLB
+ * flush per log, as much CPU as the whole pass at 10^5 events. */
+#define HIST_READER_BLOCK 64
+struct hist_reader {
+    const struct hist_worker *w;
+    size_t lo, hi;              /* buf holds the stream's records [lo, hi) */
+    int mapped;                 /* some record was read in place */
+    struct ev_rec buf[HIST_READER_BLOCK];
+};
+void hist_reader_init(struct hist_reader *r, const struct hist_worker *w);
+/* Contract: record i (< w->n) of the stream, valid until the next call. */
+const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i);
+/* Contract: drop the pages the reader read in place (history_drop), if any. */
+void hist_reader_done(struct hist_reader *r);
 
 struct fault_window {
     int id;

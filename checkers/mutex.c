@@ -837,7 +837,7 @@ static void mutex_worker_end(void *st, int wi)
     struct mutex_st *m = st;
     struct slots *s = &m->ws[wi];
     const struct hist_worker *w = &m->h->w[wi];
-    int64_t last = w->n ? hist_rec(w, w->n - 1)->t : 0;
+    int64_t last = w->n ? hist_last_rec(w)->t : 0;
     if (m->nbatch && last != m->batch_t)
         flush(m);
     for (int k = 0; k < s->n; k++)

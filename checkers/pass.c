@@ -63,6 +63,7 @@ void wpos_fill(struct wpos *c)
          * log as it is now. A verified one (a second pass) is read from
          * the mapping as before pread. */
         if (!c->unverified) {
+            c->mapped = 1;
             c->fd = -1;
             c->win = c->ev;
             c->wlo = 0;
@@ -78,8 +79,10 @@ void wpos_fill(struct wpos *c)
 }
 
 /* Contract: a read buffer for each worker of h that has a log to pread
- * (hist_run_fd) and no read-ahead ring, in pos[] (freed by free_bufs). */
-static void alloc_bufs(const struct history *h, struct wpos *pos)
+ * (hist_run_fd) and no read-ahead ring, in pos[]: no larger than its
+ * records, all of them in one buffer *big (xbig_alloc: 2 faults instead
+ * of 1,024 for 4 MiB; freed with xbig_free). */
+static void alloc_bufs(const struct history *h, struct wpos *pos, struct xbig *big)
 {
     int nfd = 0;
     for (int i = 0; i < h->nworkers; i++)
@@ -88,17 +91,18 @@ static void alloc_bufs(const struct history *h, struct wpos *pos)
         return;
     size_t cap = READ_BYTES / sizeof(struct ev_rec) / (size_t)nfd;
     cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
+    size_t total = 0;
     for (int i = 0; i < h->nworkers; i++)
         if (!pos[i].rr && reads_fd(&h->w[i])) {
-            pos[i].bufcap = cap;
-            pos[i].buf = xmalloc(cap * sizeof(*pos[i].buf));
+            pos[i].bufcap = h->w[i].n && h->w[i].n < cap ? h->w[i].n : cap;
+            total += pos[i].bufcap;
         }
-}
-
-static void free_bufs(int nw, struct wpos *pos)
-{
-    for (int i = 0; i < nw; i++)
-        free(pos[i].buf);
+    struct ev_rec *b = xbig_alloc(big, total * sizeof(*b));
+    for (int i = 0; i < h->nworkers; i++)
+        if (!pos[i].rr && reads_fd(&h->w[i])) {
+            pos[i].buf = b;
+            b += pos[i].bufcap;
+        }
 }
 
 int pass_run(struct history *h, const struct pass_consumer *c, int n)
@@ -131,11 +135,13 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
                 tg[t * n + ntg[t]++] = (struct target){c[k].ops->event, c[k].st};
     for (int i = 0; a && a->rr && i < nw; i++)
         pos[i].rr = a->rr[i];
-    alloc_bufs(h, pos);
+    struct xbig big = {0};
+    alloc_bufs(h, pos, &big);
     for (int i = 0; i < m; i++) {
         win[m + i] = (struct cursor){INT64_MAX, i};
         if (i < nw && h->w[i].n && enter_run(&h->w[i], &pos[i], 0)) {
-            history_willneed(&h->w[i], 0, 2 * DROP_EVERY);
+            if (pos[i].fd < 0) /* pread maps nothing; the kernel reads ahead for it */
+                history_willneed(&h->w[i], 0, 2 * DROP_EVERY);
             pos[i].prev_t = INT64_MIN;
             win[m + i].t = key_of(wpos_rec(&pos[i])->t);
         }
@@ -191,7 +197,8 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
             x.t = key_of(wpos_rec(ps)->t);
         } else {
             worker_done(c, n, wi);
-            history_drop(w, ps->dropped, w->n);
+            if (ps->mapped) /* pread (every run) maps nothing: no page to drop */
+                history_drop(w, ps->dropped, w->n);
         }
         /* Replay the winner's path to the root against the stored losers. */
         for (int k = (m + wi) / 2; k >= 1; k /= 2) {
@@ -210,7 +217,7 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         history_after_pass(h);
     }
     free(tg);
-    free_bufs(nw, pos);
+    xbig_free(&big);
     free(pos);
     free(node);
     return rc;

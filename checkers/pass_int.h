@@ -58,6 +58,8 @@ struct wpos {
     struct ev_rec *buf; /* (owned by the pass) NULL: every run in place */
     size_t bufcap;      /* records */
     struct rring *rr;   /* with helpers: the chunks they read ahead (passpar.c), else NULL */
+    int mapped;         /* some run was read through its mapping (in place): its pages
+                           are dropped behind the cursor; none was, no drop is needed */
     int vchk;           /* the window [wlo, whi) was checked by a helper (rec_ok_untimed): */
     size_t vbad;        /* its first bad record (whi: none); the time order is left to the pass */
 };
@@ -82,6 +84,7 @@ static inline int enter_run(const struct hist_worker *w, struct wpos *c, int k)
         c->vchk = 0;
         c->wlo = 0;
         c->whi = c->fd >= 0 ? 0 : c->n;
+        c->mapped |= c->fd < 0 && c->n;
         if (c->n)
             return 1;
     }
@@ -129,7 +132,8 @@ static inline const struct ev_rec *wpos_rec(struct wpos *c)
  * 17 MB before segments, on 10^5 events in 8,320 logs). */
 static inline int next_run(const struct hist_worker *w, struct wpos *c, size_t p)
 {
-    history_drop(w, c->dropped, p + 1);
+    if (c->mapped)
+        history_drop(w, c->dropped, p + 1);
     c->dropped = p + 1;
     return enter_run(w, c, c->run + 1);
 }

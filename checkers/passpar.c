@@ -45,6 +45,7 @@ struct aheadctl {
     int ring_wait;            /* the merging thread takes every chunk from the helpers
                                * (tests: pass_test_ring_wait, LS_CHECK_RING_WAIT=1; only
                                * when every helper started) */
+    struct xbig chunks;       /* every ring's chunk buffers (xbig_alloc) */
 };
 
 /* ---- read-ahead rings (logs read with pread) ---- */
@@ -461,6 +462,12 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
         atomic_store(&x.a.w[i].bad, SIZE_MAX);
     size_t cap = nring ? RING_BYTES / sizeof(struct ev_rec) / ((size_t)nring * RING_SLOTS) : 0;
     cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
+    /* a chunk holds no more than its log's records; all in one buffer */
+    size_t total = 0;
+    for (int i = 0; i < nw; i++)
+        if (live[i] == 2)
+            total += RING_SLOTS * (h->w[i].n < cap ? h->w[i].n : cap);
+    struct ev_rec *chunk = nring ? xbig_alloc(&x.chunks, total * sizeof(*chunk)) : NULL;
     struct helper *hp = xcalloc((size_t)nh, sizeof(*hp));
     for (int j = 0; j < nh; j++) {
         hp[j].h = h;
@@ -484,13 +491,14 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
             if (!rr)
                 xalloc_die();
             memset(rr, 0, sizeof(*rr));
-            rr->cap = cap;
+            rr->cap = w->n < cap ? w->n : cap; /* live: w->n > 0 */
             rr->h = h;
             rr->x = &x;
             rr->want = &o->want;
             for (int j = 0; j < RING_SLOTS; j++) {
                 atomic_store(&rr->slot[j].word, RS_WORD(j, RS_EMPTY));
-                rr->slot[j].buf = xmalloc(cap * sizeof(struct ev_rec));
+                rr->slot[j].buf = chunk;
+                chunk += rr->cap;
             }
             x.a.rr[i] = rr;
             struct hring *q = &o->r[o->nr++];
@@ -534,11 +542,8 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
         free(hp[j].r);
     }
     for (int i = 0; i < nw; i++)
-        if (x.a.rr[i]) {
-            for (int j = 0; j < RING_SLOTS; j++)
-                free(x.a.rr[i]->slot[j].buf);
-            free(x.a.rr[i]);
-        }
+        free(x.a.rr[i]);
+    xbig_free(&x.chunks);
     free(hp);
     free(tid);
     free(x.a.rr);

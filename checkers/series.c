@@ -350,11 +350,13 @@ static int entered_by(const struct tstate *s, int64_t t)
  * window only: no hold is longer than that. */
 static void worker_holds(const struct hist_worker *w, int64_t lookback, struct hold_sink *k)
 {
+    struct hist_reader rd; /* pread: the pass mapped none of the log's pages in */
+    hist_reader_init(&rd, w);
     size_t lo = 0, hi = w->n;
     int64_t start = k->from - lookback - 1;
     while (lo < hi) { /* first record with t >= start */
         size_t mid = lo + (hi - lo) / 2;
-        if (hist_rec(w, mid)->t < start)
+        if (hist_reader_rec(&rd, mid)->t < start)
             lo = mid + 1;
         else
             hi = mid;
@@ -362,14 +364,14 @@ static void worker_holds(const struct hist_worker *w, int64_t lookback, struct h
     struct tstate s;
     memset(&s, 0, sizeof(s));
     size_t i = lo;
-    for (; i < w->n && hist_rec(w, i)->t <= k->to; i++)
-        timeline_step(&s, hist_rec(w, i), w->id, k);
+    for (; i < w->n && hist_reader_rec(&rd, i)->t <= k->to; i++)
+        timeline_step(&s, hist_reader_rec(&rd, i), w->id, k);
     while (i < w->n && entered_by(&s, k->to)) /* holds entered in the window end later */
-        timeline_step(&s, hist_rec(w, i++), w->id, k);
+        timeline_step(&s, hist_reader_rec(&rd, i++), w->id, k);
     if (i >= w->n)
         timeline_end(&s, w->id, k);
     free(s.g);
-    history_drop(w, 0, w->n); /* what the search and the scan read */
+    hist_reader_done(&rd); /* what the search and the scan read in place */
 }
 
 static int cmp_thold(const void *a, const void *b)

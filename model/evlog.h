@@ -211,6 +211,10 @@ struct evlog_file {
                                    evlog_unmap closes it), kept so that a reader may pread
                                    the records instead of reading the mapping */
     int fd;
+    int has_last;               /* last: a copy of recs[n - 1] read with pread (the
+                                   checkers' loader: looked at, it faults none of the
+                                   mapping in); 0 from evlog_read */
+    struct ev_rec last;
 };
 
 /* Map path read-only and validate it. Returns 0 (the file is usable; see

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 
 void xalloc_die(void)
 {
@@ -51,4 +53,33 @@ char *xstrndup(const char *s, size_t n)
     if (!p)
         xalloc_die();
     return p;
+}
+
+#define XBIG_HUGE ((size_t)2 << 20)
+
+void *xbig_alloc(struct xbig *b, size_t n)
+{
+    size_t len = (n + XBIG_HUGE - 1) / XBIG_HUGE * XBIG_HUGE + XBIG_HUGE; /* room to align */
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        xalloc_die();
+    b->map = m;
+    b->len = len;
+    char *base = (char *)(((uintptr_t)m + XBIG_HUGE - 1) / XBIG_HUGE * XBIG_HUGE);
+#ifdef MADV_HUGEPAGE
+    /* only whole huge pages: one touched byte of a huge page zeroes all
+     * 2 MiB, so a tail smaller than one stays in small pages; refused
+     * (THP off), the buffer is small pages, as malloc would give */
+    if (n >= XBIG_HUGE)
+        madvise(base, n / XBIG_HUGE * XBIG_HUGE, MADV_HUGEPAGE);
+#endif
+    return base;
+}
+
+void xbig_free(struct xbig *b)
+{
+    if (b->map)
+        munmap(b->map, b->len);
+    b->map = NULL;
+    b->len = 0;
 }

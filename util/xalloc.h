@@ -16,6 +16,20 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* A large buffer that is written once and read at once (the checkers'
+ * read buffers): one anonymous mapping, aligned on 2 MiB, whose whole 2 MiB
+ * pages are given to the kernel's huge pages (MADV_HUGEPAGE) when it
+ * allows them. Fresh memory is faulted in a page at a time: 1,024 faults
+ * for 4 MiB, about 30 ms on a virtual machine whose faults are dear (the
+ * two-vCPU guest of docs/performance.md), 2 with huge pages. n > 0. */
+struct xbig {
+    void *map;
+    size_t len;
+};
+void *xbig_alloc(struct xbig *b, size_t n);
+/* Contract: unmap b (zeroed: a second call, or one on a zeroed b, does nothing). */
+void xbig_free(struct xbig *b);
+
 /* Never returns. */
 void xalloc_die(void) __attribute__((noreturn));
 

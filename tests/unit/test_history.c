@@ -951,6 +951,30 @@ static void test_epoch_stream(void)
                "record %zu: t %lld seq %u", i, (long long)r->t, r->seq);
         CHECK((r->type == EV_CRASH) == (i == 4 || i == 8));
     }
+    /* the last record and single records read without the mapping where
+     * a log is kept open (the third epoch, worker 1's log): the same
+     * records; the first two epochs (not closed) are read in place */
+    for (int wi = 0; wi < 2; wi++) {
+        const struct hist_worker *x = &h.w[wi];
+        CHECKF(memcmp(hist_last_rec(x), hist_rec(x, x->n - 1), sizeof(struct ev_rec)) == 0,
+               "worker %d: hist_last_rec is not its last record", wi);
+        struct hist_reader rd;
+        hist_reader_init(&rd, x);
+        for (size_t j = 0; j < 3 * x->n; j++) { /* forwards, backwards, then a stride */
+            size_t i = j < x->n ? j : j < 2 * x->n ? 2 * x->n - 1 - j : (j * 7) % x->n;
+            CHECKF(memcmp(hist_reader_rec(&rd, i), hist_rec(x, i), sizeof(struct ev_rec)) == 0,
+                   "worker %d: reader record %zu differs", wi, i);
+        }
+        CHECKF(rd.mapped == (wi == 0), "worker %d: read in place %d", wi, rd.mapped);
+        hist_reader_done(&rd);
+    }
+    CHECK(h.w[1].file.has_fd && h.w[1].file.has_last); /* else the above tests nothing */
+    struct history hx; /* a log cut short in memory: its last record is no longer the copy */
+    REQUIRE(history_load_rundir(dir, &hx, &err) == 0);
+    REQUIRE(hx.w[1].n > 2 && hx.w[1].file.has_last);
+    history_cut(&hx, 1, hx.w[1].n - 2);
+    CHECK(hist_last_rec(&hx.w[1]) == hist_rec(&hx.w[1], hx.w[1].n - 1));
+    history_free(&hx);
 
     struct seen s;
     memset(&s, 0, sizeof(s));
@@ -1050,6 +1074,7 @@ static void test_epoch_stream(void)
     r = check_run(&h, &p);
     CHECK_INT(h.w[0].n, 9 + 3); /* epochs 0 and 1, then the third epoch's first three */
     CHECK_INT(hist_rec(&h.w[0], 11)->t, 22 * 1000000);
+    CHECK(hist_last_rec(&h.w[0]) == hist_rec(&h.w[0], 11)); /* cut: not the log's last */
     CHECK(has_warning(r, "worker 0 epoch 2: event log has a torn tail"));
     json_free(r);
     history_free(&h);
