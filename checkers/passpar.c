@@ -184,6 +184,7 @@ void ring_take(struct wpos *c)
             ring_get(rr, rr->seq++, c, 0);
         }
         c->fd = -1;
+        c->mapped = 1; /* its pages are dropped behind the cursor again */
         c->vchk = 0;
         c->win = c->ev;
         c->wlo = 0;

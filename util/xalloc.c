@@ -8,6 +8,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void xalloc_die(void)
 {
@@ -59,19 +60,26 @@ char *xstrndup(const char *s, size_t n)
 
 void *xbig_alloc(struct xbig *b, size_t n)
 {
-    size_t len = (n + XBIG_HUGE - 1) / XBIG_HUGE * XBIG_HUGE + XBIG_HUGE; /* room to align */
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t need = (n + pg - 1) / pg * pg;
+    size_t len = need + XBIG_HUGE; /* room to align */
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         xalloc_die();
-    b->map = m;
-    b->len = len;
     char *base = (char *)(((uintptr_t)m + XBIG_HUGE - 1) / XBIG_HUGE * XBIG_HUGE);
+    /* keep exactly [base, base + need): the kernel puts a huge page only on
+     * a whole aligned 2 MiB inside a mapping, so a tail smaller than that
+     * stays in small pages (a touched byte of a huge page zeroes all 2 MiB)
+     * whether THP is "always" or "madvise" */
+    if (base > (char *)m)
+        munmap(m, (size_t)(base - (char *)m));
+    if ((char *)m + len > base + need)
+        munmap(base + need, (size_t)((char *)m + len - (base + need)));
+    b->map = base;
+    b->len = need;
 #ifdef MADV_HUGEPAGE
-    /* only whole huge pages: one touched byte of a huge page zeroes all
-     * 2 MiB, so a tail smaller than one stays in small pages; refused
-     * (THP off), the buffer is small pages, as malloc would give */
-    if (n >= XBIG_HUGE)
-        madvise(base, n / XBIG_HUGE * XBIG_HUGE, MADV_HUGEPAGE);
+    if (need >= XBIG_HUGE) /* refused (THP off): small pages, as malloc would give */
+        madvise(base, need / XBIG_HUGE * XBIG_HUGE, MADV_HUGEPAGE);
 #endif
     return base;
 }
