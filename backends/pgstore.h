@@ -13,7 +13,7 @@
 #ifndef LS_PGSTORE_H
 #define LS_PGSTORE_H
 
-#include <libpq-fe.h>
+#include "locks/pq.h" /* libpq, loaded at the first connection */
 #include <stdint.h>
 
 #include "backends/storage.h"

@@ -260,6 +260,9 @@ int pgcluster_start(struct cluster *c, const struct workload *w, const char *bas
     memset(c, 0, sizeof(*c));
     struct pg_env e;
     memset(&e, 0, sizeof(e));
+    char why[256];
+    if (pq_load(why, sizeof(why)) != 0) /* before anything starts: every client needs it */
+        return ls_err_set(err, LS_EENV, "postgres: %s", why);
     int rc = find_bindir(&e, err);
     if (rc == 0)
         rc = find_user(&e, err);

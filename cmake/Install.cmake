@@ -61,7 +61,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)   # libc6, libhiredis, libyaml from the binary
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "redis-server")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnuplot-nox")
+# libpq5: loaded at the first PostgreSQL connection (locks/pq.c), so not
+# found by SHLIBDEPS; without it only the PostgreSQL lock and store refuse
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnuplot-nox, libpq5")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "redis-sentinel, nodejs, npm")
 set(CPACK_GENERATOR "DEB;TGZ")
 include(CPack)

@@ -7,7 +7,7 @@
 #ifndef LS_PG_ADVISORY_H
 #define LS_PG_ADVISORY_H
 
-#include <libpq-fe.h>
+#include "locks/pq.h" /* libpq, loaded at the first connection */
 
 struct lock;
 extern const struct lock_ops lock_pg_advisory;

@@ -56,6 +56,8 @@ static void quiet_notice(void *arg, const char *msg)
 
 PGconn *pgc_connect(const char *host, int port, int64_t deadline_ns, char *why, size_t n)
 {
+    if (pq_load(why, n) != 0)
+        return NULL;
     char ports[16];
     snprintf(ports, sizeof(ports), "%d", port);
     const char *const keys[] = {"host", "port", "user", "dbname", "application_name",

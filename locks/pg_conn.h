@@ -9,7 +9,7 @@
 #ifndef LS_PG_CONN_H
 #define LS_PG_CONN_H
 
-#include <libpq-fe.h>
+#include "locks/pq.h" /* libpq, loaded at the first connection */
 #include <stdint.h>
 
 /* The harness's database: the superuser initdb creates and the database

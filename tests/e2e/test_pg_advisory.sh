@@ -85,5 +85,16 @@ check "a process fault on the server node: exit 2 ($rc)" [ "$rc" -eq 2 ]
 check "... says to use a link fault" grep -q "use a link fault" <<<"$out"
 out=$(v --set lock.options.mode=advisory); rc=$?
 check "an unknown mode: exit 2 ($rc)" [ "$rc" -eq 2 ]
+
+# libpq is loaded at the first connection (locks/pq.c), not linked: a
+# lockstorm process that uses no PostgreSQL never loads its 24 libraries;
+# one that needs it and cannot load it says so before starting anything
+check "lockstorm is not linked with libpq" bash -c '! ldd "$1" | grep -q libpq' _ "$LS"
+out=$(LS_LIBPQ=/nonexistent/libpq.so.5 "$LS" run "$WL/stories/14-pg-paused-client.yaml" \
+      --out "$T_TMP/nolib" --quiet --set duration=2s --set 'faults=[]' 2>&1 >/dev/null); rc=$?
+check "libpq not loadable: exit 3 ($rc)" [ "$rc" -eq 3 ]
+check "... one line says what to install" \
+    bash -c '[ "$(grep -c "cannot load libpq.*apt-get install libpq5" <<<"$1")" = 1 ]' _ "$out"
+check "... and no server was started" [ ! -e "$T_TMP/nolib/nodes/pg" ]
 set -e
 t_finish
