@@ -1,5 +1,5 @@
 /*
- * storage.h: the protected resource (DESIGN.md "fencing / lost updates").
+ * storage.h: the protected resource (docs/checkers.md "fencing / lost updates").
  * Each hold does a read-modify-write of two counters per resource on the
  * storage node: `plain` (no check) and `fenced` (the storage refuses an op
  * whose fence is below the highest fence it has seen for the resource and

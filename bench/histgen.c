@@ -2,7 +2,7 @@
  * histgen.c: synthetic histories with planted violations (see histgen.h).
  * Binary logs go through the real writer (model/evlog.c), so the checker
  * reads exactly what a run would leave; the JSONL form is the documented
- * `lockstorm check --history` format (DESIGN.md "Event model").
+ * `lockstorm check --history` format (docs/checkers.md "JSONL histories").
  */
 #include "bench/histgen.h"
 

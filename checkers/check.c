@@ -1,7 +1,7 @@
 /*
  * check.c: runs the registered checkers (checker.h) over one history and
  * composes their verdicts into the checker fragment of the result model
- * (layout in notes/result-layout.md): any invalid -> invalid, else any
+ * (layout in docs/result-format.md): any invalid -> invalid, else any
  * unknown -> unknown. Parameters come from the workload when there is one.
  * This file only assembles: it runs the checkers as consumers of one
  * merged pass (pass.h; on p->jobs threads when the history is large

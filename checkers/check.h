@@ -1,5 +1,5 @@
 /*
- * check.h: the checkers (DESIGN.md "Checkers"): mutex, fencing/lost
+ * check.h: the checkers (docs/checkers.md): mutex, fencing/lost
  * updates, liveness, stats. Each reads a history and adds its part to the
  * result model; none of them talks to Redis. Verdicts compose: any invalid
  * makes the run invalid, otherwise any unknown makes it unknown. A checker

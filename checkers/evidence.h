@@ -1,5 +1,5 @@
 /*
- * evidence.h: is the record of a run all there? (DESIGN.md "Evidence".)
+ * evidence.h: is the record of a run all there? (docs/checkers.md "Evidence".)
  * While a run directory is loaded, its event logs are compared with what
  * run.json lists (workers, epochs, run id) and with how each process
  * ended; whatever the verdict needed and cannot have (a missing, foreign

@@ -1,6 +1,6 @@
 /*
  * export.c: `lockstorm log export` (history.h): every event of a history as
- * one JSONL line in DESIGN.md's form, in time order across workers: the
+ * one JSONL line (docs/checkers.md "JSONL histories"), in time order across workers: the
  * checkers' merged pass (pass.h) with one consumer that prints.
  */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * fencing.c: the fencing / lost-update checker (DESIGN.md "Checkers",
+ * fencing.c: the fencing / lost-update checker (docs/checkers.md "fencing / lost updates",
  * semantics in docs/checkers.md). It counts the accepted increments of the
  * plain and fenced counters in the worker logs, compares them with the
  * final values in storage.jsonl, counts stale ops the storage rejected, and

@@ -230,7 +230,7 @@ void history_willneed(const struct hist_worker *w, size_t from, size_t to);
  * the timeline): map single pages on demand, none resident now. */
 void history_after_pass(const struct history *h);
 
-/* `lockstorm log export`: every event as one JSONL line (DESIGN.md form),
+/* `lockstorm log export`: every event as one JSONL line (docs/checkers.md "JSONL histories"),
  * merged across workers in time order. */
 void history_export_jsonl(struct history *h, FILE *out);
 

@@ -1,5 +1,5 @@
 /*
- * liveness.c: the liveness checker (DESIGN.md "Checkers", semantics in
+ * liveness.c: the liveness checker (docs/checkers.md "liveness", semantics in
  * docs/checkers.md): stalls (no grant while workers waited), stuck
  * resources (a key left with no expiry, or an open unserved wait at the end
  * of at least stuck_after), the waits split by what the waiters waited

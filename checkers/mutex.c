@@ -1,5 +1,5 @@
 /*
- * mutex.c: the mutual-exclusion checker (DESIGN.md "Checkers", semantics
+ * mutex.c: the mutual-exclusion checker (docs/checkers.md "mutex", semantics
  * in docs/checkers.md "Overlap semantics"), a consumer of the merged pass
  * (pass.h). Each worker's grant -> enter -> exit/crash records rebuild its
  * holds; at every entry of a hold of positive length the resource's holds

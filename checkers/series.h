@@ -1,7 +1,7 @@
 /*
  * series.h: the time series the charts draw (reports/gnuplot.c), computed
  * from the history and stored in the result model as "series", so that the
- * renderers only format (STYLE.md rule 9). Every series is bounded in size
+ * renderers only format (they compute nothing). Every series is bounded in size
  * whatever the run's length (buckets, a decimated scatter, a zoom window
  * for the timeline), so a run of 10^8 events charts in a second. Not a
  * checker: it judges nothing. Layout in docs/result-format.md "series".

@@ -1,6 +1,6 @@
 /*
  * stats.c: counts, latency histograms, throughput and the per-worker table
- * (DESIGN.md "stats"; field names in notes/result-layout.md). Pure
+ * (docs/checkers.md "stats"; field names in docs/result-format.md). Pure
  * measurement: its verdict is always valid. Latency pairs each invoke with
  * the outcome record that follows it in the same worker's log. A consumer of the merged
  * pass (pass.h): its state is per worker.

@@ -1,5 +1,5 @@
 /*
- * env.h: what a fault may do to the world (DESIGN.md faults/). A fault kind
+ * env.h: what a fault may do to the world (docs/faults.md "How a fault acts"). A fault kind
  * acts only through a struct fault_env: a const ops table plus an opaque
  * context the harness implements (its fault_env.c). Workers and nodes
  * are named by number; a pid an op hands back is a handle for the record

@@ -1,5 +1,5 @@
 /*
- * fault.h: fault kinds behind one interface (DESIGN.md faults/). One const
+ * fault.h: fault kinds behind one interface (docs/faults.md "How a fault acts"). One const
  * ops table per kind, looked up by name from a static registry. The
  * scheduler (faults/schedule.c) expands a workload's fault specs into
  * occurrences, starts and ends them, and records each start and end in

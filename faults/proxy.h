@@ -1,6 +1,6 @@
 /*
  * proxy.h: lockstorm's TCP proxy between the workers and the lock nodes
- * (DESIGN.md faults/). One listener on 127.0.0.1 per (worker, node) link,
+ * (docs/faults.md "Link faults"). One listener on 127.0.0.1 per (worker, node) link,
  * so a fault can slow or cut any subset of links. The proxy is a process
  * forked from the harness (the harness stays single-threaded), driven by
  * epoll, dying with the harness. The harness controls it through a shared

@@ -1,6 +1,6 @@
 /*
- * compare_model.h: the side-by-side comparison of several runs (DESIGN.md
- * `lockstorm compare RUN_DIR...`; docs/compare.md): one row per run
+ * compare_model.h: the side-by-side comparison of several runs (`lockstorm
+ * compare RUN_DIR...`; docs/compare.md): one row per run
  * (implementation), read from each run directory's result.json: what the
  * checkers found (clean / violations / unknown and why), grants/s,
  * acquire p99, mutex violations by class, plain and fenced lost updates,

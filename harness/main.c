@@ -1,5 +1,5 @@
 /*
- * main.c: the lockstorm command line (DESIGN.md "Command line"). Parses
+ * main.c: the lockstorm command line (docs/lockstorm.1, `lockstorm help`). Parses
  * arguments, dispatches to the library, and is the only place that turns
  * error codes into exit statuses: 0 pass, 1 fail, 2 usage or workload
  * error (nothing started), 3 environment error, 4 unknown verdict.

@@ -1,5 +1,5 @@
 /*
- * nemesis.h: the random nemesis (DESIGN.md `nemesis:`). The workload's
+ * nemesis.h: the random nemesis (docs/faults.md "Schedule, nemesis and replay"). The workload's
  * nemesis section (kinds, interval, duration range, targets) is loaded and
  * echoed here for the workload loader; before a run it is expanded, from the
  * workload seed alone, into an ordinary list of fault specs (the same

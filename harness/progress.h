@@ -1,6 +1,6 @@
 /*
- * progress.h: the live progress line of `lockstorm run` on stderr (DESIGN.md
- * "Progress goes to stderr and animates only on a terminal"): elapsed /
+ * progress.h: the live progress line of `lockstorm run` on stderr (animated on a
+ * terminal only; docs/faq.md): elapsed /
  * planned time, grants and the recent grant rate, busy and unknown acquire
  * outcomes so far, faults active. It reads the progress counters the
  * workers keep in shared memory (harness/shm.h); it is not the record of

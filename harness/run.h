@@ -1,5 +1,5 @@
 /*
- * run.h: one run of a workload, start to verdict (DESIGN.md data flow):
+ * run.h: one run of a workload, start to verdict (docs/architecture.md "Data flow"):
  * run directory -> cluster -> workers -> fault schedule -> stop and heal ->
  * storage dump -> teardown -> checkers -> result.json and summary. Teardown
  * always runs: normal end, error, SIGINT, SIGTERM. The harness process is

@@ -274,7 +274,7 @@ int result_eval_expectations(struct json *result, const struct workload *w)
 }
 
 /* Contract: 0 for verdict "pass", 1 for "fail", 4 for "unknown" or a
- * missing/odd verdict (DESIGN.md "Command line"). */
+ * missing/odd verdict (docs/result-format.md "Verdict"). */
 int result_exit_code(const struct json *result)
 {
     const char *v = json_get_str(result, "verdict", "unknown");

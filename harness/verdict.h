@@ -1,5 +1,5 @@
 /*
- * verdict.h: building the result model (DESIGN.md "result.json core
+ * verdict.h: building the result model (docs/result-format.md "result.json
  * fields") and the CI-gate expectations. The model is a JSON tree: the
  * checkers fill their sections (checkers/check.h), result_build adds the
  * header (format, version, tool version, seed, resolved workload, times)

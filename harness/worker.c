@@ -3,7 +3,7 @@
  * need is written to the event log here, stamped with CLOCK_MONOTONIC:
  * `exit` is stamped before the release is sent and `enter` after the grant
  * reply arrived, which is what makes any overlap of holds a real violation
- * (DESIGN.md "Clocks"). Renewal, when configured, runs in a second thread
+ * (docs/checkers.md "Why the check is sound on one host"). Renewal, when configured, runs in a second thread
  * with its own lock instance; the two threads share the log under a mutex.
  */
 #include "harness/worker.h"
@@ -656,7 +656,7 @@ static int64_t hold_begin(struct wctx *c, const struct grant *g, int res)
 }
 
 /* Leave the hold of res: exit is logged before the release is sent (the
- * soundness rule of DESIGN.md "Clocks"), then g is released. The caller
+ * soundness rule: docs/checkers.md "Why the check is sound on one host"), then g is released. The caller
  * has ended renewal (renew_end). g NULL: only shm is cleared. */
 static void hold_end(struct wctx *c, const struct grant *g, int res)
 {

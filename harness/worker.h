@@ -1,5 +1,5 @@
 /*
- * worker.h: one worker process (DESIGN.md "worker"): loops pick a resource
+ * worker.h: one worker process (docs/architecture.md "Processes"): loops pick a resource
  * -> acquire (retry policy) -> enter -> protected read-modify-write -> exit
  * -> release -> think, writing every step to its event log, until the
  * harness sets the stop flag or the run deadline passes. A worker is a

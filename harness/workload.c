@@ -1,5 +1,5 @@
 /*
- * workload.c: the workload file (DESIGN.md "Workload file"): its options
+ * workload.c: the workload file (docs/workload-reference.md): its options
  * tables, the loader (YAML -> tree -> --set overrides -> table validation ->
  * cross-field rules), the resolved echo (YAML, JSON) and the generated
  * reference (docs/workload-reference.md). The tables are the single source

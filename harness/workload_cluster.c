@@ -51,7 +51,7 @@ static void check_password_env(const struct workload *w, const struct ynode *at,
 
 /* Contract: whether w runs an external adapter (lock.impl external, or a
  * record-mode program: lock.impl record) on password-protected Redis nodes. An adapter learns only host:port
- * (PROTOCOL.md hello): it reaches such nodes only through the proxy, which
+ * (the hello message, docs/protocol.md): it reaches such nodes only through the proxy, which
  * authenticates for it. */
 static int adapter_needs_proxy(const struct workload *w)
 {

@@ -1,5 +1,5 @@
 /*
- * evlog.h: the per-worker binary event log (DESIGN.md "Event model").
+ * evlog.h: the per-worker binary event log (docs/architecture.md "Event log").
  *
  * File layout: a 128-byte header, then fixed 64-byte records. The writer maps
  * the file (MAP_SHARED) and fills records in memory: no syscall per record,

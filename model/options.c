@@ -1,5 +1,5 @@
 /*
- * options.c: the options-table machinery (STYLE.md rule 2). One walker loads
+ * options.c: the options-table machinery (options as data: one table per section). One walker loads
  * a YAML mapping into a struct by its table, defaults included (the default
  * text goes through the very code that parses user input), and the same
  * tables print the resolved echo (YAML, JSON) and the markdown reference.

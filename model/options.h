@@ -1,5 +1,5 @@
 /*
- * options.h: the options-table machinery (STYLE.md rule 2). One table per
+ * options.h: the options-table machinery (options as data). One table per
  * workload section (and one per lock implementation and fault kind for their
  * own options) names each key with its type, where it is stored, its default
  * as text (parsed by the same code as user input), its range or choices and a

@@ -12,7 +12,7 @@
 #define RESULT_VERSION 1
 
 /* Is path a documented result.json path an expectation may name?
- * (contract paths of DESIGN.md plus the documented extras). */
+ * (the contract paths of docs/result-format.md plus the documented extras). */
 int result_path_valid(const char *path);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * workload.h: the workload model (DESIGN.md "Workload file"): the data a
+ * workload.h: the workload model (docs/workload-reference.md): the data a
  * loaded workload holds, shared by every layer that reads it. Loading it
  * (the options tables, --set overrides, validation, the lock and fault
  * registries) is harness/workload.h's; a loaded workload is immutable: the
@@ -45,7 +45,7 @@ enum worker_mode { WMODE_LOCKS, WMODE_JOBS };
 #define JOB_LAYER_IDEMPOTENCY 0x2  /* SET NX done:<job> before the side effect */
 #define JOB_LAYER_CONSTRAINT 0x4   /* the side effect is a conditional insert */
 
-/* Fault targets (DESIGN.md / issue 2: pause). */
+/* Fault targets (docs/faults.md "pause"). */
 enum fault_target {
     TARGET_HOLDER,        /* a worker holding a lock at that instant (optionally of `resource`) */
     TARGET_WORKER,        /* worker:N */
@@ -96,7 +96,7 @@ struct fault_spec {
     int line, col;                /* where it was defined, for messages */
 };
 
-/* The random nemesis (DESIGN.md `nemesis:`): loaded, echoed and expanded
+/* The random nemesis (`nemesis:`, docs/workload-reference.md): loaded, echoed and expanded
  * into fault specs by harness/nemesis.c. */
 enum nemesis_gaps { GAPS_EXPONENTIAL, GAPS_UNIFORM, GAPS_FIXED };
 

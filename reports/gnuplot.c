@@ -1,5 +1,5 @@
 /*
- * gnuplot.c: the chart renderer (STYLE.md rule 10). For each chart it
+ * gnuplot.c: the chart renderer (docs/reports.md). For each chart it
  * writes NAME.dat (the model's "series" table(s), a header comment naming
  * the columns; several tables are gnuplot index blocks) and NAME.gp, which
  * loads the shared style.gp (reports/gnuplot/style.gp, embedded at build

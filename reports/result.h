@@ -1,5 +1,5 @@
 /*
- * result.h: the renderers of the result model (DESIGN.md "result.json core
+ * result.h: the renderers of the result model (docs/result-format.md "result.json
  * fields") as text and JSON. The model is a JSON tree built by
  * harness/verdict.h (the checkers' sections, the header, the verdict);
  * these only format it, they compute nothing.

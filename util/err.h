@@ -48,7 +48,7 @@ int ls_err_errno(struct ls_err *e, int code, int errnum, const char *fmt, ...)
 void ls_err_clear(struct ls_err *e);
 
 const char *ls_strerror(int code);
-/* Exit status for an error code (DESIGN.md: 2 usage, 3 environment, ...). */
+/* Exit status for an error code (docs/result-format.md "Verdict": 2 usage, 3 environment, ...). */
 int ls_exit_code(int code);
 
 #endif

@@ -3,7 +3,7 @@
  * Values are non-negative nanoseconds; values below 128 are exact, larger
  * ones fall into 64 sub-buckets per power of two (relative error < 1.6%).
  * Fixed size, no allocation: one per worker per operation, merged at report
- * time (STYLE.md rule 8).
+ * time (the house rule: no allocation on a worker's hot path).
  */
 #ifndef LS_HIST_H
 #define LS_HIST_H

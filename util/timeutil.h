@@ -1,7 +1,7 @@
 /*
  * timeutil.h: clocks, durations and sleeping. Every timestamp lockstorm
  * records is CLOCK_MONOTONIC nanoseconds (one clock for every process on the
- * host, DESIGN.md "Clocks"); wall time is only for display.
+ * host, docs/checkers.md "Why the check is sound on one host"); wall time is only for display.
  */
 #ifndef LS_TIMEUTIL_H
 #define LS_TIMEUTIL_H

@@ -398,7 +398,7 @@ static void test_text_flags(void)
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-/* Every contract path of DESIGN.md "result.json core fields" (arrays at
+/* Every contract path of docs/result-format.md (marked C; arrays at
  * their first element). */
 static const char *const contract_paths[] = {
     "format", "version", "tool_version", "seed", "verdict", "workload", "duration_s",
