@@ -1,7 +1,7 @@
 /*
  * pq.h: libpq, loaded when the first PostgreSQL connection is made
  * (pq_load) instead of at every start of lockstorm. Linked, libpq brought
- * 24 shared libraries (Kerberos, LDAP, GnuTLS, OpenSSL, ...) into every
+ * 22 shared libraries (itself, Kerberos, LDAP, GnuTLS, OpenSSL, ...) into every
  * lockstorm process, `lockstorm check` and `--version` included: 14 ms of
  * CPU per start on a 2-vCPU virtual machine (docs/performance.md "Fixed
  * costs of a check"), for the one lock and store that use it.

@@ -87,7 +87,7 @@ out=$(v --set lock.options.mode=advisory); rc=$?
 check "an unknown mode: exit 2 ($rc)" [ "$rc" -eq 2 ]
 
 # libpq is loaded at the first connection (locks/pq.c), not linked: a
-# lockstorm process that uses no PostgreSQL never loads its 24 libraries;
+# lockstorm process that uses no PostgreSQL never loads its 22 libraries;
 # one that needs it and cannot load it says so before starting anything
 check "lockstorm is not linked with libpq" bash -c '! ldd "$1" | grep -q libpq' _ "$LS"
 out=$(LS_LIBPQ=/nonexistent/libpq.so.5 "$LS" run "$WL/stories/14-pg-paused-client.yaml" \
