@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void finish_none(PGconn *c)
 {
@@ -22,7 +23,7 @@ static void clear_none(PGresult *r)
 struct pq_api pq_api = {.PQclear = clear_none, .PQfinish = finish_none};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char load_error[200];
+static char load_error[512];
 
 /* The names libpq's runtime package installs (Debian: libpq5); the bare
  * name is the development link, for a build against a libpq elsewhere.
@@ -32,7 +33,7 @@ static const char *const sonames[] = {"libpq.so.5", "libpq.so"};
 static void load(void)
 {
     void *lib = NULL;
-    char first[160] = "";
+    char first[112] = ""; /* short: the install hint after it must fit a caller's 256 bytes */
     const char *env = getenv("LS_LIBPQ"); /* a libpq of the user's choice, alone */
     size_t nnames = env && *env ? 1 : sizeof(sonames) / sizeof(sonames[0]);
     for (size_t i = 0; !lib && i < nnames; i++) {
@@ -47,13 +48,15 @@ static void load(void)
         return;
     }
     struct pq_api a;
+    void *sym;
 #define PQ_SYM(f)                                                                               \
-    *(void **)(&a.f) = dlsym(lib, #f);                                                          \
-    if (!a.f) {                                                                                 \
-        snprintf(load_error, sizeof(load_error), "libpq has no %s: a libpq older than "         \
-                 "lockstorm needs (9.3); install a current libpq5", #f);                        \
+    sym = dlsym(lib, #f);                                                                       \
+    if (!sym) {                                                                                 \
+        snprintf(load_error, sizeof(load_error), "%s has no %s: not libpq, or one too old; "    \
+                 "install a current libpq5", env && *env ? env : "libpq", #f);                  \
         return;                                                                                 \
-    }
+    }                                                                                           \
+    memcpy(&a.f, &sym, sizeof(sym)); /* POSIX: a dlsym pointer may be a function's */
     PQ_FUNCS(PQ_SYM)
 #undef PQ_SYM
     pq_api = a; /* all or nothing: a partial libpq leaves the stubs */
