@@ -216,6 +216,21 @@ void history_drop(const struct hist_worker *w, size_t from, size_t to)
 
 /* ---- single records, read with pread where the log allows ---- */
 
+size_t hist_read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf)
+{
+    size_t want = k * sizeof(*buf), got = 0;
+    off_t at = off + (off_t)(lo * sizeof(*buf));
+    while (got < want) {
+        ssize_t r = pread(fd, (char *)buf + got, want - got, at + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    return got / sizeof(*buf);
+}
+
 void hist_reader_init(struct hist_reader *r, const struct hist_worker *w)
 {
     r->w = w;
@@ -237,17 +252,7 @@ const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i)
     int fd = hist_run_fd(w, k, &off);
     if (fd >= 0) {
         size_t j = i - base, want = n - j < HIST_READER_BLOCK ? n - j : HIST_READER_BLOCK;
-        size_t bytes = want * sizeof(struct ev_rec), got = 0;
-        off_t at = off + (off_t)(j * sizeof(struct ev_rec));
-        while (got < bytes) {
-            ssize_t rd = pread(fd, (char *)r->buf + got, bytes - got, at + (off_t)got);
-            if (rd < 0 && errno == EINTR)
-                continue;
-            if (rd <= 0)
-                break;
-            got += (size_t)rd;
-        }
-        if (got == bytes) {
+        if (hist_read_recs(fd, off, j, want, r->buf) == want) {
             r->lo = i;
             r->hi = i + want;
             return &r->buf[0];

@@ -106,6 +106,11 @@ void hist_run(const struct hist_worker *w, int k, const struct ev_rec **ev, size
  * log keeps no descriptor (it is read through the mapping then). */
 int hist_run_fd(const struct hist_worker *w, int k, off_t *off);
 
+/* Contract: read records [lo, lo + k) of a log whose record 0 is at
+ * offset off of fd (hist_run_fd) into buf; the count read (short: end of
+ * file or an error). */
+size_t hist_read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf);
+
 /* Records of one worker's stream looked up one at a time (a search, a
  * window: the timeline): a log the loader keeps open is read with pread,
  * HIST_READER_BLOCK records at a time, the others in place. A log the pass

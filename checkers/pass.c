@@ -9,10 +9,8 @@
  */
 #include "checkers/pass.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/xalloc.h"
 #include "checkers/pass_int.h"
@@ -30,21 +28,6 @@ struct target {
     void *st;
 };
 
-size_t read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf)
-{
-    size_t want = k * sizeof(*buf), got = 0;
-    off_t at = off + (off_t)(lo * sizeof(*buf));
-    while (got < want) {
-        ssize_t r = pread(fd, (char *)buf + got, want - got, at + (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    return got / sizeof(*buf);
-}
-
 void wpos_fill(struct wpos *c)
 {
     if (c->rr) {
@@ -54,7 +37,7 @@ void wpos_fill(struct wpos *c)
     size_t k = c->n - c->i;
     if (k > c->bufcap)
         k = c->bufcap;
-    size_t got = read_recs(c->fd, c->off, c->i, k, c->buf);
+    size_t got = hist_read_recs(c->fd, c->off, c->i, k, c->buf);
     if (got < k) {
         /* The file is shorter than it was at load (or unreadable): the
          * mapping would fault (SIGBUS) past its end. An unverified log's

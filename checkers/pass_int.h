@@ -113,9 +113,6 @@ void wpos_fill(struct wpos *c);
  * begun it. passpar.c. */
 void ring_take(struct wpos *c);
 
-/* Contract: read records [lo, lo + k) of a log at offset off of fd into
- * buf; the count read (short: end of file or an error). */
-size_t read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf);
 
 /* Contract: record i of c's run (i < n). */
 static inline const struct ev_rec *wpos_rec(struct wpos *c)

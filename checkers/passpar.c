@@ -97,7 +97,7 @@ static void chunk_read(const struct history *h, struct rslot *sl, size_t cap, in
                        int run, size_t n, size_t lo, int unverified, int check)
 {
     size_t k = n - lo < cap ? n - lo : cap;
-    size_t got = read_recs(fd, off, lo, k, sl->buf);
+    size_t got = hist_read_recs(fd, off, lo, k, sl->buf);
     sl->shortread = 0;
     if (got < k) { /* as wpos_fill: zeros for an unverified log (a bad record), else in place */
         if (unverified)
