@@ -745,6 +745,8 @@ int main(int argc, char **argv)
         return sweep_command(argc - 2, argv + 2, resolve_workload); /* harness/sweep_run.c */
     if (!strcmp(cmd, "stress"))
         return stress_command(argc - 2, argv + 2, resolve_workload); /* harness/stress.c */
+    if (!cli_is_command(cmd)) /* before its options: `bogus --jobs 2` is an unknown command */
+        return usage_error("unknown command '%s'", cmd);
     int rc = parse_args(argc - 2, argv + 2, &a);
     if (rc)
         return rc;

@@ -19,6 +19,8 @@ expect_bad() {
 }
 
 expect_bad "unknown command" "unknown command" frobnicate
+expect_bad "unknown command, before its options" "unknown command 'frobnicate'" frobnicate --jobs 2
+expect_bad "unknown command, before a bad option" "unknown command 'frobnicate'" frobnicate --bogus
 expect_bad "unknown option" "unknown option" run demo --bogus
 expect_bad "missing workload file" "nope.yaml" run nope.yaml
 printf 'name: x\nworkers:\n  cont: 3\n' >"$T_TMP/typo.yaml"
