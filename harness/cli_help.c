@@ -568,6 +568,25 @@ static void print_man(FILE *out)
     fputs(".TP\n.B " LS_CLOCKSHIM_ENV "\n", out);
     roff_line(out, "where the clock shim of clock faults is (default: " LS_CLOCKSHIM_NAME
                    " next to the binary, else ../lib/lockstorm/ of it).");
+    static const char *const env[][2] = {
+        {"TMPDIR", "where check --history spills a JSONL history past 32 MB of records (64 "
+                   "bytes per event, in files without a name; default /tmp)."},
+        {"LS_GNUPLOT", "the gnuplot program the reports' charts are drawn with (default: "
+                       "gnuplot in PATH)."},
+        {"LS_PG_BINDIR", "where initdb and postgres are, for cluster.topology: postgres "
+                         "(default: the newest /usr/lib/postgresql/N/bin)."},
+        {"LS_PG_USER", "the user the PostgreSQL server runs as when lockstorm runs as root "
+                       "(default: postgres, else nobody)."},
+        {"LS_LIBPQ", "the libpq file loaded at the first PostgreSQL connection (default: the "
+                     "system's libpq.so.5)."},
+        {"LS_CHECK_READ", "map: the checkers' pass reads the event logs through their "
+                          "mappings instead of with pread (the same result; for comparing "
+                          "the two)."},
+    };
+    for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+        fprintf(out, ".TP\n.B %s\n", env[i][0]);
+        roff_line(out, env[i][1]);
+    }
     fputs(".SH FILES\n.TP\n.I PREFIX/share/lockstorm/workloads/\n", out);
     roff_line(out, "bundled workloads, run by name (found relative to the binary).");
     fputs(".TP\n.I PREFIX/lib/lockstorm/" LS_CLOCKSHIM_NAME "\n", out);

@@ -58,6 +58,16 @@ check "docs/lockstorm.1 is what 'lockstorm help --man' prints (regenerate it if 
 for c in $cmds; do
     check "the man page documents $c" grep -q "^\.SS $c\$" "$SRC/docs/lockstorm.1"
 done
+# every environment variable the program reads is in ENVIRONMENT, but the
+# tests' own hooks, PATH and LOCKSTORM_CLOCK_FILE (lockstorm sets it for the
+# clock shim in the processes it starts)
+env_doc=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH FILES/p' "$SRC/docs/lockstorm.1")
+for v in $(cd "$SRC" && grep -rhoE 'getenv\("[A-Z_]+"\)|[A-Z_]+_ENV "[A-Z_]+"' --include=*.c --include=*.h \
+               adapters backends checkers faults harness locks model reports util 2>/dev/null |
+           grep -oE '"[A-Z_]+"' | tr -d '"' | sort -u); do
+    case $v in PATH | LOCKSTORM_CLOCK_FILE | LS_CHECK_RING_WAIT | LS_CHECK_MAX_MAPPED_LOGS) continue ;; esac
+    check "the man page's ENVIRONMENT names $v" grep -q "^\.B $v\$" <<<"$env_doc"
+done
 if command -v groff >/dev/null 2>&1; then
     warn=$(groff -man -ww -z "$SRC/docs/lockstorm.1" 2>&1)
     check "groff renders the man page without warnings${warn:+: $warn}" [ -z "$warn" ]
