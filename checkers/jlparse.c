@@ -7,20 +7,35 @@
  */
 #include "checkers/jlparse.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/xalloc.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
 
 /* Bytes that may stand as they are inside a JSON string: not a quote, a
  * backslash or a control byte (one look-up per byte instead of three
- * comparisons). Filled by jl_parser_init, the same every time. */
+ * comparisons). Filled once (fill_tables). */
 static unsigned char plain[256];
 
 /* ---- resources ---- */
+
+/* Contract: 1 when a[0..n) == b[0..n). For the short names of event types
+ * and resources, inline: a call to memcmp costs more than the compare. */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (a[k] != b[k])
+            return 0;
+    return 1;
+}
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -53,7 +68,7 @@ static void resmap_rehash(struct jl_parser *p, size_t cap)
 static int resmap_get(struct jl_parser *p, const char *name, size_t len)
 {
     struct history *h = p->h;
-    if (p->last >= 0 && len == p->last_len && memcmp(h->res_names[p->last], name, len) == 0)
+    if (p->last >= 0 && len == p->last_len && same_bytes(h->res_names[p->last], name, len))
         return p->last; /* lines of one resource tend to come together */
     if (p->cap == 0)
         resmap_rehash(p, 64);
@@ -83,6 +98,17 @@ static int resmap_get(struct jl_parser *p, const char *name, size_t len)
     return idx;
 }
 
+static void type_table(void);
+
+/* Contract: plain[] and the type tables filled (once, by whichever
+ * parser is made first: parsers on several threads read them). */
+static void fill_tables(void)
+{
+    for (int c = 0; c < 256; c++)
+        plain[c] = c >= 0x20 && c != '"' && c != '\\';
+    type_table();
+}
+
 void jl_parser_init(struct jl_parser *p, struct history *h, const char *file, struct ls_err *err)
 {
     memset(p, 0, sizeof(*p));
@@ -91,8 +117,8 @@ void jl_parser_init(struct jl_parser *p, struct history *h, const char *file, st
     p->err = err;
     p->scratch = xmalloc(2 * (JL_MAX_LINE + 1));
     p->last = -1;
-    for (int c = 0; c < 256; c++)
-        plain[c] = c >= 0x20 && c != '"' && c != '\\';
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fill_tables);
 }
 
 void jl_parser_free(struct jl_parser *p)
@@ -293,6 +319,8 @@ enum { K_T, K_W, K_TYPE, K_RES, K_TOKEN, K_FENCE, K_VALID_UNTIL, K_AUTO, K_ATTEM
 
 enum { V_ABSENT, V_NULL, V_INT, V_BOOL, V_STR };
 
+#define JL_MAX_OTHER 8 /* unknown keys on a line the flat parser takes */
+
 struct slot {
     int kind;
     int64_t i;                  /* V_INT, V_BOOL */
@@ -327,20 +355,47 @@ static int key_of(const char *k, size_t n)
 #undef IS
 }
 
-/* Event type names and their lengths, for a lookup without a strcmp chain
- * (filled once; every thread writes the same values). */
+/* Event type names and their lengths, and a table from a hash of a name's
+ * length, first and last bytes to its type (filled once: fill_tables). No
+ * two names share a hash (type_hash_ok; a
+ * test reads every name through type_of), else the names are compared one
+ * by one. */
 static const char *type_name[EV__MAX];
 static size_t type_len[EV__MAX];
+static unsigned char type_at[128];
+static int type_hash_ok;
 
+static unsigned type_hash(const char *s, size_t n)
+{
+    return (unsigned)(n * 5 + (unsigned char)s[0] * 3 + (unsigned char)s[n - 1]) & 127;
+}
+
+static void type_table(void)
+{
+    int ok = 1;
+    for (int t = 1; t < EV__MAX; t++) {
+        type_name[t] = ev_type_name(t);
+        type_len[t] = strlen(type_name[t]);
+        unsigned hv = type_hash(type_name[t], type_len[t]);
+        if (type_at[hv])
+            ok = 0;
+        type_at[hv] = (unsigned char)t;
+    }
+    type_hash_ok = ok;
+}
+
+/* Contract: the type named s[0..n), or 0; type_table has been filled
+ * (jl_parser_init). */
 static int type_of(const char *s, size_t n)
 {
-    if (!type_len[EV_ACQUIRE_INVOKE])
-        for (int t = 1; t < EV__MAX; t++) {
-            type_name[t] = ev_type_name(t);
-            type_len[t] = strlen(type_name[t]);
-        }
+    if (n == 0)
+        return 0;
+    if (type_hash_ok) {
+        int t = type_at[type_hash(s, n)];
+        return t && type_len[t] == n && same_bytes(s, type_name[t], n) ? t : 0;
+    }
     for (int t = 1; t < EV__MAX; t++)
-        if (type_len[t] == n && s[0] == type_name[t][0] && memcmp(s, type_name[t], n) == 0)
+        if (type_len[t] == n && same_bytes(s, type_name[t], n))
             return t;
     return 0;
 }
@@ -420,18 +475,57 @@ static int flat_string(const char *s, size_t len, size_t *pos, char *out, size_t
     return 0;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Contract: how many of the 8 bytes at s are digits before the first that
+ * is not (0..8). No branch on the bytes: a number's length varies from
+ * line to line, and a byte loop's exit is mispredicted as often. */
+static unsigned digits8(const char *s, uint64_t *w)
+{
+    memcpy(w, s, 8);
+    uint64_t x = *w ^ 0x3030303030303030ull; /* a digit's byte becomes 0..9 */
+    uint64_t not_digit = (((x & 0x7f7f7f7f7f7f7f7full) + 0x7676767676767676ull) | x) &
+                         0x8080808080808080ull; /* bit 7 of a byte: > 9, or >= 0x80 */
+    return not_digit ? (unsigned)__builtin_ctzll(not_digit) / 8 : 8;
+}
+
+/* Contract: the value of the n digits (1..8) that begin w (as digits8 read
+ * them). */
+static uint64_t value8(uint64_t w, unsigned n)
+{
+    uint64_t x = (w ^ 0x3030303030303030ull) << (8 * (8 - n)); /* leading zeros */
+    x = ((x & 0x0f0f0f0f0f0f0f0full) * 2561) >> 8;         /* pairs of digits */
+    x = ((x & 0x00ff00ff00ff00ffull) * 6553601) >> 16;     /* fours */
+    return ((x & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
+}
+#endif
+
 /* Contract: a plain JSON integer at s[*pos] (at most 18 digits, no '-0',
  * no fraction or exponent) into *v, *pos after it; -1 for anything else. */
-static int flat_int(const char *s, size_t len, size_t *pos, int64_t *v)
+static inline __attribute__((always_inline)) int flat_int(const char *s, size_t len,
+                                                           size_t *pos, int64_t *v)
 {
     size_t i = *pos;
     int neg = s[i] == '-';
     i += (size_t)neg;
     size_t d0 = i;
     uint64_t x = 0; /* unsigned: a 19th digit may wrap, and is refused below */
-    while (i < len && s[i] >= '0' && s[i] <= '9') {
-        x = x * 10 + (uint64_t)(s[i] - '0');
-        i++;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w1, w2;
+    unsigned n1, n2;
+    if (i + 16 <= len && (n1 = digits8(s + i, &w1)) < 8) { /* up to 7 digits */
+        x = n1 ? value8(w1, n1) : 0;
+        i += n1;
+    } else if (i + 16 <= len && (n2 = digits8(s + i + 8, &w2)) < 8) { /* 8 to 15 */
+        static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+        x = value8(w1, 8) * pow10[n2] + (n2 ? value8(w2, n2) : 0);
+        i += 8 + n2;
+    } else
+#endif
+    {
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            x = x * 10 + (uint64_t)(s[i] - '0');
+            i++;
+        }
     }
     size_t nd = i - d0;
     if (nd == 0 || nd > 18 || (s[d0] == '0' && (nd > 1 || neg)))
@@ -488,17 +582,17 @@ static int slot_bool(const struct slot *sl)
     return sl->kind == V_BOOL ? (int)sl->i : -1;
 }
 
-int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec *r, int *wid)
+/* Contract: the keys and values of any flat line into sl[0..K__N]
+ * (strings decoded into p->scratch, NUL-terminated); 1, or 0 to leave the
+ * line to the tree parser. */
+static int tok_general(struct jl_parser *p, const char *s, size_t len, struct slot *sl)
 {
-    if (len > JL_MAX_LINE)
-        return 0;
-    struct slot sl[K__N + 1];
     for (int k = 0; k <= K__N; k++)
         sl[k].kind = V_ABSENT;
     char *sbuf[2] = {p->scratch, p->scratch + JL_MAX_LINE + 1}; /* res, then token/err/type */
     char *other = sbuf[1];
     size_t used = 0; /* of other: strings other than res are decoded one after another */
-    struct { const char *k; size_t n; } other_keys[8]; /* unknown keys so far (no escapes) */
+    struct { const char *k; size_t n; } other_keys[JL_MAX_OTHER]; /* unknown keys so far */
     int others = 0;
     size_t i = 0;
     while (i < len && is_ws(s[i]))
@@ -516,7 +610,8 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
             i++;
         if (i >= len || s[i] != '"')
             return 0;
-        int key = key_of(s + k0, i - k0);
+        size_t kn = i - k0; /* the key's length, before the spaces and ':' after it */
+        int key = key_of(s + k0, kn);
         i++;
         while (i < len && is_ws(s[i]))
             i++;
@@ -530,13 +625,13 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
         if (key != K_OTHER && sl[key].kind != V_ABSENT)
             return 0; /* a duplicate key: the tree parser decides which counts */
         if (key == K_OTHER) { /* a repeated unknown key: the tree parser refuses it */
-            if (others == (int)(sizeof(other_keys) / sizeof(other_keys[0])))
+            if (others == JL_MAX_OTHER)
                 return 0; /* too many to compare: the tree parser sees to them */
             for (int j = 0; j < others; j++)
-                if (other_keys[j].n == i - k0 && memcmp(other_keys[j].k, s + k0, i - k0) == 0)
+                if (other_keys[j].n == kn && memcmp(other_keys[j].k, s + k0, kn) == 0)
                     return 0;
             other_keys[others].k = s + k0;
-            other_keys[others++].n = i - k0;
+            other_keys[others++].n = kn;
         }
         char *buf = key == K_RES ? sbuf[0] : other + used;
         if (flat_value(s, len, &i, &sl[key], buf) < 0)
@@ -558,7 +653,221 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     }
     while (i < len && is_ws(s[i]))
         i++;
-    if (i != len)
+    return i == len;
+}
+
+/* ---- compact lines: found by masks, not byte loops ---- */
+
+#define JL_COMPACT_MAX 256 /* bytes; a longer line goes to tok_general */
+
+/* Contract: for j < len (16 <= len <= JL_COMPACT_MAX; nothing past
+ * s[len - 1] is read), bit j of q[j / 64] set where s[j] is a quote, of
+ * sep[j / 64] where s[j] is a ',' or a '}' outside every string (the
+ * quotes taken as they come: right when no string has an escape); returns
+ * nonzero when some s[j] is a backslash or a control byte. */
+static int line_masks(const char *s, size_t len, uint64_t q[JL_COMPACT_MAX / 64],
+                      uint64_t sep[JL_COMPACT_MAX / 64])
+{
+    for (int b = 0; b < JL_COMPACT_MAX / 64; b++)
+        q[b] = sep[b] = 0;
+    size_t nv = len / 16, r = len % 16;
+    uint32_t bad = 0;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+                  ctl = _mm_set1_epi8(0x1f), comma = _mm_set1_epi8(','),
+                  close = _mm_set1_epi8('}');
+#define LS_MASKS(at, mq, ms, mb)                                                              \
+    do {                                                                                      \
+        __m128i v_ = _mm_loadu_si128((const __m128i *)(const void *)(s + (at)));              \
+        mq = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v_, quote));                          \
+        ms = (uint32_t)_mm_movemask_epi8(                                                     \
+            _mm_or_si128(_mm_cmpeq_epi8(v_, comma), _mm_cmpeq_epi8(v_, close)));             \
+        mb = (uint32_t)_mm_movemask_epi8(_mm_or_si128(                                        \
+            _mm_cmpeq_epi8(v_, bs), _mm_cmpeq_epi8(_mm_max_epu8(v_, ctl), ctl)));             \
+    } while (0)
+#else
+#define LS_MASKS(at, mq, ms, mb)                                                              \
+    do {                                                                                      \
+        mq = ms = mb = 0;                                                                     \
+        for (int j_ = 0; j_ < 16; j_++) {                                                     \
+            unsigned char c_ = (unsigned char)s[(at) + (size_t)j_];                           \
+            mq |= (uint32_t)(c_ == '"') << j_;                                                \
+            ms |= (uint32_t)(c_ == ',' || c_ == '}') << j_;                                   \
+            mb |= (uint32_t)(c_ == '\\' || c_ < 0x20) << j_;                                  \
+        }                                                                                     \
+    } while (0)
+#endif
+    for (size_t k = 0; k < nv; k++) {
+        uint32_t mq, ms, mb;
+        LS_MASKS(16 * k, mq, ms, mb);
+        q[k / 4] |= (uint64_t)mq << (16 * (k % 4));
+        sep[k / 4] |= (uint64_t)ms << (16 * (k % 4));
+        bad |= mb;
+    }
+    if (r) { /* the last r bytes: the 16 that end the line, the first 16 - r dropped */
+        uint32_t mq, ms, mb;
+        LS_MASKS(len - 16, mq, ms, mb);
+        q[nv / 4] |= (uint64_t)(mq >> (16 - r)) << (16 * (nv % 4));
+        sep[nv / 4] |= (uint64_t)(ms >> (16 - r)) << (16 * (nv % 4));
+        bad |= mb;
+    }
+#undef LS_MASKS
+    uint64_t odd = 0; /* all ones when the words before end inside a string */
+    for (size_t b = 0; b < (len + 63) / 64; b++) {
+        uint64_t in = q[b]; /* bit j: an odd number of quotes at or before j */
+        in ^= in << 1;
+        in ^= in << 2;
+        in ^= in << 4;
+        in ^= in << 8;
+        in ^= in << 16;
+        in ^= in << 32;
+        in ^= odd;
+        sep[b] &= ~in;
+        odd = (uint64_t)0 - (in >> 63);
+    }
+    return bad != 0;
+}
+
+/* Contract: the first quote at or after j (< len), or len when none. */
+static size_t next_quote(const uint64_t *q, size_t j, size_t len)
+{
+    if (j >= len)
+        return len;
+    size_t b = j / 64;
+    uint64_t m = q[b] & (~(uint64_t)0 << (j % 64));
+    while (!m) {
+        if (++b >= (len + 63) / 64)
+            return len;
+        m = q[b];
+    }
+    return b * 64 + (size_t)__builtin_ctzll(m);
+}
+
+/* Contract: the integer that is all of s[0..n) (flat_int's rules: at most
+ * 18 digits, no '-0', no leading zero) into *v; -1 for anything else. The
+ * bytes up to s + 16 may be read when more is set (they are the line's). */
+static inline __attribute__((always_inline)) int exact_int(const char *s, size_t n, int more,
+                                                           int64_t *v)
+{
+    int neg = s[0] == '-';
+    const char *d = s + neg;
+    size_t nd = n - (size_t)neg;
+    if (nd == 0 || nd > 18 || (d[0] == '0' && (nd > 1 || neg)))
+        return -1;
+    uint64_t x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w1, w2;
+    if (more && nd <= 8) {
+        if (digits8(d, &w1) < nd)
+            return -1;
+        x = value8(w1, (unsigned)nd);
+    } else if (more && nd <= 15 && !neg) {
+        static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+        if (digits8(d, &w1) < 8 || digits8(d + 8, &w2) < nd - 8)
+            return -1;
+        x = value8(w1, 8) * pow10[nd - 8] + value8(w2, (unsigned)(nd - 8));
+    } else
+#endif
+    {
+        for (size_t k = 0; k < nd; k++) {
+            if (d[k] < '0' || d[k] > '9')
+                return -1;
+            x = x * 10 + (uint64_t)(d[k] - '0');
+        }
+    }
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    return 0;
+}
+
+/* Contract: tok_general's answer for a compact line (no byte outside a
+ * string is a space, no string has an escape, no control byte anywhere),
+ * its strings left where they are in s (err's copied, NUL-terminated); 0
+ * for any other line, which tok_general reads then. Each field is found
+ * between two separators (line_masks), so the fields' work does not wait
+ * on one another's byte scans. */
+static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct slot *sl)
+{
+    if (len < 16 || len > JL_COMPACT_MAX || s[0] != '{')
+        return 0;
+    uint64_t q[JL_COMPACT_MAX / 64], sep[JL_COMPACT_MAX / 64];
+    if (line_masks(s, len, q, sep))
+        return 0;
+    for (int k = 0; k <= K__N; k++)
+        sl[k].kind = V_ABSENT;
+    struct { const char *k; size_t n; } other_keys[JL_MAX_OTHER];
+    int others = 0;
+    size_t nw = (len + 63) / 64, wb = 0;
+    uint64_t m = sep[0];
+    size_t a = 1; /* the field [a, e): "key":value */
+    for (;;) {
+        while (!m) {
+            if (++wb >= nw)
+                return 0;
+            m = sep[wb];
+        }
+        size_t e = wb * 64 + (size_t)__builtin_ctzll(m);
+        m &= m - 1;
+        if (s[a] != '"') /* a < e: a field of at least one byte before its separator */
+            return 0;
+        size_t ke = next_quote(q, a + 1, len);
+        if (ke + 2 >= e || s[ke + 1] != ':')
+            return 0;
+        int key = key_of(s + a + 1, ke - a - 1);
+        if (key != K_OTHER && sl[key].kind != V_ABSENT)
+            return 0;
+        if (key == K_OTHER) {
+            if (others == JL_MAX_OTHER)
+                return 0;
+            for (int j = 0; j < others; j++)
+                if (other_keys[j].n == ke - a - 1 &&
+                    memcmp(other_keys[j].k, s + a + 1, ke - a - 1) == 0)
+                    return 0;
+            other_keys[others].k = s + a + 1;
+            other_keys[others++].n = ke - a - 1;
+        }
+        size_t vs = ke + 2, vn = e - vs; /* the value: s[vs .. e), vn >= 1 */
+        struct slot *v = &sl[key];
+        char c = s[vs];
+        if (c == '"') {
+            if (vn < 2 || next_quote(q, vs + 1, len) != e - 1)
+                return 0;
+            v->kind = V_STR;
+            v->s = s + vs + 1;
+            v->n = vn - 2;
+            if (key == K_ERR) { /* ev_err_from_name takes a C string */
+                char *eb = p->scratch + JL_MAX_LINE + 1;
+                memcpy(eb, v->s, v->n);
+                eb[v->n] = '\0';
+                v->s = eb;
+            }
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            v->kind = V_INT;
+            if (exact_int(s + vs, vn, vs + 17 <= len, &v->i) < 0)
+                return 0;
+        } else if (vn == 4 && memcmp(s + vs, "true", 4) == 0) {
+            v->kind = V_BOOL;
+            v->i = 1;
+        } else if (vn == 5 && memcmp(s + vs, "false", 5) == 0) {
+            v->kind = V_BOOL;
+            v->i = 0;
+        } else if (vn == 4 && memcmp(s + vs, "null", 4) == 0) {
+            v->kind = V_NULL;
+        } else {
+            return 0; /* objects, arrays, anything else: tok_general, then the tree parser */
+        }
+        if (s[e] == '}')
+            return e + 1 == len;
+        a = e + 1;
+    }
+}
+
+int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec *r, int *wid)
+{
+    if (len > JL_MAX_LINE)
+        return 0;
+    struct slot sl[K__N + 1];
+    int compact = tok_compact(p, s, len, sl); /* then no string holds a NUL byte */
+    if (!compact && !tok_general(p, s, len, sl))
         return 0;
 
     /* the tree parser's rules, on the slots */
@@ -575,7 +884,7 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     r->type = (uint8_t)type;
     const struct slot *res = &sl[K_RES];
     if (res->kind == V_STR) {
-        if (memchr(res->s, '\0', res->n))
+        if (!compact && memchr(res->s, '\0', res->n))
             return 0;
     } else if (res->kind != V_NULL && res->kind != V_ABSENT) {
         return 0;
@@ -648,6 +957,7 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     }
     *wid = (int)w->i;
     p->flat++;
+    p->compact += (uint64_t)compact;
     return 1;
 }
 

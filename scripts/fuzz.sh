@@ -20,7 +20,7 @@ build=${LS_FUZZ_BUILD_DIR:-$root/build-fuzz}
 secs=${LS_FUZZ_SECONDS:-60}
 jobs=${LS_FUZZ_JOBS:-1}
 tmo=${LS_FUZZ_TIMEOUT:-10}
-all="workload evlog history parsers json adapter"
+all="workload evlog history jsonl parsers json adapter"
 targets=${LS_FUZZ_TARGETS:-$all}
 
 if ! command -v clang >/dev/null 2>&1; then

@@ -6,7 +6,9 @@
  * histories loaded in memory, spilled, and spilled with sorted runs merged
  * on disk give the same whole result document (result_build; the source
  * path aside) as the same records handed to the checkers
- * directly; an out-of-order worker is sorted; a planted overlap is found.
+ * directly; an out-of-order worker is sorted; a planted overlap is found;
+ * on random lines (test_random_lines) the flat parser, its compact path
+ * and its general one, answers exactly as the tree parser does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,35 +33,84 @@ static int write_file(const char *path, const char *text, size_t n)
     return fclose(f);
 }
 
+/* A parser of lines of "x.jsonl" into a history of its own. */
+struct fix {
+    struct history h;
+    struct ls_err e;
+    struct jl_parser p;
+};
+
+static void fix_open(struct fix *f)
+{
+    memset(f, 0, sizeof(*f));
+    jl_parser_init(&f->p, &f->h, "x.jsonl", &f->e);
+}
+
+static void fix_close(struct fix *f)
+{
+    jl_parser_free(&f->p);
+    history_free(&f->h);
+}
+
 /* Contract: both parsers on line: flat must take it (want_flat) or leave it,
  * and jl_parse_line must give the tree parser's record, worker and
  * resource name. */
 static void same(const char *line, int want_flat)
 {
-    struct history h1, h2;
-    memset(&h1, 0, sizeof(h1));
-    memset(&h2, 0, sizeof(h2));
-    struct ls_err e1 = {0, ""}, e2 = {0, ""};
-    struct jl_parser p1, p2;
-    jl_parser_init(&p1, &h1, "x.jsonl", &e1);
-    jl_parser_init(&p2, &h2, "x.jsonl", &e2);
+    struct fix f1, f2;
+    fix_open(&f1);
+    fix_open(&f2);
     struct ev_rec a, b;
     int wa = -1, wb = -1;
     memset(&a, 0x5a, sizeof(a));
-    int flat = jl_parse_flat(&p1, line, strlen(line), &a, &wa);
+    int flat = jl_parse_flat(&f1.p, line, strlen(line), &a, &wa);
     CHECKF(flat == want_flat, "flat %d for %s", flat, line);
     if (!flat)
-        CHECK(jl_parse_line(&p1, line, strlen(line), 1, &a, &wa) == 0);
-    int rc = jl_parse_tree(&p2, line, strlen(line), 1, &b, &wb);
-    CHECKF(rc == 0, "tree refused %s: %s", line, e2.msg);
+        CHECK(jl_parse_line(&f1.p, line, strlen(line), 1, &a, &wa) == 0);
+    int rc = jl_parse_tree(&f2.p, line, strlen(line), 1, &b, &wb);
+    CHECKF(rc == 0, "tree refused %s: %s", line, f2.e.msg);
     CHECKF(memcmp(&a, &b, sizeof(a)) == 0 && wa == wb, "records differ for %s", line);
-    CHECK_INT(h1.nres, h2.nres);
-    for (int i = 0; i < h1.nres && i < h2.nres; i++)
-        CHECK_STR(h1.res_names[i], h2.res_names[i]);
-    jl_parser_free(&p1);
-    jl_parser_free(&p2);
-    history_free(&h1);
-    history_free(&h2);
+    CHECK_INT(f1.h.nres, f2.h.nres);
+    for (int i = 0; i < f1.h.nres && i < f2.h.nres; i++)
+        CHECK_STR(f1.h.res_names[i], f2.h.res_names[i]);
+    fix_close(&f1);
+    fix_close(&f2);
+}
+
+/* Contract: line is read by the flat parser's compact path (1) or its
+ * general one (0), with the tree parser's record either way. */
+static void path(const char *line, int want_compact)
+{
+    same(line, 1);
+    struct fix f;
+    fix_open(&f);
+    struct ev_rec r;
+    int w;
+    CHECK(jl_parse_flat(&f.p, line, strlen(line), &r, &w) == 1);
+    CHECKF(f.p.compact == (uint64_t)want_compact, "compact %d for %s", (int)f.p.compact, line);
+    fix_close(&f);
+}
+
+static void test_compact_path(void)
+{
+    /* separators and colons inside strings, keys too */
+    path("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a,b}:c{\",\"x,}\":\"}\"}", 1);
+    path("{\"t\":123456789012345678,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", 1);
+    path("{\"t\":-12345678901234,\"w\":0,\"type\":\"exit\",\"res\":\"a\",\"fence\":7}", 1);
+    path("{\"type\":\"crash\",\"w\":7,\"t\":0}", 1); /* 30 bytes; the number last */
+    /* every length from 16 to past 256 (the masks' 16-byte blocks and 64-bit words) */
+    char line[400];
+    for (int pad = 0; pad <= 240; pad++) {
+        snprintf(line, sizeof(line), "{\"t\":9,\"w\":1,\"type\":\"exit\",\"res\":\"%.*s\"}", pad,
+                 "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
+                 "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
+                 "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr");
+        path(line, strlen(line) <= 256);
+    }
+    /* spaces, an escape, a trailing CR: the general path */
+    path("{\"t\": 1,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", 0);
+    path("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\\\"\"}", 0);
+    path("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}\r", 0);
 }
 
 static void test_flat_fields(void)
@@ -117,37 +168,30 @@ static void test_flat_fields(void)
  * "x.jsonl:1: " then want. */
 static void refused(const char *line, const char *want)
 {
-    struct history h;
-    memset(&h, 0, sizeof(h));
-    struct ls_err e = {0, ""};
-    struct jl_parser p;
-    jl_parser_init(&p, &h, "x.jsonl", &e);
+    struct fix f;
+    fix_open(&f);
     struct ev_rec r;
     int w;
-    CHECKF(jl_parse_flat(&p, line, strlen(line), &r, &w) == 0, "flat took %s", line);
-    CHECK(jl_parse_line(&p, line, strlen(line), 1, &r, &w) == LS_EINPUT);
+    CHECKF(jl_parse_flat(&f.p, line, strlen(line), &r, &w) == 0, "flat took %s", line);
+    CHECK(jl_parse_line(&f.p, line, strlen(line), 1, &r, &w) == LS_EINPUT);
     char prefix[256];
     snprintf(prefix, sizeof(prefix), "x.jsonl:1: %s", want);
-    CHECKF(strncmp(e.msg, prefix, strlen(prefix)) == 0, "'%s' does not start '%s'", e.msg, prefix);
-    jl_parser_free(&p);
-    history_free(&h);
+    CHECKF(strncmp(f.e.msg, prefix, strlen(prefix)) == 0, "'%s' does not start '%s'", f.e.msg,
+           prefix);
+    fix_close(&f);
 }
 
 /* Contract: line is refused as a duplicate key, by the tree parser. */
 static void refused_dup(const char *line)
 {
     refused(line, "bad JSON");
-    struct history h;
-    memset(&h, 0, sizeof(h));
-    struct ls_err e = {0, ""};
-    struct jl_parser p;
-    jl_parser_init(&p, &h, "x.jsonl", &e);
+    struct fix f;
+    fix_open(&f);
     struct ev_rec r;
     int w;
-    CHECK(jl_parse_line(&p, line, strlen(line), 1, &r, &w) == LS_EINPUT);
-    CHECKF(strstr(e.msg, "duplicate object key") != NULL, "'%s' for %s", e.msg, line);
-    jl_parser_free(&p);
-    history_free(&h);
+    CHECK(jl_parse_line(&f.p, line, strlen(line), 1, &r, &w) == LS_EINPUT);
+    CHECKF(strstr(f.e.msg, "duplicate object key") != NULL, "'%s' for %s", f.e.msg, line);
+    fix_close(&f);
 }
 
 static void test_flat_leaves(void)
@@ -165,6 +209,10 @@ static void test_flat_leaves(void)
     /* a repeated unknown key is refused like a repeated known one */
     refused_dup("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":1,\"x\":2}");
     refused_dup("{\"x\":1,\"t\":1,\"w\":2,\"type\":\"exit\",\"x\":1,\"res\":\"a\"}");
+    /* ... spaced otherwise (the general path once took the spaces after a
+     * key for part of it, and read these two as different keys) */
+    refused_dup("{\"t\":1,\"w\":2,\"type\":\"enter\",\"res\":\"r\",\"x\" :1,\"x\":2}");
+    refused_dup("{\"t\":1,\"w\":2,\"type\":\"enter\",\"res\":\"r\",\"x\":1,\"x\"\t: 2}");
     same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":1}", 1);
     same("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"x\":1,\"xy\":2,\"y\":3}", 1);
     same("{\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,\"f\":1,\"g\":1,\"h\":1,\"i\":1,\"t\":1,"
@@ -173,6 +221,165 @@ static void test_flat_leaves(void)
     refused("{\"t\":1,\"w\":2,\"type\":\"exit\",\"res\":\"a\",\"fence\":1.0}", "\"fence\"");
     refused("{\"t\":1,\"w\":2,\"type\":\"acquire_invoke\",\"res\":\"a\",\"fence\":5000000000}",
             "\"attempt\""); /* the tree parser's rule, kept as it was */
+}
+
+/* ---- random lines: the flat parser against the tree parser ---- */
+
+/* Contract: a random integer's text: small, large, at the 18- and 19-digit
+ * edges, negative, or a number the flat parser must leave (-0, a leading
+ * zero, a fraction, an exponent). */
+static void rand_int(struct rng *g, struct strbuf *sb)
+{
+    static const char *odd[] = {"-0", "01", "00", "1.5", "1e3", "2E2", "-", "1.", "0.0",
+                                "123456789012345678", "-123456789012345678",
+                                "1234567890123456789", "99999999999999999999", "0", "9",
+                                "12345678", "123456789", "1234567890123456", "-12345678"};
+    switch (rng_below(g, 12)) {
+    case 0: sb_printf(sb, "%d", (int)rng_below(g, 10)); break;
+    case 1: sb_printf(sb, "-%lld", (long long)rng_below(g, 100000000000ull)); break;
+    case 2: sb_printf(sb, "%lld", (long long)(rng_next(g) >> (rng_below(g, 63) + 1))); break;
+    case 3: sb_puts(sb, odd[rng_below(g, sizeof(odd) / sizeof(odd[0]))]); break;
+    default: sb_printf(sb, "%lld", (long long)rng_below(g, 1000000)); break;
+    }
+}
+
+/* Contract: a random JSON string: plain, or with separators, escapes,
+ * non-ASCII bytes, a control byte, an unterminated end. */
+static void rand_str(struct rng *g, struct strbuf *sb, const char *base)
+{
+    static const char *bits[] = {",", "}", "{", ":", "\\\"", "\\\\", "\\n", "\\u0041",
+                                 "\\u00e9", "\\u0000", "\xc3\xa9", " ", "\t", "\\q", "]", "x"};
+    sb_putc(sb, '"');
+    sb_puts(sb, base);
+    int n = rng_below(g, 12) ? 0 : 1 + (int)rng_below(g, 3);
+    for (int k = 0; k < n; k++)
+        sb_puts(sb, bits[rng_below(g, sizeof(bits) / sizeof(bits[0]))]);
+    if (rng_below(g, 200))
+        sb_putc(sb, '"');
+}
+
+/* Contract: a random value for key k of a line of type ty. */
+static void rand_value(struct rng *g, struct strbuf *sb, const char *k, int ty)
+{
+    unsigned r = (unsigned)rng_below(g, 80);
+    if (r == 0) { sb_puts(sb, "null"); return; }
+    if (r == 1) { sb_puts(sb, rng_below(g, 2) ? "true" : "false"); return; }
+    if (r == 2) { sb_puts(sb, rng_below(g, 2) ? "{\"a\":[1,\"}\",2]}" : "[1,2]"); return; }
+    if (r == 3) { rand_int(g, sb); return; }
+    if (r == 4) { rand_str(g, sb, "s"); return; }
+    if (strcmp(k, "type") == 0) {
+        rand_str(g, sb, rng_below(g, 30) ? ev_type_name(ty) : "acquire_oks");
+    } else if (strcmp(k, "res") == 0) {
+        char b[16];
+        snprintf(b, sizeof(b), "r%d", (int)rng_below(g, 40));
+        rand_str(g, sb, b);
+    } else if (strcmp(k, "token") == 0 || strcmp(k, "err") == 0) {
+        char b[40];
+        snprintf(b, sizeof(b), "%.*s", (int)rng_below(g, 22),
+                 strcmp(k, "err") == 0 ? ev_err_name((int)rng_below(g, EVE_NO_PRIMARY + 1))
+                                       : "0123456789abcdefghijklmnop");
+        rand_str(g, sb, b);
+    } else if (strcmp(k, "auto") == 0 || strcmp(k, "fenced") == 0 ||
+               strcmp(k, "accepted") == 0 || strcmp(k, "failed") == 0) {
+        sb_puts(sb, rng_below(g, 2) ? "true" : "false");
+    } else if (strcmp(k, "w") == 0) {
+        sb_printf(sb, "%d", (int)rng_below(g, rng_below(g, 2) ? 64 : 1100000));
+    } else {
+        rand_int(g, sb);
+    }
+}
+
+/* Contract: a random history line: a record's keys (and some unknown ones,
+ * sometimes one twice) in a random order, mostly written compact, else
+ * with spaces, a trailing CR, a cut or a changed byte. */
+static void rand_line(struct rng *g, struct strbuf *sb)
+{
+    static const char *keys[] = {"t", "w", "type", "res", "token", "fence", "valid_until",
+                                 "auto", "attempt", "err", "fenced", "accepted", "failed",
+                                 "counter", "x", "xy", "t\\u0000", "", "a,b", "q}"};
+    int ty = 1 + (int)rng_below(g, EV__MAX - 1);
+    int order[24], n = 0;
+    for (int k = 0; k < 4; k++) /* t, w, type, res: mostly there */
+        if (rng_below(g, 40))
+            order[n++] = k;
+    for (int k = 4; k < (int)(sizeof(keys) / sizeof(keys[0])); k++)
+        if (rng_below(g, k < 14 ? 3 : 8) == 0)
+            order[n++] = k;
+    if (n > 0 && rng_below(g, 30) == 0) {
+        int again = order[rng_below(g, (uint64_t)n)]; /* a key twice */
+        order[n++] = again;
+    }
+    for (int k = n - 1; k > 0; k--) {
+        int j = (int)rng_below(g, (uint64_t)k + 1), t = order[k];
+        order[k] = order[j];
+        order[j] = t;
+    }
+    static const char *const spaces[] = {"", " ", "\t", "  "};
+    int spaced = rng_below(g, 6) == 0; /* then each key spaced its own way */
+    sb_reset(sb);
+    if (spaced && rng_below(g, 2))
+        sb_putc(sb, ' ');
+    sb_putc(sb, '{');
+    for (int k = 0; k < n; k++) {
+        const char *sp = spaced ? spaces[rng_below(g, 4)] : "";
+        sb_printf(sb, "%s\"%s\"%s:%s", k ? "," : "", keys[order[k]], sp,
+                  spaced ? spaces[rng_below(g, 4)] : "");
+        rand_value(g, sb, keys[order[k]], ty);
+        sb_puts(sb, sp);
+    }
+    sb_putc(sb, '}');
+    if (rng_below(g, 30) == 0)
+        sb_puts(sb, rng_below(g, 2) ? "\r" : " ");
+    if (rng_below(g, 4) == 0) { /* past the compact path's 256 bytes, or around 16, 64, 128 */
+        sb->len--;
+        sb_puts(sb, ",\"pad\":\"");
+        for (int k = (int)rng_below(g, 300); k > 0; k--)
+            sb_putc(sb, 'p');
+        sb_puts(sb, "\"}");
+    }
+    if (sb->len && rng_below(g, 25) == 0)
+        sb->len = (size_t)rng_below(g, sb->len); /* cut */
+    if (sb->len && rng_below(g, 25) == 0) {
+        static const char bytes[] = "\",}{:\\ 0-.e\x01\x7f";
+        sb->buf[rng_below(g, sb->len)] = bytes[rng_below(g, sizeof(bytes) - 1)];
+    }
+}
+
+static void test_random_lines(void)
+{
+    struct fix f1, f2; /* jl_parse_line, and the tree parser alone */
+    fix_open(&f1);
+    fix_open(&f2);
+    struct rng g;
+    rng_seed(&g, 19, 7);
+    struct strbuf sb = STRBUF_INIT;
+    int lines = 60000, bad = 0;
+    for (int i = 0; i < lines && bad < 5; i++) {
+        rand_line(&g, &sb);
+        struct ev_rec a, b;
+        int wa = -1, wb = -1;
+        memset(&a, 0x5a, sizeof(a));
+        memset(&b, 0xa5, sizeof(b));
+        int ra = jl_parse_line(&f1.p, sb.buf, sb.len, 1, &a, &wa);
+        int rb = jl_parse_tree(&f2.p, sb.buf, sb.len, 1, &b, &wb);
+        int ok = ra == rb && (ra ? strcmp(f1.e.msg, f2.e.msg) == 0
+                                 : memcmp(&a, &b, sizeof(a)) == 0 && wa == wb);
+        CHECKF(ok, "line %d differs (%d / %d, '%s' / '%s'): %.*s", i, ra, rb, f1.e.msg,
+               f2.e.msg, (int)sb.len, sb.buf);
+        bad += !ok;
+    }
+    CHECK_INT(f1.h.nres, f2.h.nres);
+    for (int i = 0; i < f1.h.nres && i < f2.h.nres; i++)
+        CHECK_STR(f1.h.res_names[i], f2.h.res_names[i]);
+    /* every path was taken: compact, the general flat one, the tree parser */
+    const struct jl_parser *p1 = &f1.p;
+    CHECKF(p1->compact > (uint64_t)lines / 10, "compact %llu", (unsigned long long)p1->compact);
+    CHECKF(p1->flat - p1->compact > (uint64_t)lines / 20, "general %llu",
+           (unsigned long long)(p1->flat - p1->compact));
+    CHECKF(p1->tree > (uint64_t)lines / 20, "tree %llu", (unsigned long long)p1->tree);
+    sb_free(&sb);
+    fix_close(&f1);
+    fix_close(&f2);
 }
 
 /* Contract: the load of text fails with a message starting "FILE:want". */
@@ -522,7 +729,9 @@ int main(void)
         return 1;
     setenv("TMPDIR", tmp, 1); /* spill directories go here, and must be gone after */
     RUN(test_flat_fields);
+    RUN(test_compact_path);
     RUN(test_flat_leaves);
+    RUN(test_random_lines);
     RUN(test_malformed);
     RUN(test_equivalence);
     RUN(test_sorted_and_found);
