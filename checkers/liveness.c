@@ -70,6 +70,8 @@ struct wcount {
     int64_t attempts, grants;
     struct wheld *held;     /* its grants with no release outcome yet (owned) */
     int nheld, held_cap;
+    int unentered;          /* of them, those no enter came for (grants never released
+                             * pile up: the searches for an unentered one skip them) */
 };
 
 struct liveness_st {
@@ -91,6 +93,7 @@ struct liveness_st {
     int64_t unserved_longest;
     int unserved_res;
     int64_t next_id;        /* the last grant id given */
+    int64_t *top;           /* served_update's capacity latest leases (cap > 1; owned) */
 };
 
 /* Contract: close x's stretch of its current kind at `at` (res r): the
@@ -161,25 +164,50 @@ static void advance(struct liveness_st *l, struct rlive *x, int r, int64_t t)
 }
 
 /* Contract: x->served_until from its holders: the capacity-th latest
- * lease, NONE with fewer holders. */
+ * lease, NONE with fewer holders. One walk over the holders keeping the
+ * capacity latest leases seen, in order (a semaphore's capacity is small;
+ * holders can be many: grants never released pile up). */
 static void served_update(struct liveness_st *l, struct rlive *x)
 {
     if (x->nhold < l->cap) {
         x->served_until = NONE;
         return;
     }
-    int64_t best = NONE;
-    for (int k = 0; k < x->nhold; k++) { /* the cap-th largest: count the larger ones */
+    int64_t one, *top = l->cap == 1 ? &one : l->top; /* descending, l->cap of them */
+    int n = 0;
+    for (int k = 0; k < x->nhold; k++) {
         int64_t v = x->hold[k].lease;
-        int larger = 0;
-        for (int j = 0; j < x->nhold; j++)
-            larger += x->hold[j].lease > v || (x->hold[j].lease == v && j < k);
-        if (larger == l->cap - 1) {
-            best = v;
-            break;
-        }
+        if (n == l->cap && v <= top[n - 1])
+            continue;
+        int j = n < l->cap ? n++ : n - 1;
+        for (; j > 0 && top[j - 1] < v; j--)
+            top[j] = top[j - 1];
+        top[j] = v;
     }
-    x->served_until = best;
+    x->served_until = top[l->cap - 1];
+}
+
+/* Contract: served_update's answer after lease was added to x's holders
+ * (a new holder, or a holder's lease raised to it) when x->served_until
+ * was their answer before, without walking them where the capacity is 1:
+ * the latest lease only grows then. */
+static void served_raise(struct liveness_st *l, struct rlive *x, int64_t lease)
+{
+    if (l->cap == 1) {
+        if (lease > x->served_until)
+            x->served_until = lease;
+        return;
+    }
+    served_update(l, x);
+}
+
+/* Contract: served_update's answer after a holder whose lease was `lease`
+ * left x's holders: a walk only when it may have been the latest. */
+static void served_drop(struct liveness_st *l, struct rlive *x, int64_t lease)
+{
+    if (l->cap == 1 && x->nhold >= 1 && x->served_until != NONE && lease < x->served_until)
+        return;
+    served_update(l, x);
 }
 
 /* The resource's state before an event at t of a worker's holders. */
@@ -201,7 +229,9 @@ static void holder_add(struct liveness_st *l, int wi, int64_t id, int64_t old, i
     struct rlive *x = touch(l, res, t);
     for (int k = 0; old && k < x->nhold; k++)
         if (x->hold[k].id == old) {
+            int64_t gone = x->hold[k].lease;
             x->hold[k] = x->hold[--x->nhold];
+            served_drop(l, x, gone);
             break;
         }
     if (x->nhold == x->hold_cap) {
@@ -209,7 +239,10 @@ static void holder_add(struct liveness_st *l, int wi, int64_t id, int64_t old, i
         x->hold = xrealloc(x->hold, (size_t)x->hold_cap * sizeof(*x->hold));
     }
     x->hold[x->nhold++] = (struct lholder){wi, id, lease};
-    served_update(l, x);
+    if (x->nhold >= 2) /* served_until is the holders' before this one */
+        served_raise(l, x, lease);
+    else
+        served_update(l, x);
 }
 
 static void holder_remove(struct liveness_st *l, int64_t id, int res, int64_t t)
@@ -217,8 +250,10 @@ static void holder_remove(struct liveness_st *l, int64_t id, int res, int64_t t)
     struct rlive *x = touch(l, res, t);
     for (int k = 0; k < x->nhold; k++)
         if (x->hold[k].id == id) {
+            int64_t gone = x->hold[k].lease;
             x->hold[k] = x->hold[--x->nhold];
-            break;
+            served_drop(l, x, gone);
+            return;
         }
     served_update(l, x);
 }
@@ -226,10 +261,14 @@ static void holder_remove(struct liveness_st *l, int64_t id, int res, int64_t t)
 static void holder_renew(struct liveness_st *l, int wi, int res, int64_t t, int64_t lease)
 {
     struct rlive *x = touch(l, res, t);
+    int raised = 0;
     for (int k = 0; k < x->nhold; k++)
-        if (x->hold[k].wi == wi && x->hold[k].lease != LEASE_NEVER && lease > x->hold[k].lease)
+        if (x->hold[k].wi == wi && x->hold[k].lease != LEASE_NEVER && lease > x->hold[k].lease) {
             x->hold[k].lease = lease;
-    served_update(l, x);
+            raised = 1;
+        }
+    if (raised) /* else nothing changed */
+        served_raise(l, x, lease);
 }
 
 /* Contract: sweep the batch (one instant) in (kind, arrival) order: an
@@ -306,7 +345,7 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         push_lev(l, r->t, r->res, KIND_GRANT);
         /* a grant replaces the worker's grant of res never entered, in its
          * place (as checkers/mutex.c does): that one has no release to come */
-        int j = 0;
+        int j = w->unentered ? 0 : w->nheld;
         while (j < w->nheld && (w->held[j].res != r->res || w->held[j].entered))
             j++;
         if (j == w->nheld) {
@@ -315,6 +354,7 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
                 w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
             }
             w->held[w->nheld++] = (struct wheld){r->res, 0, 0};
+            w->unentered++;
         }
         int64_t old = w->held[j].id;
         w->held[j].id = ++l->next_id;
@@ -323,9 +363,10 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         break;
     }
     case EV_ENTER: /* the latest grant of res never entered, as checkers/mutex.c */
-        for (int j = w->nheld - 1; j >= 0; j--)
+        for (int j = w->unentered ? w->nheld - 1 : -1; j >= 0; j--)
             if (w->held[j].res == r->res && !w->held[j].entered) {
                 w->held[j].entered = 1;
+                w->unentered--;
                 break;
             }
         break;
@@ -345,6 +386,7 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         for (int j = 0; j < w->nheld; j++)
             if (w->held[j].res == r->res) {
                 int64_t id = w->held[j].id;
+                w->unentered -= !w->held[j].entered;
                 w->held[j] = w->held[--w->nheld];
                 if (l->nbatch && r->t != l->batch_t)
                     flush(l);
@@ -364,6 +406,7 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
             l->ncrash++;
         }
         w->nheld = 0;
+        w->unentered = 0;
         break;
     default:
         break;
@@ -390,6 +433,8 @@ static void *liveness_init(const struct history *h, const struct check_params *p
     l->crash_max = -1;
     l->longest_res = -1;
     l->cap = p->capacity > 0 ? p->capacity : 1;
+    if (l->cap > 1)
+        l->top = xmalloc((size_t)l->cap * sizeof(*l->top));
     for (int k = 0; k < WK__N; k++)
         l->wait_longest_res[k] = -1;
     l->unserved_res = -1;
@@ -530,6 +575,7 @@ static int liveness_finish(void *st, struct json *res)
     free(rl);
     free(wc);
     free(ls->batch);
+    free(ls->top);
     free(ls);
     return verdict;
 }

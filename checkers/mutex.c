@@ -75,8 +75,13 @@ struct hold {
     uint8_t batched;            /* in the enter batch, not yet in the active list */
     uint8_t gone;               /* no longer a live grant: ended, released, lost, replaced */
     uint8_t renewed_late;       /* it had a renewal after loss */
+    uint8_t snap_unsorted;      /* snap's ids are not rising (never seen: live lists are in
+                                   grant order, ids given in that order) */
     int refs;
     int pending;                /* pending violations naming it */
+    struct pviol **pv;          /* those of them made while it had not ended, in the order
+                                   they were made (owned; NULL once it has ended) */
+    int npv, pvcap;
     struct incident *inc;       /* the incident it causes, NULL none (yet) */
     struct hold *next_free;
 };
@@ -119,6 +124,7 @@ struct pviol {                  /* a violation whose holds have not all ended */
     int64_t index;              /* its place in violations[], from 0 */
     struct incident *inc;       /* the incident it belongs to */
     int undone;                 /* holds not ended yet */
+    int at;                     /* its place in mutex_st.pend */
     int valid;                  /* holds whose lease was valid at the latest grant */
     int n;                      /* holders: the active ones, then the entering one */
     int latest;                 /* the holder with the latest grant (the one judged) */
@@ -142,6 +148,7 @@ struct mutex_st {
     int64_t batch_t;
     struct pviol **pend;
     int npend, pend_cap;
+    int pend_gone;              /* resolved ones in pend (NULL) since it was last closed up */
     struct json *viol;          /* the listed violations (owned until finish) */
     struct json *incs;          /* the listed incidents (owned until finish) */
     int64_t nviol, near, stale, broken, holds;
@@ -184,6 +191,8 @@ static void hold_unref(struct mutex_st *m, struct hold *x)
     if (--x->refs == 0) {
         free(x->snap_more);
         x->snap_more = NULL;
+        free(x->pv);
+        x->pv = NULL;
         x->next_free = m->free_list;
         m->free_list = x;
     }
@@ -232,10 +241,30 @@ static void lease_raise(struct hold *x, int64_t l, int64_t t)
 /* Contract: the lease of the grant with serial id as it stood at H's
  * grant, from H's snapshot: 1 with *l set, or 0 when that grant was not
  * live then (granted at or after H's grant). */
+static const struct snap *snap_at(const struct hold *H, int k)
+{
+    return k < SNAP_INLINE ? &H->snap[k] : &H->snap_more[k - SNAP_INLINE];
+}
+
 static int snap_find(const struct hold *H, uint64_t id, int64_t *l)
 {
+    if (!H->snap_unsorted) { /* ids rising, as grants join the live list: halve */
+        int lo = 0, hi = H->nsnap;
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (snap_at(H, mid)->id < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < H->nsnap && snap_at(H, lo)->id == id) {
+            *l = snap_at(H, lo)->lease;
+            return 1;
+        }
+        return 0;
+    }
     for (int k = 0; k < H->nsnap; k++) {
-        const struct snap *e = k < SNAP_INLINE ? &H->snap[k] : &H->snap_more[k - SNAP_INLINE];
+        const struct snap *e = snap_at(H, k);
         if (e->id == id) {
             *l = e->lease;
             return 1;
@@ -266,6 +295,8 @@ static void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int6
         if (y->gone || y->acquired == T) /* granted at the same instant: not before it */
             continue;
         struct snap e = {y->id, lease_as_of(y, T)};
+        if (H->nsnap && snap_at(H, H->nsnap - 1)->id >= e.id)
+            H->snap_unsorted = 1; /* snap_find walks them all then */
         if (H->nsnap < SNAP_INLINE) {
             H->snap[H->nsnap] = e;
         } else {
@@ -442,6 +473,10 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
 {
     x->done = 1;
     m->holds++;
+    struct pviol **pv = x->pv; /* taken first: x may be let go below */
+    int npv = x->npv;
+    x->pv = NULL;
+    x->npv = x->pvcap = 0;
     if (!x->batched) {
         struct rstate *r = &m->rs[x->res];
         for (int k = 0; k < r->n; k++)
@@ -456,20 +491,27 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
                 break;
             }
     }
-    if (!x->pending)
-        return;
-    int kept = 0;
-    for (int i = 0; i < m->npend; i++) {
-        struct pviol *v = m->pend[i];
-        for (int k = 0; k < v->n; k++)
-            if (v->hs[k] == x)
-                v->undone--;
-        if (v->undone == 0)
+    /* the pending violations that name it, in the order they were made
+     * (the order of m->pend): those it was the last of are resolved */
+    for (int i = 0; i < npv; i++) {
+        struct pviol *v = pv[i];
+        if (--v->undone == 0) {
+            m->pend[v->at] = NULL;
+            m->pend_gone++;
             resolve(m, v);
-        else
-            m->pend[kept++] = v;
+        }
     }
-    m->npend = kept;
+    free(pv);
+    if (m->pend_gone > 64 && m->pend_gone > m->npend / 2) { /* close the gaps, in order */
+        int kept = 0;
+        for (int i = 0; i < m->npend; i++)
+            if (m->pend[i]) {
+                m->pend[i]->at = kept;
+                m->pend[kept++] = m->pend[i];
+            }
+        m->npend = kept;
+        m->pend_gone = 0;
+    }
 }
 
 static void push_pending(struct mutex_st *m, struct pviol *v)
@@ -478,7 +520,18 @@ static void push_pending(struct mutex_st *m, struct pviol *v)
         m->pend_cap = m->pend_cap ? m->pend_cap * 2 : 16;
         m->pend = xrealloc(m->pend, (size_t)m->pend_cap * sizeof(*m->pend));
     }
+    v->at = m->npend;
     m->pend[m->npend++] = v;
+    for (int k = 0; k < v->n; k++) { /* each undone hold hears of it when it ends */
+        struct hold *x = v->hs[k];
+        if (x->done)
+            continue;
+        if (x->npv == x->pvcap) {
+            x->pvcap = x->pvcap ? 2 * x->pvcap : 4;
+            x->pv = xrealloc(x->pv, (size_t)x->pvcap * sizeof(*x->pv));
+        }
+        x->pv[x->npv++] = v;
+    }
 }
 
 static int batch_before(const struct hold *a, const struct hold *b)
@@ -856,8 +909,10 @@ static void mutex_end(void *st)
     if (m->nbatch)
         flush(m);
     for (int i = 0; i < m->npend; i++) /* every hold has ended by now */
-        resolve(m, m->pend[i]);
+        if (m->pend[i])
+            resolve(m, m->pend[i]);
     m->npend = 0;
+    m->pend_gone = 0;
 }
 
 static void *mutex_init(const struct history *h, const struct check_params *p, struct json *res)
@@ -946,6 +1001,8 @@ static int mutex_finish(void *st, struct json *res)
     /* Left pending only when the pass stopped early (a bad record: the
      * result is discarded and the history passed again). */
     for (int i = 0; i < m->npend; i++) {
+        if (!m->pend[i])
+            continue;
         struct incident *inc = m->pend[i]->inc;
         if (--inc->pending == 0) {
             free(inc->listed);
@@ -962,8 +1019,10 @@ static int mutex_finish(void *st, struct json *res)
         free(m->rs[r].live);
     }
     for (size_t i = 0; i < m->nchunks; i++) {
-        for (int k = 0; k < POOL_CHUNK; k++)
+        for (int k = 0; k < POOL_CHUNK; k++) {
             free(m->chunks[i][k].snap_more);
+            free(m->chunks[i][k].pv);
+        }
         free(m->chunks[i]);
     }
     free(m->chunks);

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Histories whose shape once made the checkers' work grow with the square
+# or the cube of their length (docs/checkers.md "Cost: one pass, bounded
+# memory"): grants never released (a lock left to expire by its TTL) piled
+# up in liveness, which walked every holder for each pair of holders on
+# every grant (20,000 grants: minutes, the check never ended); holds that
+# never end (enters without exits) made each hold that ended walk every
+# pending violation and each violation look up every holder's lease in a
+# list (5,000 enters: 55 s). Each check here runs under a 60 s limit and
+# must give the figures worked out below. Before: the grants check did not
+# end within the limit, the enters one took 16 s (0.4 s now).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# run_check NAME FILE ARGS...: check FILE into $T_TMP/NAME; exit code in $rc
+run_check() {
+    local name=$1 file=$2; shift 2
+    set +e
+    timeout 60 "$LS" check --history "$file" --format json --out "$T_TMP/$name" "$@" \
+        >"$T_TMP/$name.out" 2>"$T_TMP/$name.err"
+    rc=$?
+    set -e
+}
+get() { "$LS" get "$T_TMP/$1" "$2"; }
+
+# One worker, 20,000 rounds a microsecond apart: invoke, a grant with a
+# 500 ns lease one ns later, enter, exit; never a release. Each invoke
+# waits 1 ns for its grant, behind the earlier grants (all expired): the
+# first round waits with no holder (free), the others behind expired ones.
+awk 'BEGIN { for (i = 1; i <= 20000; i++) { t = i * 1000
+    printf "{\"t\":%d,\"w\":0,\"type\":\"acquire_invoke\",\"res\":\"r0\"}\n", t
+    printf "{\"t\":%d,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"r0\",\"valid_until\":%d}\n", t + 1, t + 501
+    printf "{\"t\":%d,\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n", t + 2
+    printf "{\"t\":%d,\"w\":0,\"type\":\"exit\",\"res\":\"r0\"}\n", t + 3 } }' >"$T_TMP/norelease.jsonl"
+run_check norelease "$T_TMP/norelease.jsonl"
+check "20,000 grants never released: checked (exit $rc)" [ "$rc" -eq 0 ]
+check "... waits behind expired grants: 19,999 ns" [ "$(get norelease checks.liveness.waits.expired.total_ms)" = 0.019999 ]
+check "... with no holder: 1 ns" [ "$(get norelease checks.liveness.waits.free.total_ms)" = 1e-06 ]
+check "... within a lease: none" [ "$(get norelease checks.liveness.waits.held.total_ms)" = 0 ]
+check "... 20,000 holds, no violation" \
+    [ "$(get norelease checks.mutex.holds) $(get norelease checks.mutex.violations)" = "20000 0" ]
+# The same as a semaphore of 3 (the walk for the third latest lease): the
+# first three rounds wait with fewer than 3 holders (free), the rest behind
+# 3 or more expired ones.
+run_check norelease3 "$T_TMP/norelease.jsonl" --capacity 3
+check "... as a semaphore of 3: checked (exit $rc)" [ "$rc" -eq 0 ]
+check "... waits behind expired grants 19,997 ns, free 3 ns" \
+    [ "$(get norelease3 checks.liveness.waits.expired.total_ms) $(get norelease3 checks.liveness.waits.free.total_ms)" = "0.019997 3e-06" ]
+
+# Three workers in turn, 3,000 grants and enters, no exit: every hold lasts
+# to the end of its worker's log, so every enter but the first finds holds
+# active, except each worker's last, which enters at its log's last record
+# and so has zero length: 3,000 - 1 - 3 violations, one incident.
+awk 'BEGIN { for (i = 0; i < 3000; i++) { t = (i + 1) * 1000; w = i % 3
+    printf "{\"t\":%d,\"w\":%d,\"type\":\"acquire_ok\",\"res\":\"r0\",\"valid_until\":%d}\n", t, w, t + 500
+    printf "{\"t\":%d,\"w\":%d,\"type\":\"enter\",\"res\":\"r0\"}\n", t + 1, w } }' >"$T_TMP/noexit.jsonl"
+run_check noexit "$T_TMP/noexit.jsonl"
+check "3,000 enters without an exit: checked, violations found (exit $rc)" [ "$rc" -eq 1 ]
+check "... 2,996 violations, all stale holders, one incident" \
+    [ "$(get noexit checks.mutex.violations) $(get noexit checks.mutex.by_class.stale_holder) $(get noexit checks.mutex.incidents)" = "2996 2996 1" ]
+t_finish
