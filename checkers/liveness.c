@@ -128,6 +128,8 @@ static void advance(struct liveness_st *l, struct rlive *x, int r, int64_t t)
     if (!x->acct) {
         x->acct = 1;
         x->acct_t = t;
+        x->served_until = NONE; /* no holder yet (the zeroed 0 was a lease at 0 for a wait
+                                   before it: at negative times it counted as held) */
         x->cur_kind = WK_NONE;
         x->cur_start = t;
         x->unserved_start = NONE;

@@ -656,6 +656,29 @@ static void test_latency_failed(void)
 
 /* ---- liveness ---- */
 
+/* Before any grant of a resource there is no holder, at negative times
+ * too: a renewal there (of nothing) leaves it so. The waits of w0 from -100
+ * to its grant at -20 are all free (they were held from -100 to -50 when a
+ * resource's latest lease started as 0). */
+static void test_waits_before_any_holder(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    sb_puts(&sb, "{\"t\":-100,\"w\":0,\"type\":\"acquire_invoke\",\"res\":\"a\"}\n"
+                 "{\"t\":-50,\"w\":1,\"type\":\"renew_ok\",\"res\":\"a\",\"valid_until\":1000}\n"
+                 "{\"t\":-20,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"a\",\"valid_until\":1000}\n");
+    for (int cap = 1; cap <= 2; cap++) {
+        struct history h;
+        struct json *r = check_text(sb.buf, cap, &h);
+        REQUIRE(r != NULL);
+        CHECKF(getd(r, "checks.liveness.waits.held.total_ms") == 0, "held %g (capacity %d)",
+               getd(r, "checks.liveness.waits.held.total_ms"), cap);
+        CHECK(fabs(getd(r, "checks.liveness.waits.free.total_ms") - 80e-6) < 1e-12);
+        json_free(r);
+        history_free(&h);
+    }
+    sb_free(&sb);
+}
+
 static void test_stall_and_stuck(void)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -936,6 +959,7 @@ int main(void)
     RUN(test_fence_regression);
     RUN(test_latency_failed);
     RUN(test_stall_and_stuck);
+    RUN(test_waits_before_any_holder);
     RUN(test_grant_replaces_unentered);
     RUN(test_waits);
     RUN(test_stats_details);
