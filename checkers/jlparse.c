@@ -488,6 +488,8 @@ static unsigned digits8(const char *s, uint64_t *w)
     return not_digit ? (unsigned)__builtin_ctzll(not_digit) / 8 : 8;
 }
 
+static const uint64_t pow10_8[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+
 /* Contract: the value of the n digits (1..8) that begin w (as digits8 read
  * them). */
 static uint64_t value8(uint64_t w, unsigned n)
@@ -516,8 +518,7 @@ static inline __attribute__((always_inline)) int flat_int(const char *s, size_t 
         x = n1 ? value8(w1, n1) : 0;
         i += n1;
     } else if (i + 16 <= len && (n2 = digits8(s + i + 8, &w2)) < 8) { /* 8 to 15 */
-        static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-        x = value8(w1, 8) * pow10[n2] + (n2 ? value8(w2, n2) : 0);
+        x = value8(w1, 8) * pow10_8[n2] + (n2 ? value8(w2, n2) : 0);
         i += 8 + n2;
     } else
 #endif
@@ -762,10 +763,9 @@ static inline __attribute__((always_inline)) int exact_int(const char *s, size_t
             return -1;
         x = value8(w1, (unsigned)nd);
     } else if (more && nd <= 15 && !neg) {
-        static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
         if (digits8(d, &w1) < 8 || digits8(d + 8, &w2) < nd - 8)
             return -1;
-        x = value8(w1, 8) * pow10[nd - 8] + value8(w2, (unsigned)(nd - 8));
+        x = value8(w1, 8) * pow10_8[nd - 8] + value8(w2, (unsigned)(nd - 8));
     } else
 #endif
     {

@@ -190,9 +190,9 @@ static void served_update(struct liveness_st *l, struct rlive *x)
 }
 
 /* Contract: served_update's answer after lease was added to x's holders
- * (a new holder, or a holder's lease raised to it) when x->served_until
- * was their answer before, without walking them where the capacity is 1:
- * the latest lease only grows then. */
+ * (a new holder, or a holder's lease raised to it), without walking them
+ * where the capacity is 1: the latest lease only grows then (from NONE,
+ * which x->served_until is from the resource's first event on). */
 static void served_raise(struct liveness_st *l, struct rlive *x, int64_t lease)
 {
     if (l->cap == 1) {
@@ -207,7 +207,7 @@ static void served_raise(struct liveness_st *l, struct rlive *x, int64_t lease)
  * left x's holders: a walk only when it may have been the latest. */
 static void served_drop(struct liveness_st *l, struct rlive *x, int64_t lease)
 {
-    if (l->cap == 1 && x->nhold >= 1 && x->served_until != NONE && lease < x->served_until)
+    if (l->cap == 1 && x->nhold >= 1 && lease < x->served_until)
         return;
     served_update(l, x);
 }
@@ -241,10 +241,7 @@ static void holder_add(struct liveness_st *l, int wi, int64_t id, int64_t old, i
         x->hold = xrealloc(x->hold, (size_t)x->hold_cap * sizeof(*x->hold));
     }
     x->hold[x->nhold++] = (struct lholder){wi, id, lease};
-    if (x->nhold >= 2) /* served_until is the holders' before this one */
-        served_raise(l, x, lease);
-    else
-        served_update(l, x);
+    served_raise(l, x, lease);
 }
 
 static void holder_remove(struct liveness_st *l, int64_t id, int res, int64_t t)
