@@ -20,7 +20,9 @@ apt_install() {
     fi
     export DEBIAN_FRONTEND=noninteractive
     echo "lockstorm: installing missing packages: $*" >&2
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+    # one apt-get at a time, as scripts/install-deps.sh (the same lock)
+    local apt=($SUDO flock /var/lock/lockstorm-apt.lock apt-get -o DPkg::Lock::Timeout=600)
+    "${apt[@]}" update -qq && "${apt[@]}" install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 missing=()

@@ -60,7 +60,12 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
     cleanup_policy=1
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# One apt-get at a time: tests that install what they lack can run at once
+# (test_html and test_html_scale both want chromium on a new machine), and
+# dpkg refuses a second install while one holds its lock. So lockstorm's
+# installs queue on a lock of their own, and wait for anyone else's apt.
+apt() { $SUDO flock /var/lock/lockstorm-apt.lock apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+apt update -qq
+apt install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 if [ $cleanup_policy = 1 ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
 echo "lockstorm: packages installed" >&2
