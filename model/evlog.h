@@ -128,6 +128,10 @@ int ev_type_from_name(const char *name);  /* 0 when unknown */
 const char *ev_err_name(int err);
 int ev_err_from_name(const char *name);   /* EVE_OTHER for unknown text */
 uint32_t ev_rec_crc(const struct ev_rec *r);
+/* Contract: crc[j] = ev_rec_crc(&r[j]) for j < n: eight records at once
+ * in AVX-512 lanes where the CPU has them (docs/performance.md "Checksums
+ * in lanes"), else one by one. */
+void ev_rec_crcs(const struct ev_rec *r, size_t n, uint32_t *crc);
 
 /* ---- writer (one per worker process; not thread-safe by itself) ---- */
 
