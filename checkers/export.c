@@ -83,7 +83,7 @@ static void export_event(void *st, int wi, const struct ev_rec *r)
     }
 }
 
-static const struct pass_ops export_ops = {"export", 0, export_event, NULL, NULL};
+static const struct pass_ops export_ops = {"export", 0, export_event, NULL, NULL, 0};
 
 void history_export_jsonl(struct history *h, FILE *out)
 {

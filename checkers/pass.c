@@ -22,11 +22,21 @@ static void worker_done(const struct pass_consumer *c, int n, int wi)
             c[k].ops->worker_end(c[k].st, wi);
 }
 
-/* One consumer's event function and state: the dispatch table's entry. */
-struct target {
-    void (*event)(void *st, int wi, const struct ev_rec *r);
-    void *st;
-};
+size_t recs_first_bad(const struct history *h, const struct ev_rec *r, size_t k, size_t lo)
+{
+    uint32_t crc[64];
+    for (size_t j = 0; j < k; j += 64) {
+        size_t m = k - j < 64 ? k - j : 64;
+        ev_rec_crcs(r + j, m, crc);
+        for (size_t q = 0; q < m; q++) {
+            const struct ev_rec *x = &r[j + q];
+            if (!(x->seq == (uint32_t)(lo + j + q) && x->type >= 1 && x->type < EV__MAX &&
+                  (x->type == EV_CRASH || x->res < h->nres) && x->crc == crc[q]))
+                return j + q;
+        }
+    }
+    return k;
+}
 
 void wpos_fill(struct wpos *c)
 {
@@ -55,7 +65,11 @@ void wpos_fill(struct wpos *c)
         }
         memset(c->buf + got, 0, (k - got) * sizeof(*c->buf));
     }
-    c->vchk = 0;
+    /* an unverified log's records judged here, the checksums in lanes; the
+     * pass then checks the time order alone (as in a helper's chunk) */
+    c->vchk = c->unverified;
+    if (c->vchk)
+        c->vbad = c->i + recs_first_bad(c->h, c->buf, k, c->i);
     c->win = c->buf;
     c->wlo = c->i;
     c->whi = c->i + k;
@@ -111,11 +125,12 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
      * over all of them testing each one's mask cost ~45 instructions per
      * record more. */
     struct target *tg = xmalloc((size_t)(32 * (n ? n : 1)) * sizeof(*tg));
-    int ntg[32] = {0};
-    for (int t = 0; t < 32; t++)
-        for (int k = 0; k < n; k++)
-            if (!c[k].ops->types || (c[k].ops->types & (1u << t)))
-                tg[t * n + ntg[t]++] = (struct target){c[k].ops->event, c[k].st};
+    int ntg[32];
+    targets_fill(c, n, tg, ntg);
+    for (int i = 0; i < m; i++) {
+        pos[i].h = h;
+        pos[i].wi = i;
+    }
     for (int i = 0; a && a->rr && i < nw; i++)
         pos[i].rr = a->rr[i];
     struct xbig big = {0};
@@ -162,6 +177,8 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
             const struct target *d = &tg[(r->type & 31) * n];
             for (int j = 0, nj = ntg[r->type & 31]; j < nj; j++)
                 d[j].event(d[j].st, wi, r);
+            if (a && a->oqe) /* every record: the helper's cursors walk every one */
+                ahead_push(a, (unsigned)wi);
             if (p + 1 - ps->dropped >= DROP_EVERY) {
                 if (ps->fd < 0) { /* pread maps nothing; the kernel reads ahead for it */
                     history_drop(w, ps->dropped, p + 1);

@@ -25,6 +25,12 @@ struct pass_ops {
     void (*worker_end)(void *st, int wi);
     /* After the last record of all. May be NULL. */
     void (*end)(void *st);
+    /* What it costs, measured: per mille of a one-thread check's CPU, on
+     * the bench's history of 10^7 events (bench/bench_check; perf, the
+     * event function with what it calls). The parallel pass decides from
+     * it which consumers another thread feeds (passpar.c offload_pick);
+     * 0, unknown: the merging thread feeds it. */
+    unsigned cost;
 };
 
 /* unit: 0 for a consumer that shares no state with another (the default
@@ -79,9 +85,11 @@ int pass_run(struct history *h, const struct pass_consumer *c, int n);
 #define PASS_PAR_MIN_EVENTS 100000
 
 /* Contract: pass_run on up to jobs threads (jobs <= 1: pass_run itself):
- * one thread makes exactly pass_run's calls to the consumers, the others
- * check the deferred records and fault the logs in ahead of it. Returns
- * as pass_run (-1: a deferred record was bad). */
+ * every consumer gets exactly pass_run's calls, in pass_run's order; one
+ * thread merges, the others read and check the logs ahead of it, and one
+ * of them makes the calls of some units of consumers (a unit's calls all
+ * from one thread at a time, in order: passpar.c "consumers fed by a
+ * helper"). Returns as pass_run (-1: a deferred record was bad). */
 int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int jobs);
 
 /* Contract: (tests) on: the merging thread waits for the helpers to read

@@ -32,6 +32,25 @@
 
 struct rring;
 
+/* One consumer's event function and state: an entry of a pass's dispatch
+ * table by record type (pass.c, and the consumers a helper feeds: passpar.c). */
+struct target {
+    void (*event)(void *st, int wi, const struct ev_rec *r);
+    void *st;
+};
+
+/* Contract: fill tg[t * n ..] with the consumers of c[0..n) that want record
+ * type t, in their order, and ntg[t] with their number, for t in 0..31. */
+static inline void targets_fill(const struct pass_consumer *c, int n, struct target *tg, int *ntg)
+{
+    for (int t = 0; t < 32; t++) {
+        ntg[t] = 0;
+        for (int k = 0; k < n; k++)
+            if (c[k].ops->event && (!c[k].ops->types || (c[k].ops->types & (1u << t))))
+                tg[t * n + ntg[t]++] = (struct target){c[k].ops->event, c[k].st};
+    }
+}
+
 struct cursor {
     int64_t t;          /* time of the head; INT64_MAX once exhausted */
     int wi;
@@ -62,6 +81,8 @@ struct wpos {
                            are dropped behind the cursor; none was, no drop is needed */
     int vchk;           /* the window [wlo, whi) was checked by a helper (rec_ok_untimed): */
     size_t vbad;        /* its first bad record (whi: none); the time order is left to the pass */
+    const struct history *h; /* (wpos_fill: the resources a record may name) */
+    int wi;             /* its worker: h->w[wi] */
 };
 
 /* Contract: does c read its fd runs with pread (its own buffer, or the
@@ -145,10 +166,11 @@ static inline int before(const struct cursor *a, const struct cursor *b)
 
 /* Contract: is record r, number p of an unverified log whose previous
  * record is at prev_t, what the loader would have accepted in place
- * (history.h "unverified")? (Checking the checksums of 4 or 8 records at
- * once in AVX-512 lanes was 3-4 times faster alone, and gained nothing in
- * the pass, 32 or 64 at once (SIMD or not) lost 10-25%: see
- * docs/performance.md.) */
+ * (history.h "unverified")? (Record by record, in the merge loop: a log
+ * read in place. A buffer or chunk read with pread is judged whole, its
+ * checksums in lanes: recs_first_bad below; checked one by one in the
+ * merge loop, lanes gained nothing, docs/performance.md "Checksums in
+ * lanes".) */
 static inline int rec_ok(const struct history *h, const struct ev_rec *r, size_t p,
                          int64_t prev_t)
 {
@@ -163,6 +185,11 @@ static inline int rec_ok_untimed(const struct history *h, const struct ev_rec *r
     return r->seq == (uint32_t)p && r->type >= 1 && r->type < EV__MAX &&
            (r->type == EV_CRASH || r->res < h->nres) && r->crc == ev_rec_crc(r);
 }
+
+/* Contract: the first j < k for which r[j], record lo + j of its run, is
+ * not rec_ok_untimed; k when there is none. The checksums are made eight
+ * at a time where the CPU allows (ev_rec_crcs). pass.c. */
+size_t recs_first_bad(const struct history *h, const struct ev_rec *r, size_t k, size_t lo);
 
 /* The merge key of a record's time. INT64_MAX marks an exhausted log, so a
  * record (of a damaged, still unverified log) claiming that time is keyed
@@ -188,7 +215,33 @@ struct ahead {
     struct ahead_w *w;        /* by worker (aligned, owned by passpar.c) */
     size_t *okc;              /* by worker: the merging thread's copy of ok */
     struct rring **rr;        /* by worker: its read-ahead ring, or NULL (owned by passpar.c) */
+    /* The queue of the consumers a helper feeds (passpar.c "consumers fed
+     * by a helper"), or oqe NULL: the merging thread pushes the worker of
+     * every record it delivers, entry oqt; at oqlim it publishes (and
+     * waits for room). */
+    uint16_t *oqe;
+    size_t oqt, oqlim;
 };
+
+/* The offload queue's entries (a power of two); an entry is a worker
+ * index (at most OQ_WMAX) and a flag: OQ_END the end of the worker's
+ * stream, OQ_SHORT its log read in place from its next record on (a
+ * chunk read short: ring_take), neither a record. */
+#define OQ_CAP 16384
+#define OQ_END 0x8000u
+#define OQ_SHORT 0x4000u
+#define OQ_WMAX 0x3fffu
+
+/* Contract: (the merging thread) publish a's queue, and wait for room in it. */
+void ahead_push_slow(struct ahead *a);
+
+/* Contract: (the merging thread) push entry en (a worker, | a flag). */
+static inline void ahead_push(struct ahead *a, unsigned en)
+{
+    a->oqe[a->oqt & (OQ_CAP - 1)] = (uint16_t)en;
+    if (++a->oqt == a->oqlim)
+        ahead_push_slow(a);
+}
 
 /* Contract: (the merging thread) is record r, number p of worker wi's
  * stream and i of its run, bad? The helper's verdict when it has one,

@@ -1,12 +1,14 @@
 /*
  * passpar.c: the merged pass on several threads (pass.h pass_run_jobs;
- * docs/checkers.md "The pass on several cores"). One thread merges and
- * feeds every consumer exactly as pass_run does; jobs - 1 helper threads,
- * each with its share of the workers, run ahead of it in their logs: they
- * check the deferred records (checksum, sequence, time order, resource)
- * and fault the logs' pages in, and the merging thread reads each
- * record's verdict instead of checking it. The consumers see the one
- * thread's calls, so the result is the same for every thread count.
+ * docs/checkers.md "The pass on several cores"). One thread merges as
+ * pass_run does; jobs - 1 helper threads, each with its share of the
+ * workers, run ahead of it in their logs: they check the deferred records
+ * (checksum, sequence, time order, resource) and fault the logs' pages
+ * in, and the merging thread reads each record's verdict instead of
+ * checking it. The merging thread calls some consumers itself and hands
+ * the calls of the others to a queue that helper 0 works through (below,
+ * "consumers fed by a helper"); every consumer sees pass_run's calls in
+ * pass_run's order, so the result is the same for every thread count.
  *
  * A log the pass reads with pread (pass_int.h struct wpos) goes through a
  * read-ahead ring instead: RING_SLOTS chunks, which the helper fills in
@@ -18,6 +20,7 @@
  */
 #include "checkers/pass.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -35,8 +38,12 @@
 #define AHEAD_RECS 2048
 #define AHEAD_BATCH 256
 
+struct oqueue;
+
 struct aheadctl {
     struct ahead a;           /* first: ahead_at finds the rest from it */
+    struct oqueue *oq;        /* consumers fed by helper 0, or NULL (below) */
+    int main_drains;          /* (tests) helper 0 makes no call unless it needs a slot */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     _Atomic int waiters;      /* threads in (or entering) a wait */
@@ -72,6 +79,8 @@ struct rslot {
     int run, checked, shortread;
     size_t lo, k;             /* records [lo, lo + k) of run `run` */
     size_t bad;               /* checked: the first that is not rec_ok_untimed (lo + k: none) */
+    _Atomic size_t rel;       /* with offloaded consumers: the queue's length when the chunk
+                               * was given back; refilled once they are past it */
 } __attribute__((aligned(64)));
 
 struct rring {
@@ -111,14 +120,298 @@ static void chunk_read(const struct history *h, struct rslot *sl, size_t cap, in
     sl->bad = lo + k;
     sl->checked = check && unverified && !sl->shortread;
     if (sl->checked)
-        for (size_t j = 0; j < k; j++)
-            if (!rec_ok_untimed(h, &sl->buf[j], lo + j)) {
-                sl->bad = lo + j;
-                break;
-            }
+        sl->bad = lo + recs_first_bad(h, sl->buf, k, lo);
 }
 
 static void notify(struct aheadctl *x);
+
+/* One of a helper's workers: the runs of its stream as they were at the
+ * start (copied: the merging thread may cut the worker's log while the
+ * helper is elsewhere in it), and where the helper is. */
+struct hrun {
+    const struct ev_rec *ev;
+    size_t n;
+    int unverified;
+    int fd;                   /* hist_run_fd: read with pread (-1: in place) */
+    off_t off;
+};
+
+/* Contract: copy the runs of w (hrun above); *nruns their number. */
+static struct hrun *runs_copy(const struct hist_worker *w, int *nruns)
+{
+    *nruns = hist_nruns(w);
+    struct hrun *runs = xcalloc((size_t)*nruns + 1, sizeof(*runs));
+    for (int r = 0; r < *nruns; r++) {
+        hist_run(w, r, &runs[r].ev, &runs[r].n, &runs[r].unverified);
+        runs[r].fd = hist_run_fd(w, r, &runs[r].off);
+    }
+    return runs;
+}
+
+/* ---- consumers fed by a helper (offloaded) ----
+ *
+ * The merging thread feeds some units of consumers (pass.h pass_consumer)
+ * not itself but through a queue: in the merged order, it pushes the
+ * worker of each record it delivers (2 bytes) and each end of a worker,
+ * and helper 0 makes those consumers' calls in that order, finding each
+ * record itself: a worker's records come in its stream's order, so a
+ * cursor per worker that walks the stream as the merging thread does
+ * (pass_int.h struct wpos: the same runs, the same chunks of the same
+ * rings) is at the record each entry stands for. Those consumers see the
+ * same calls as on one thread, from another thread; a unit stays whole,
+ * so nothing they share crosses threads. A chunk stays in its slot until
+ * helper 0 is past it: a slot given back is refilled (by anyone) only
+ * once the queue's head has passed the length it had when the slot was
+ * given back (rslot.rel). docs/checkers.md "The pass on several cores". */
+
+#define OQ_PUB 64             /* the merging thread publishes its tail this often (entries) */
+#define OQ_WAKE 2048          /* and wakes helper 0 (asleep) once this many are waiting */
+#define OQ_BATCH 1024         /* a drainer makes the calls of at most this many at a time */
+#define OQ_STEAL 8192         /* the merging thread makes calls itself past this many waiting */
+#define OQ_AHEAD 16            /* entries: how far ahead helper 0 prefetches records */
+
+/* helper 0's cursor in one worker's stream, as the merging thread's wpos */
+struct ocur {
+    size_t i;                 /* record i of run `run` */
+    size_t whi, wlo;          /* records [wlo, whi) of the run are at win */
+    const struct ev_rec *win;
+    size_t rn;                /* the run's records */
+    struct hrun *runs;        /* (owned) */
+    int nruns, run;
+    struct rring *rr;         /* the worker's ring, or NULL */
+    uint64_t seq;             /* the ring's next chunk */
+};
+
+struct oqueue {
+    _Atomic size_t tail;      /* (the merging thread) entries [0, tail) are published */
+    char pad0[64 - sizeof(size_t)];
+    _Atomic size_t head;      /* entries [0, head) are done */
+    _Atomic int tok;          /* 1: a thread makes the calls (the drainer); 0: none does */
+    size_t hh;                /* (the drainer's) the next entry to make the calls of */
+    char pad1[64 - 2 * sizeof(size_t) - sizeof(int)];
+    size_t seen, woke;        /* the merging thread's: head seen, tail when it woke helper 0 */
+    char pad2[64 - 2 * sizeof(size_t)];
+    uint16_t *e;              /* OQ_CAP entries: a worker index, | OQ_END or OQ_SHORT */
+    struct ocur *cur;         /* by worker */
+    int nw;
+    const struct pass_consumer *c; /* the offloaded consumers, in their order */
+    int n;
+    struct target *tg;        /* their dispatch table (pass_int.h targets_fill) */
+    int ntg[32];
+    struct aheadctl *x;
+    struct pass_ops ops;      /* the merging thread's consumer that pushes */
+} __attribute__((aligned(64))); /* (aligned_alloc: a size that is a multiple of 64) */
+
+static void cpu_relax(void);
+
+/* Contract: (the merging thread) publish the entries pushed; the tail. */
+static size_t oq_publish(struct oqueue *q)
+{
+    size_t t = q->x->a.oqt;
+    atomic_store(&q->tail, t); /* seq_cst: before the test of waiters (notify) */
+    if (t - q->woke >= OQ_WAKE && atomic_load(&q->x->waiters)) {
+        q->woke = t;
+        notify(q->x);
+    }
+    return t;
+}
+
+static int oq_try_drain(struct oqueue *q, size_t most);
+
+/* Contract: (the merging thread) until the calls of the entries before
+ * `to` (published) are made: it makes them itself when helper 0 is not
+ * making any (so it never waits for a helper that is behind or asleep),
+ * else waits for the batch helper 0 is at. */
+static void oq_wait(struct oqueue *q, size_t to)
+{
+    if (q->seen >= to)
+        return;
+    size_t hd = atomic_load_explicit(&q->head, memory_order_acquire);
+    for (unsigned spins = 0; hd < to; spins++) {
+        if (oq_try_drain(q, to - hd))
+            spins = 0;
+        else if (spins < 256)
+            cpu_relax();
+        else
+            sched_yield();
+        hd = atomic_load_explicit(&q->head, memory_order_acquire);
+    }
+    q->seen = hd;
+}
+
+/* Contract: (the merging thread) the next publication, or room to wait for. */
+static void oq_limit(struct ahead *a, const struct oqueue *q)
+{
+    size_t pub = (a->oqt | (OQ_PUB - 1)) + 1, room = q->seen + OQ_CAP;
+    a->oqlim = pub < room ? pub : room;
+}
+
+void ahead_push_slow(struct ahead *a)
+{
+    struct oqueue *q = ((struct aheadctl *)a)->oq;
+    oq_publish(q);
+    q->seen = atomic_load_explicit(&q->head, memory_order_acquire);
+    /* helper 0 behind by more than OQ_STEAL: a batch of its calls made
+     * here, so that neither thread waits for the other (the split of the
+     * work between them follows what each one has time for) */
+    if (a->oqt - q->seen >= OQ_STEAL && oq_try_drain(q, OQ_BATCH))
+        q->seen = atomic_load_explicit(&q->head, memory_order_acquire);
+    if (a->oqt - q->seen >= OQ_CAP)
+        oq_wait(q, a->oqt - OQ_CAP + 1);
+    oq_limit(a, q);
+}
+
+static void oq_worker_end(void *st, int wi)
+{
+    struct oqueue *q = st;
+    ahead_push(&q->x->a, (unsigned)wi | OQ_END);
+}
+
+/* At the pass's end: every entry done, then the offloaded consumers' ends,
+ * in their order (helper 0 makes no call after this). */
+static void oq_end(void *st)
+{
+    struct oqueue *q = st;
+    oq_wait(q, oq_publish(q));
+    for (int k = 0; k < q->n; k++)
+        if (q->c[k].ops->end)
+            q->c[k].ops->end(q->c[k].st);
+}
+
+/* Contract: move c to the first record of the next non-empty run at or
+ * after run k (pass_int.h enter_run). */
+static void ocur_enter(struct ocur *c, int k)
+{
+    for (; k < c->nruns; k++)
+        if (c->runs[k].n) {
+            c->run = k;
+            c->i = 0;
+            c->win = c->runs[k].ev;
+            c->wlo = 0;
+            c->rn = c->runs[k].n;
+            c->whi = c->rr && c->runs[k].fd >= 0 ? 0 : c->rn;
+            return;
+        }
+    c->run = c->nruns;
+}
+
+/* Contract: (ocur_next) c at the first record of the ring's next chunk.
+ * (A chunk read short never gets here: the merging thread gives its slot
+ * back before pushing any of its records, so the slot may hold another
+ * chunk by now; an OQ_SHORT entry before them said so: ocur_short.) */
+static void ocur_chunk(struct ocur *c)
+{
+    const struct rslot *sl = &c->rr->slot[c->seq++ % RING_SLOTS];
+    c->win = sl->buf;
+    c->wlo = sl->lo;
+    c->whi = sl->lo + sl->k;
+}
+
+/* Contract: c at the first record of a chunk the merging thread read short
+ * (ring_take): the rest of the run in place, that chunk and the ones to
+ * come in it passed over, as there. */
+static void ocur_short(struct ocur *c)
+{
+    c->seq += (c->rn - c->i + c->rr->cap - 1) / c->rr->cap;
+    c->win = c->runs[c->run].ev;
+    c->wlo = 0;
+    c->whi = c->rn;
+}
+
+/* Contract: c's next record in its worker's stream, as the merging thread
+ * reads it (wpos_rec, ring_take); c moves past it. */
+static inline const struct ev_rec *ocur_next(struct ocur *c)
+{
+    if (c->i >= c->whi) /* the ring's next chunk: still in its slot */
+        ocur_chunk(c);
+    const struct ev_rec *rec = &c->win[c->i - c->wlo];
+    if (++c->i >= c->rn)
+        ocur_enter(c, c->run + 1);
+    return rec;
+}
+
+/* An entry that makes no call (OQ_SHORT). */
+static const struct ev_rec oq_none;
+
+/* Contract: (the drainer) the record entry k stands for, its cursor moved
+ * past it, and prefetched; NULL: the end of its worker; &oq_none: no call
+ * (OQ_SHORT, applied to its cursor now). */
+static const struct ev_rec *oq_resolve(struct oqueue *q, size_t k)
+{
+    uint16_t en = q->e[k & (OQ_CAP - 1)];
+    if (en & OQ_END)
+        return NULL;
+    if (en & OQ_SHORT) {
+        ocur_short(&q->cur[en & OQ_WMAX]);
+        return &oq_none;
+    }
+    const struct ev_rec *r = ocur_next(&q->cur[en]);
+    __builtin_prefetch(r);
+    return r;
+}
+
+/* Contract: (the drainer) make the calls of up to `most` published
+ * entries; 1 when it made some. Each entry's record is found OQ_AHEAD
+ * entries before its calls, and prefetched (its cursor moves then: the
+ * records of published entries stay in their chunks until head passes
+ * them). */
+static int oq_drain(struct oqueue *q, size_t most)
+{
+    size_t tl = atomic_load_explicit(&q->tail, memory_order_acquire);
+    size_t end = tl - q->hh > most ? q->hh + most : tl;
+    if (end == q->hh)
+        return 0;
+    const struct ev_rec *ahead[OQ_AHEAD];
+    size_t k = q->hh;
+    for (; k < end && k < q->hh + OQ_AHEAD; k++)
+        ahead[k % OQ_AHEAD] = oq_resolve(q, k);
+    for (size_t i = q->hh; i < end; i++) {
+        const struct ev_rec *r = ahead[i % OQ_AHEAD];
+        if (k < end) {
+            ahead[k % OQ_AHEAD] = oq_resolve(q, k);
+            k++;
+        }
+        int wi = (int)(q->e[i & (OQ_CAP - 1)] & OQ_WMAX);
+        if (r == &oq_none)
+            continue;
+        if (r) {
+            unsigned ty = r->type & 31;
+            const struct target *d = &q->tg[ty * q->n];
+            for (int j = 0, nj = q->ntg[ty]; j < nj; j++)
+                d[j].event(d[j].st, wi, r);
+        } else {
+            for (int j = 0; j < q->n; j++)
+                if (q->c[j].ops->worker_end)
+                    q->c[j].ops->worker_end(q->c[j].st, wi);
+        }
+    }
+    q->hh = end;
+    atomic_store_explicit(&q->head, end, memory_order_release);
+    return 1;
+}
+
+/* Contract: (either thread) become the drainer, unless the other thread is,
+ * and make the calls of up to `most` published entries; 1 when it made
+ * some. The token's acquire and release order one drainer's calls before
+ * the next one's: the consumers see one sequence of calls, from whichever
+ * thread makes them. */
+static int oq_try_drain(struct oqueue *q, size_t most)
+{
+    int z = 0;
+    if (atomic_load_explicit(&q->tok, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong_explicit(&q->tok, &z, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return 0;
+    int did = oq_drain(q, most);
+    atomic_store_explicit(&q->tok, 0, memory_order_release);
+    return did;
+}
+
+/* Contract: may a slot given back at queue length rel be refilled? */
+static int oq_past(const struct aheadctl *x, size_t rel)
+{
+    return !x->oq || atomic_load_explicit(&x->oq->head, memory_order_acquire) >= rel;
+}
 
 /* Contract: (the merging thread) give chunk s of rr back; wake its helper
  * when it waits for as many chunks given back as this one makes. (The
@@ -126,8 +419,10 @@ static void notify(struct aheadctl *x);
  * against the helper's increment of waiters before it tests the slots.) */
 static void ring_release(struct rring *rr, uint64_t s)
 {
-    atomic_store_explicit(&rr->slot[s % RING_SLOTS].word, RS_WORD(s + RING_SLOTS, RS_EMPTY),
-                          memory_order_release);
+    struct rslot *sl = &rr->slot[s % RING_SLOTS];
+    if (rr->x->oq) /* its records are all pushed: they are before the tail */
+        atomic_store_explicit(&sl->rel, oq_publish(rr->x->oq), memory_order_relaxed);
+    atomic_store_explicit(&sl->word, RS_WORD(s + RING_SLOTS, RS_EMPTY), memory_order_release);
     uint64_t f = atomic_fetch_add(&rr->x->freed, 1) + 1;
     if (atomic_load(&rr->x->waiters) && f >= atomic_load(rr->want))
         notify(rr->x);
@@ -146,6 +441,8 @@ static struct rslot *ring_get(struct rring *rr, uint64_t s, const struct wpos *c
     struct rslot *sl = &rr->slot[s % RING_SLOTS];
     uint64_t w = RS_WORD(s, RS_EMPTY);
     if (!rr->x->ring_wait && atomic_compare_exchange_strong(&sl->word, &w, RS_WORD(s, RS_MAIN))) {
+        if (read && rr->x->oq)
+            oq_wait(rr->x->oq, atomic_load_explicit(&sl->rel, memory_order_relaxed));
         if (read)
             chunk_read(rr->h, sl, rr->cap, c->fd, c->off, c->run, c->n, c->i, c->unverified, 0);
         return sl;
@@ -173,11 +470,17 @@ void ring_take(struct wpos *c)
     uint64_t s = rr->seq++;
     struct rslot *sl = ring_get(rr, s, c, 1);
     rr->held = 1;
-    if (sl->run != c->run || sl->lo != c->i) /* never: both take the chunks in one order */
+    /* never: both take the chunks in one order (and none of its records is
+     * pushed yet, so no drainer reads the slot) */
+    if (sl->run != c->run || sl->lo != c->i)
         chunk_read(rr->h, sl, rr->cap, c->fd, c->off, c->run, c->n, c->i, c->unverified, 0);
     if (sl->shortread) {
         /* a verified log shorter than at load: the rest of the run in place,
-         * as wpos_fill; its chunks still to come are passed over */
+         * as wpos_fill; its chunks still to come are passed over. A drainer
+         * of the offloaded consumers learns it from the queue, before the
+         * slot is given back (ocur_short): its cursor never reads it. */
+        if (rr->x->oq)
+            ahead_push(&rr->x->a, (unsigned)c->wi | OQ_SHORT);
         size_t after = (c->n - c->i + rr->cap - 1) / rr->cap - 1;
         for (size_t j = 0; j < after; j++) {
             ring_release(rr, rr->seq - 1);
@@ -198,17 +501,8 @@ void ring_take(struct wpos *c)
     c->vbad = sl->bad;
 }
 
-/* One of a helper's workers: the runs of its stream as they were at the
- * start (copied: the merging thread may cut the worker's log while the
- * helper is elsewhere in it), and where the helper is. */
-struct hrun {
-    const struct ev_rec *ev;
-    size_t n;
-    int unverified;
-    int fd;                   /* hist_run_fd: read with pread (-1: in place) */
-    off_t off;
-};
-
+/* One of a helper's workers: where the helper is (struct hpos, hring),
+ * in the runs of its stream (struct hrun, above). */
 struct hpos {
     int wi;
     struct hrun *runs;        /* (owned) */
@@ -237,6 +531,7 @@ struct helper {
     int nr;
     struct hring *r;          /* its workers read with pread (owned) */
     _Atomic uint64_t want;    /* waiting: wake when aheadctl.freed reaches this */
+    struct oqueue *oq;        /* the queue of offloaded consumers it feeds, or NULL */
 };
 
 /* Contract: move q to run k's first chunk, or the next run read with
@@ -260,16 +555,38 @@ static void hr_next(struct hring *q)
         hr_enter(q, q->run + 1);
 }
 
+/* Contract: until slot sl, given back empty, may be refilled: the calls of
+ * the offloaded consumers that may still read its records made (by this
+ * helper, which takes them over, or by the thread making them; they are
+ * published: the merging thread gave the slot back). */
+static void slot_past(const struct helper *hp, const struct rslot *sl)
+{
+    size_t rel = atomic_load_explicit(&sl->rel, memory_order_relaxed);
+    struct oqueue *oq = hp->x->oq;
+    for (unsigned spins = 0; !oq_past(hp->x, rel); spins++) {
+        size_t hd = atomic_load_explicit(&oq->head, memory_order_acquire);
+        if (hd < rel && oq_try_drain(oq, rel - hd))
+            spins = 0;
+        else if (spins < 256)
+            cpu_relax();
+        else
+            sched_yield(); /* the drainer may need this CPU back */
+    }
+}
+
 /* Contract: read ahead the next chunk of q when its slot is free; passes
  * over the chunks the merging thread took itself. 1 when it read one, 0
  * when the slot is still in use (or q is done). */
-static int hr_fill(const struct history *h, struct hring *q)
+static int hr_fill(struct helper *hp, struct hring *q)
 {
+    const struct history *h = hp->h;
     while (!q->done) {
         struct rslot *sl = &q->rr->slot[q->seq % RING_SLOTS];
         uint64_t w = atomic_load_explicit(&sl->word, memory_order_acquire);
         if ((w >> 2) < q->seq)
             return 0; /* the merging thread still holds the chunk before */
+        if (w == RS_WORD(q->seq, RS_EMPTY))
+            slot_past(hp, sl); /* offloaded consumers may still read its records */
         if (w == RS_WORD(q->seq, RS_EMPTY) &&
             atomic_compare_exchange_strong(&sl->word, &w, RS_WORD(q->seq, RS_FILLING))) {
             const struct hrun *r = &q->runs[q->run];
@@ -349,6 +666,12 @@ static int hp_skip(struct hpos *q, size_t to)
  * AHEAD_RECS ahead of the merging thread, or has a free chunk to read)? */
 static int helper_can(const struct helper *hp)
 {
+    const struct oqueue *oq = hp->oq;
+    if (oq && !hp->x->main_drains) {
+        size_t hd = atomic_load(&oq->head); /* first: the tail is never behind it */
+        if (atomic_load(&oq->tail) - hd >= OQ_WAKE)
+            return 1;
+    }
     for (int k = 0; k < hp->nr; k++) {
         const struct hring *q = &hp->r[k];
         if (!q->done && (atomic_load(&q->rr->slot[q->seq % RING_SLOTS].word) >> 2) >= q->seq)
@@ -381,7 +704,7 @@ static void *helper_main(void *arg)
             if (q->done)
                 continue;
             live = 1;
-            did |= hr_fill(h, q);
+            did |= hr_fill(hp, q);
         }
         for (int k = 0; k < hp->nw; k++) {
             struct hpos *q = &hp->w[k];
@@ -422,6 +745,10 @@ static void *helper_main(void *arg)
                 did = 1;
             }
         }
+        if (hp->oq && !x->main_drains) { /* it runs until the merging thread stops it */
+            live = 1;
+            did |= oq_try_drain(hp->oq, OQ_BATCH);
+        }
         if (!live || atomic_load(&x->stop))
             break;
         if (!did) { /* every worker far enough ahead: wait for the merging thread */
@@ -438,6 +765,151 @@ static void *helper_main(void *arg)
     volatile int64_t sink = touched;
     (void)sink;
     return NULL;
+}
+
+/* The share of the consumers' cost (pass_ops.cost) the merging thread
+ * keeps, at most, in percent: its lightest units. What it keeps costs it
+ * less than what it would take back from helper 0 (a call made through
+ * the queue costs more than a direct one), and it takes back what helper 0
+ * has no time for (ahead_push_slow), so too much offloaded costs less than
+ * too little: docs/performance.md "Consumers fed by a helper". */
+#define OFFLOAD_KEEP 25
+
+/* Contract: is name among the comma-separated names of list? */
+static int name_in(const char *list, const char *name)
+{
+    size_t l = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += l)
+        if ((p == list || p[-1] == ',') && (p[l] == ',' || !p[l]))
+            return 1;
+    return 0;
+}
+
+/* Contract: the units of c[0..n) to feed from helper 0: 1 in off[k] for
+ * each consumer of those; their number. A unit (pass_consumer.unit; 0: the
+ * consumer alone) goes whole. The merging thread keeps its lightest units
+ * up to OFFLOAD_KEEP percent of the cost of all, and every consumer of
+ * unknown cost (0). LS_CHECK_OFFLOAD (tests): a comma-separated list of
+ * consumer names instead, "all", or "none"; after "main:", the merging
+ * thread makes the calls but for those helper 0 needs made to refill a
+ * slot (*main_drains), so that a test sees that side at work too. */
+static int offload_pick(const struct pass_consumer *c, int n, int *off, int *main_drains)
+{
+    const char *e = getenv("LS_CHECK_OFFLOAD");
+    *main_drains = e && strncmp(e, "main:", 5) == 0;
+    if (*main_drains)
+        e += 5;
+    unsigned total = 0;
+    int *unit = xcalloc((size_t)n + 1, sizeof(*unit)); /* consumer k's unit, as an index */
+    unsigned *cost = xcalloc((size_t)n + 1, sizeof(*cost)); /* by unit index: its cost, or 0 */
+    for (int k = 0; k < n; k++) {
+        unit[k] = k;
+        for (int j = 0; j < k && c[k].unit; j++)
+            if (c[j].unit == c[k].unit) {
+                unit[k] = unit[j];
+                break;
+            }
+        off[k] = 0;
+    }
+    for (int k = 0; k < n; k++) {
+        unsigned w = c[k].ops->cost;
+        if (!w || cost[unit[k]] == UINT_MAX)
+            cost[unit[k]] = UINT_MAX; /* unknown: kept */
+        else
+            cost[unit[k]] += w;
+    }
+    for (int k = 0; k < n; k++)
+        if (unit[k] == k && cost[k] != UINT_MAX)
+            total += cost[k];
+    if (e && *e) {
+        for (int k = 0; k < n; k++)
+            off[k] = strcmp(e, "all") == 0 || name_in(e, c[k].ops->name);
+        for (int k = 0; k < n; k++) /* a unit goes whole */
+            off[k] = off[unit[k]] |= off[k];
+        for (int k = 0; k < n; k++)
+            off[k] = off[unit[k]];
+    } else {
+        for (int k = 0; k < n; k++)
+            off[k] = cost[unit[k]] != UINT_MAX;
+        /* keep the lightest units, in turn, while they fit the share */
+        for (unsigned kept = 0;;) {
+            int best = -1;
+            for (int k = 0; k < n; k++)
+                if (unit[k] == k && off[k] && (best < 0 || cost[k] < cost[best]))
+                    best = k;
+            if (best < 0 || (kept + cost[best]) * 100 > total * OFFLOAD_KEEP)
+                break;
+            kept += cost[best];
+            for (int k = 0; k < n; k++)
+                if (unit[k] == best)
+                    off[k] = 0;
+        }
+    }
+    free(cost);
+    free(unit);
+    int m = 0;
+    for (int k = 0; k < n; k++)
+        m += off[k];
+    return m;
+}
+
+/* Contract: the queue feeding the units offload_pick chose from helper 0,
+ * cm[0..n - its consumers + 1) the merging thread's consumers (the queue's
+ * in the first offloaded one's place); NULL (cm untouched) when none is. */
+static struct oqueue *offload_new(const struct history *h, const struct pass_consumer *c, int n,
+                                  struct pass_consumer *cm, struct aheadctl *x)
+{
+    int *off = xcalloc((size_t)n + 1, sizeof(*off));
+    int m = offload_pick(c, n, off, &x->main_drains);
+    if (!m || h->nworkers > (int)OQ_WMAX + 1) { /* an entry holds a worker up to OQ_WMAX */
+        free(off);
+        return NULL;
+    }
+    struct oqueue *q = aligned_alloc(64, sizeof(*q));
+    if (!q)
+        xalloc_die();
+    memset(q, 0, sizeof(*q));
+    q->x = x;
+    q->e = xmalloc(OQ_CAP * sizeof(*q->e));
+    q->nw = h->nworkers;
+    q->cur = xcalloc((size_t)q->nw, sizeof(*q->cur));
+    for (int i = 0; i < q->nw; i++) {
+        struct ocur *cu = &q->cur[i];
+        cu->runs = runs_copy(&h->w[i], &cu->nruns);
+        cu->rr = x->a.rr[i];
+        ocur_enter(cu, 0);
+    }
+    struct pass_consumer *cb = xcalloc((size_t)m, sizeof(*cb));
+    /* no event: the pass pushes every record itself (ahead_push) */
+    q->ops = (struct pass_ops){"offload", 0, NULL, oq_worker_end, oq_end, 0};
+    for (int k = 0, j = 0, b = 0; k < n; k++) {
+        if (!off[k])
+            cm[j++] = c[k];
+        else {
+            if (!b)
+                cm[j++] = (struct pass_consumer){&q->ops, q, 0};
+            cb[b++] = c[k];
+        }
+    }
+    q->c = cb;
+    q->n = m;
+    q->tg = xmalloc((size_t)(32 * m) * sizeof(*q->tg));
+    targets_fill(cb, m, q->tg, q->ntg);
+    free(off);
+    return q;
+}
+
+static void offload_free(struct oqueue *q)
+{
+    if (!q)
+        return;
+    free((void *)q->c);
+    free(q->tg);
+    free(q->e);
+    for (int i = 0; i < q->nw; i++)
+        free(q->cur[i].runs);
+    free(q->cur);
+    free(q);
 }
 
 /* Contract: the pass with nh helper threads checking ahead (see above);
@@ -481,12 +953,8 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
             continue;
         struct helper *o = &hp[k++ % nh];
         const struct hist_worker *w = &h->w[i];
-        int nruns = hist_nruns(w);
-        struct hrun *runs = xcalloc((size_t)nruns, sizeof(*runs));
-        for (int r = 0; r < nruns; r++) {
-            hist_run(w, r, &runs[r].ev, &runs[r].n, &runs[r].unverified);
-            runs[r].fd = hist_run_fd(w, r, &runs[r].off);
-        }
+        int nruns;
+        struct hrun *runs = runs_copy(w, &nruns);
         if (live[i] == 2) {
             struct rring *rr = aligned_alloc(64, sizeof(*rr));
             if (!rr)
@@ -518,16 +986,28 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
         while (q->run < q->nruns && !q->runs[q->run].n) /* live: one is not empty */
             q->run++;
     }
+    /* the consumers helper 0 feeds, and the merging thread's own with the
+     * queue in the first one's place */
+    struct pass_consumer *cm = xcalloc((size_t)n + 1, sizeof(*cm));
+    struct oqueue *oq = offload_new(h, c, n, cm, &x);
+    x.oq = oq;
+    hp[0].oq = oq;
     pthread_t *tid = xcalloc((size_t)nh, sizeof(*tid));
     int started = 0;
     while (started < nh && pthread_create(&tid[started], NULL, helper_main, &hp[started]) == 0)
         started++;
+    if (!started) /* no thread reads x.oq: the merging thread feeds every consumer */
+        x.oq = NULL;
+    if (x.oq) {
+        x.a.oqe = oq->e;
+        oq_limit(&x.a, oq);
+    }
     /* a helper that could not start leaves its workers to the merging
      * thread, which judges what no helper did and reads the chunks no
      * helper read (so it never waits for the helpers then) */
     const char *rw = getenv("LS_CHECK_RING_WAIT");
     x.ring_wait = started == nh && (atomic_load(&ring_wait_helpers) || (rw && strcmp(rw, "1") == 0));
-    int rc = pass_run_ahead(h, c, n, &x.a);
+    int rc = x.oq ? pass_run_ahead(h, cm, n - oq->n + 1, &x.a) : pass_run_ahead(h, c, n, &x.a);
     atomic_store(&x.stop, 1);
     pthread_mutex_lock(&x.mu);
     pthread_cond_broadcast(&x.cv);
@@ -544,6 +1024,8 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
     }
     for (int i = 0; i < nw; i++)
         free(x.a.rr[i]);
+    offload_free(oq);
+    free(cm);
     xbig_free(&x.chunks);
     free(hp);
     free(tid);

@@ -12,7 +12,10 @@
 # with pread and every chunk read and checked by the helpers
 # (LS_CHECK_RING_WAIT=1: the merging thread reads none itself), and
 # the 10^6 one with half of each kind (an open-file limit of 64 lets 32
-# logs keep a descriptor; docs/performance.md "Reading the logs").
+# logs keep a descriptor; docs/performance.md "Reading the logs"); and
+# with every consumer fed by a helper through the queue, the helper or
+# the merging thread making their calls (LS_CHECK_OFFLOAD=all, main:all),
+# on the first history also each consumer alone.
 # Bad --jobs values: one line, exit 2, nothing read.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -59,14 +62,20 @@ gen() {
 same() {
     local desc=$1; shift
     local n m k rc rc1= bad=
-    for m in pread map ring; do
+    for m in pread map ring off offmain ${OFFLOAD_EACH:-}; do
         for n in 1 2 3 8; do
-            [ "$m" != ring ] || [ "$n" != 1 ] || continue
+            case $m in pread | map) ;; *) [ "$n" != 1 ] || continue ;; esac
             k=$m$n
             set +e
             # ring: read with pread, every chunk taken from the helpers
-            # (LS_CHECK_RING_WAIT=1), so that their checks decide
-            LS_CHECK_READ=${m/ring/pread} LS_CHECK_RING_WAIT=$([ "$m" = ring ] && echo 1 || echo 0) \
+            # (LS_CHECK_RING_WAIT=1), so that their checks decide; off:
+            # every consumer fed by a helper (LS_CHECK_OFFLOAD=all), offmain:
+            # the same with the merging thread making those calls but the
+            # ones a helper needs made (main:all); o-NAME: that consumer alone
+            local off=
+            case $m in off) off=all ;; offmain) off=main:all ;; o-*) off=${m#o-} ;; esac
+            LS_CHECK_READ=$([ "$m" = map ] && echo map || echo pread) LS_CHECK_RING_WAIT=$([ "$m" = ring ] && echo 1 || echo 0) \
+                LS_CHECK_OFFLOAD=$off \
                 ${LIMIT:-} timeout 60 "$LS" check "$@" --jobs "$n" --json >"$T_TMP/j$k.out" \
                 2>"$T_TMP/j$k.err"
             rc=$?
@@ -80,8 +89,8 @@ same() {
             elif [ "$rc" != "$rc1" ]; then
                 bad="$bad $m --jobs $n: exit $rc, --jobs 1: $rc1"
             elif ! cmp -s "$T_TMP/jpread1.out" "$T_TMP/j$k.out"; then
-                bad="$bad $m --jobs $n: printed result differs: $(diff "$T_TMP/jpread1.out" \
-                    "$T_TMP/j$k.out" | head -c 300)"
+                bad="$bad $m --jobs $n: printed result differs: $({ diff "$T_TMP/jpread1.out" \
+                    "$T_TMP/j$k.out" || true; } | head -c 300)"
             elif [ -f "$T_TMP/jpread1.result" ] && ! cmp -s "$T_TMP/jpread1.result" "$T_TMP/j$k.result"; then
                 bad="$bad $m --jobs $n: result.json differs"
             fi
@@ -89,7 +98,7 @@ same() {
     done
     rm -f "$T_TMP"/j*.result
     if [ -z "$bad" ] && [ -s "$T_TMP/jpread1.out" ]; then
-        ok "$desc: the same result for --jobs 1, 2, 3, 8, logs read with pread (also every chunk from the helpers) or mapped (exit $rc1)"
+        ok "$desc: the same result for --jobs 1, 2, 3, 8, logs read with pread (also every chunk from the helpers) or mapped, consumers fed by a helper or by the merging thread (exit $rc1)"
     else
         fail "$desc:${bad:- nothing printed}"
     fi
@@ -97,7 +106,9 @@ same() {
 
 # ---- planted histories ----
 if gen small 2e5 --jsonl-max 2e5; then
-    same "2x10^5 events, planted violations" "$T_TMP/small/hist-200000" --format json
+    # and each consumer alone fed by a helper through the queue
+    OFFLOAD_EACH="o-mutex o-series o-fencing o-liveness o-stats o-windows o-coverage" \
+        same "2x10^5 events, planted violations" "$T_TMP/small/hist-200000" --format json
     # the JSONL form of the same history, spilling (a 4 MB memory bound)
     LS_JSONL_MEM_BOUND=4194304 same "2x10^5 events as JSONL, spilled" \
         --history "$T_TMP/small/hist-200000-jl.jsonl" --near-miss 0ms

@@ -65,7 +65,7 @@ env_doc=$(sed -n '/^\.SH ENVIRONMENT/,/^\.SH FILES/p' "$SRC/docs/lockstorm.1")
 for v in $(cd "$SRC" && grep -rhoE 'getenv\("[A-Z_]+"\)|[A-Z_]+_ENV "[A-Z_]+"' --include=*.c --include=*.h \
                adapters backends checkers faults harness locks model reports util 2>/dev/null |
            grep -oE '"[A-Z_]+"' | tr -d '"' | sort -u); do
-    case $v in PATH | LOCKSTORM_CLOCK_FILE | LS_CHECK_RING_WAIT | LS_CHECK_MAX_MAPPED_LOGS) continue ;; esac
+    case $v in PATH | LOCKSTORM_CLOCK_FILE | LS_CHECK_RING_WAIT | LS_CHECK_OFFLOAD | LS_CHECK_MAX_MAPPED_LOGS) continue ;; esac
     check "the man page's ENVIRONMENT names $v" grep -q "^\.B $v\$" <<<"$env_doc"
 done
 if command -v groff >/dev/null 2>&1; then
