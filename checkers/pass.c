@@ -29,9 +29,7 @@ size_t recs_first_bad(const struct history *h, const struct ev_rec *r, size_t k,
         size_t m = k - j < 64 ? k - j : 64;
         ev_rec_crcs(r + j, m, crc);
         for (size_t q = 0; q < m; q++) {
-            const struct ev_rec *x = &r[j + q];
-            if (!(x->seq == (uint32_t)(lo + j + q) && x->type >= 1 && x->type < EV__MAX &&
-                  (x->type == EV_CRASH || x->res < h->nres) && x->crc == crc[q]))
+            if (!rec_fields_ok(h, &r[j + q], lo + j + q) || r[j + q].crc != crc[q])
                 return j + q;
         }
     }

@@ -79,7 +79,7 @@ struct wpos {
     struct rring *rr;   /* with helpers: the chunks they read ahead (passpar.c), else NULL */
     int mapped;         /* some run was read through its mapping (in place): its pages
                            are dropped behind the cursor; none was, no drop is needed */
-    int vchk;           /* the window [wlo, whi) was checked by a helper (rec_ok_untimed): */
+    int vchk;           /* the window [wlo, whi) was checked whole (recs_first_bad): */
     size_t vbad;        /* its first bad record (whi: none); the time order is left to the pass */
     const struct history *h; /* (wpos_fill: the resources a record may name) */
     int wi;             /* its worker: h->w[wi] */
@@ -164,6 +164,14 @@ static inline int before(const struct cursor *a, const struct cursor *b)
     return (a->t < b->t) | ((a->t == b->t) & (a->wi < b->wi));
 }
 
+/* Contract: are record r's number (p), type and resource what the loader
+ * accepts (rec_ok but for the time order and the checksum)? */
+static inline int rec_fields_ok(const struct history *h, const struct ev_rec *r, size_t p)
+{
+    return r->seq == (uint32_t)p && r->type >= 1 && r->type < EV__MAX &&
+           (r->type == EV_CRASH || r->res < h->nres);
+}
+
 /* Contract: is record r, number p of an unverified log whose previous
  * record is at prev_t, what the loader would have accepted in place
  * (history.h "unverified")? (Record by record, in the merge loop: a log
@@ -174,21 +182,14 @@ static inline int before(const struct cursor *a, const struct cursor *b)
 static inline int rec_ok(const struct history *h, const struct ev_rec *r, size_t p,
                          int64_t prev_t)
 {
-    return r->seq == (uint32_t)p && r->type >= 1 && r->type < EV__MAX && r->t >= prev_t &&
-           (r->type == EV_CRASH || r->res < h->nres) && r->crc == ev_rec_crc(r);
-}
-
-/* Contract: rec_ok without the time order (a helper reading ahead does
- * not know the record before a chunk; the pass checks the order). */
-static inline int rec_ok_untimed(const struct history *h, const struct ev_rec *r, size_t p)
-{
-    return r->seq == (uint32_t)p && r->type >= 1 && r->type < EV__MAX &&
-           (r->type == EV_CRASH || r->res < h->nres) && r->crc == ev_rec_crc(r);
+    return rec_fields_ok(h, r, p) && r->t >= prev_t && r->crc == ev_rec_crc(r);
 }
 
 /* Contract: the first j < k for which r[j], record lo + j of its run, is
- * not rec_ok_untimed; k when there is none. The checksums are made eight
- * at a time where the CPU allows (ev_rec_crcs). pass.c. */
+ * not what rec_ok accepts but for the time order (a helper reading ahead
+ * does not know the record before a chunk; the pass checks the order);
+ * k when there is none. The checksums are made eight at a time where the
+ * CPU allows (ev_rec_crcs). pass.c. */
 size_t recs_first_bad(const struct history *h, const struct ev_rec *r, size_t k, size_t lo);
 
 /* The merge key of a record's time. INT64_MAX marks an exhausted log, so a

@@ -14,7 +14,7 @@
  * read-ahead ring instead: RING_SLOTS chunks, which the helper fills in
  * the order the merging thread takes them (the same order for both: every
  * chunk of every run it reads with pread, in turn), reading the records
- * and checking them (rec_ok_untimed) ahead; the merging thread takes a
+ * and checking them (recs_first_bad) ahead; the merging thread takes a
  * chunk ready, or reads it itself when no helper has begun it (never
  * waiting for a helper that is behind), and checks only the time order.
  */
@@ -78,7 +78,7 @@ struct rslot {
     struct ev_rec *buf;       /* ring->cap records */
     int run, checked, shortread;
     size_t lo, k;             /* records [lo, lo + k) of run `run` */
-    size_t bad;               /* checked: the first that is not rec_ok_untimed (lo + k: none) */
+    size_t bad;               /* checked: the first recs_first_bad finds (lo + k: none) */
     _Atomic size_t rel;       /* with offloaded consumers: the queue's length when the chunk
                                * was given back; refilled once they are past it */
 } __attribute__((aligned(64)));
