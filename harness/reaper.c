@@ -59,10 +59,33 @@ static void reaper_main(int fd, struct shm *shm, const char *tag)
     _exit(0);
 }
 
+/* How long after the harness died one of its iptables calls may still add
+ * a rule when the reaper cannot tell (the run has no tag): each call waits
+ * at most 5 s for the xtables lock (util/iptables.c), and the process
+ * reaper kills what carries the tag within 2 s. */
+#define RULES_LATE_NS (10 * LS_NS_PER_S)
+
+/* Contract: delete the rules tagged comment (a second try if the first
+ * fails: the xtables lock may be busy). */
+static void rules_sweep(const char *comment)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct ls_err e = {0};
+        if (ipt_remove_tagged(comment, &e) >= 0)
+            break;
+    }
+}
+
 /* Contract: the rules reaper's life: block until EOF on fd or until the
- * parent is gone, then delete the rules tagged comment (a second try if
- * the first fails: the xtables lock may be busy). Never returns. */
-static void rules_reaper_main(int fd, pid_t parent, const char *comment)
+ * parent is gone, then delete the rules tagged comment and exit. After the
+ * harness's goodbye (REAPER_ORDERLY) one sweep: the harness waits for each
+ * of its iptables calls. Without it the harness died, possibly in the middle
+ * of an `iptables -A` that commits its rule after a sweep has listed the
+ * rules; so it sweeps again, at growing intervals, until a sweep has begun
+ * after no process carrying the run's tag (tag: "LOCKSTORM_RUN=<id>", which
+ * every iptables call of the harness carries) was left, or, tag "" or
+ * unreadable, for RULES_LATE_NS. Never returns. */
+static void rules_reaper_main(int fd, pid_t parent, const char *comment, const char *tag)
 {
     sigset_t all;
     sigfillset(&all);
@@ -70,24 +93,35 @@ static void rules_reaper_main(int fd, pid_t parent, const char *comment)
     /* it must outlive the run to delete the rules: its iptables children
      * do not carry the run's tag, or a reaper's sweep could kill them */
     unsetenv(PROC_RUN_TAG);
+    int orderly = 0;
     for (;;) {
         struct pollfd pf = {.fd = fd, .events = POLLIN};
         int n = poll(&pf, 1, 100);
-        if (getppid() != parent)
+        if (getppid() != parent) {
+            orderly = 0;
             break;
+        }
         if (n > 0) {
             char c;
             ssize_t k = read(fd, &c, 1);
+            if (k == 1 && c == REAPER_ORDERLY)
+                orderly = 1;
             if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
                 break;
         } else if (n < 0 && errno != EINTR) {
             break;
         }
     }
-    for (int attempt = 0; attempt < 2; attempt++) {
-        struct ls_err e = {0};
-        if (ipt_remove_tagged(comment, &e) >= 0)
+    int64_t deadline = ls_now_ns() + RULES_LATE_NS;
+    int64_t pause = 20 * LS_NS_PER_MS;
+    for (;;) {
+        int alive = orderly ? 0 : tag[0] ? proc_tagged_alive(tag) : -1;
+        rules_sweep(comment);
+        if (alive == 0 || ls_now_ns() >= deadline)
             break;
+        ls_sleep_ns(pause);
+        if (pause < LS_NS_PER_S / 2)
+            pause *= 2;
     }
     _exit(0);
 }
@@ -130,12 +164,16 @@ static pid_t fork_reaper(struct reaper *rp, const char *what, struct ls_err *err
 
 int reaper_rules_start(struct reaper *rp, const char *comment, struct ls_err *err)
 {
-    char tag[IPT_COMMENT_MAX];
-    snprintf(tag, sizeof(tag), "%s", comment);
+    char cmt[IPT_COMMENT_MAX];
+    snprintf(cmt, sizeof(cmt), "%s", comment);
+    char tag[128] = "";
+    const char *run = getenv(PROC_RUN_TAG);
+    if (run && (size_t)snprintf(tag, sizeof(tag), "%s=%s", PROC_RUN_TAG, run) >= sizeof(tag))
+        tag[0] = '\0'; /* too long to be ours: the fixed wait */
     pid_t parent = getpid();
     pid_t pid = fork_reaper(rp, "rules reaper", err);
     if (pid == 0)
-        rules_reaper_main(3, parent, tag);
+        rules_reaper_main(3, parent, cmt, tag);
     return pid < 0 ? (int)pid : 0;
 }
 

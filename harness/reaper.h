@@ -15,7 +15,8 @@
  * new one if it dies.
  * A rules reaper (reaper_rules_start) is the same for the run's iptables
  * rules (util/iptables.h): it deletes the rules tagged with the run's
- * comment once the harness closes its pipe or dies.
+ * comment once the harness closes its pipe or dies; after a death, again
+ * until nothing carrying the run's tag is left to add one.
  */
 #ifndef LS_REAPER_H
 #define LS_REAPER_H
@@ -41,8 +42,12 @@ int reaper_died(struct reaper *rp, int *status);
 /* Fork a rules reaper for the iptables rules tagged comment (copied):
  * once the pipe closes or its parent is gone (it checks every 100 ms, so a
  * pipe end inherited by a forked worker cannot hold it back), it deletes
- * them (util/iptables.h) and exits. Stopped with reaper_stop. 0 with rp
- * filled, or LS_EENV with err set. */
+ * them (util/iptables.h) and exits. When the harness died (no goodbye) an
+ * iptables call of it may still be committing a rule: the reaper deletes
+ * again at growing intervals until a deletion began after no process
+ * carrying the run's tag (PROC_RUN_TAG in the caller's environment now)
+ * was left, or for 10 s when there is no tag. Stopped with reaper_stop. 0
+ * with rp filled, or LS_EENV with err set. */
 int reaper_rules_start(struct reaper *rp, const char *comment, struct ls_err *err);
 /* Let it act now (after the workers stopped): say goodbye (the harness is
  * alive: groups only), close the pipe, wait up to

@@ -628,6 +628,32 @@ int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns)
     return kill_tagged(tag_entry, children, timeout_ns, NULL, 0);
 }
 
+int proc_tagged_alive(const char *tag_entry)
+{
+    pid_t self = getpid();
+    int alive = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        pid_t pid = proc_entry(de->d_name, self);
+        int zombie;
+        unsigned long long start;
+        pid_t pp = pid ? stat_read(pid, &zombie, &start) : 0;
+        if (!pp || zombie)
+            continue;
+        int has = environ_has(pid, tag_entry);
+        if (has < 0 && pp != 2) { /* as kill_tagged: once more after an exec */
+            ls_sleep_ns(LS_NS_PER_MS);
+            has = environ_has(pid, tag_entry);
+        }
+        alive += has == 1;
+    }
+    closedir(d);
+    return alive;
+}
+
 int proc_reap_adopted(void)
 {
     pid_t self = getpid();

@@ -94,6 +94,11 @@ char *proc_status_text(int status, char *buf, size_t n);
  * on a round and still dying on the next counts once). */
 int proc_kill_tagged(const char *tag_entry, int children, int64_t timeout_ns);
 
+/* How many live processes but the caller (zombies not counted) have the
+ * exact entry tag_entry in their initial environment, as proc_kill_tagged
+ * tells them; -1 when /proc cannot be read. */
+int proc_tagged_alive(const char *tag_entry);
+
 /* Reap, by pid (waitpid WNOHANG), every zombie child of the caller that it
  * did not start through proc_fork or proc_spawn_opts: the orphans a child
  * subreaper adopts (an adapter's short-lived helpers), which would hold
