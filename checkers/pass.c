@@ -175,8 +175,11 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
             const struct target *d = &tg[(r->type & 31) * n];
             for (int j = 0, nj = ntg[r->type & 31]; j < nj; j++)
                 d[j].event(d[j].st, wi, r);
-            if (a && a->oqe) /* every record: the helper's cursors walk every one */
-                ahead_push(a, (unsigned)wi);
+            /* the offloaded consumers' calls, made by a helper from r where
+             * it is: in place, or in a ring's chunk (with the queue, every
+             * worker read with pread has a ring, never ps->buf: passpar.c) */
+            if (a && a->oqe)
+                ahead_push(a, (unsigned)wi, r);
             if (p + 1 - ps->dropped >= DROP_EVERY) {
                 if (ps->fd < 0) { /* pread maps nothing; the kernel reads ahead for it */
                     history_drop(w, ps->dropped, p + 1);

@@ -217,29 +217,32 @@ struct ahead {
     size_t *okc;              /* by worker: the merging thread's copy of ok */
     struct rring **rr;        /* by worker: its read-ahead ring, or NULL (owned by passpar.c) */
     /* The queue of the consumers a helper feeds (passpar.c "consumers fed
-     * by a helper"), or oqe NULL: the merging thread pushes the worker of
-     * every record it delivers, entry oqt; at oqlim it publishes (and
-     * waits for room). */
+     * by a helper"), or oqe NULL: the merging thread pushes the worker and
+     * the record of every record it delivers, entry oqt; at oqlim it
+     * publishes (and waits for room). */
     uint16_t *oqe;
+    const struct ev_rec **oqr;
     size_t oqt, oqlim;
 };
 
 /* The offload queue's entries (a power of two); an entry is a worker
- * index (at most OQ_WMAX) and a flag: OQ_END the end of the worker's
- * stream, OQ_SHORT its log read in place from its next record on (a
- * chunk read short: ring_take), neither a record. */
+ * index (at most OQ_WMAX) and the record delivered (where the merging
+ * thread read it: in place, or in a ring's chunk), or the worker | OQ_END
+ * at the end of its stream (no record). */
 #define OQ_CAP 16384
 #define OQ_END 0x8000u
-#define OQ_SHORT 0x4000u
-#define OQ_WMAX 0x3fffu
+#define OQ_WMAX 0x7fffu
 
 /* Contract: (the merging thread) publish a's queue, and wait for room in it. */
 void ahead_push_slow(struct ahead *a);
 
-/* Contract: (the merging thread) push entry en (a worker, | a flag). */
-static inline void ahead_push(struct ahead *a, unsigned en)
+/* Contract: (the merging thread) push entry en (a worker, | OQ_END) and
+ * its record r (NULL with OQ_END). */
+static inline void ahead_push(struct ahead *a, unsigned en, const struct ev_rec *r)
 {
-    a->oqe[a->oqt & (OQ_CAP - 1)] = (uint16_t)en;
+    size_t k = a->oqt & (OQ_CAP - 1);
+    a->oqe[k] = (uint16_t)en;
+    a->oqr[k] = r;
     if (++a->oqt == a->oqlim)
         ahead_push_slow(a);
 }

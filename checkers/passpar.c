@@ -152,35 +152,24 @@ static struct hrun *runs_copy(const struct hist_worker *w, int *nruns)
  *
  * The merging thread feeds some units of consumers (pass.h pass_consumer)
  * not itself but through a queue: in the merged order, it pushes the
- * worker of each record it delivers (2 bytes) and each end of a worker,
- * and helper 0 makes those consumers' calls in that order, finding each
- * record itself: a worker's records come in its stream's order, so a
- * cursor per worker that walks the stream as the merging thread does
- * (pass_int.h struct wpos: the same runs, the same chunks of the same
- * rings) is at the record each entry stands for. Those consumers see the
- * same calls as on one thread, from another thread; a unit stays whole,
- * so nothing they share crosses threads. A chunk stays in its slot until
- * helper 0 is past it: a slot given back is refilled (by anyone) only
- * once the queue's head has passed the length it had when the slot was
- * given back (rslot.rel). docs/checkers.md "The pass on several cores". */
+ * worker and the address of each record it delivers (where it read it: in
+ * place, or in a ring's chunk) and each end of a worker, and helper 0
+ * makes those consumers' calls in that order, reading each record where
+ * the entry says (prefetched OQ_AHEAD entries before). Those consumers see
+ * the same calls as on one thread, from another thread; a unit stays
+ * whole, so nothing they share crosses threads. A chunk stays in its slot
+ * until helper 0 is past it: a slot given back is refilled (by anyone)
+ * only once the queue's head has passed the length it had when the slot
+ * was given back (rslot.rel). (A chunk read short is given back before
+ * any of its records is pushed: the merging thread reads them in place,
+ * and pushes those addresses.) docs/checkers.md "The pass on several
+ * cores". */
 
 #define OQ_PUB 64             /* the merging thread publishes its tail this often (entries) */
 #define OQ_WAKE 2048          /* and wakes helper 0 (asleep) once this many are waiting */
 #define OQ_BATCH 1024         /* a drainer makes the calls of at most this many at a time */
 #define OQ_STEAL 8192         /* the merging thread makes calls itself past this many waiting */
-#define OQ_AHEAD 16            /* entries: how far ahead helper 0 prefetches records */
-
-/* helper 0's cursor in one worker's stream, as the merging thread's wpos */
-struct ocur {
-    size_t i;                 /* record i of run `run` */
-    size_t whi, wlo;          /* records [wlo, whi) of the run are at win */
-    const struct ev_rec *win;
-    size_t rn;                /* the run's records */
-    struct hrun *runs;        /* (owned) */
-    int nruns, run;
-    struct rring *rr;         /* the worker's ring, or NULL */
-    uint64_t seq;             /* the ring's next chunk */
-};
+#define OQ_AHEAD 16            /* entries: how far ahead the drainer prefetches records */
 
 struct oqueue {
     _Atomic size_t tail;      /* (the merging thread) entries [0, tail) are published */
@@ -191,9 +180,8 @@ struct oqueue {
     char pad1[64 - 2 * sizeof(size_t) - sizeof(int)];
     size_t seen, woke;        /* the merging thread's: head seen, tail when it woke helper 0 */
     char pad2[64 - 2 * sizeof(size_t)];
-    uint16_t *e;              /* OQ_CAP entries: a worker index, | OQ_END or OQ_SHORT */
-    struct ocur *cur;         /* by worker */
-    int nw;
+    uint16_t *e;              /* OQ_CAP entries: a worker index, | OQ_END */
+    const struct ev_rec **r;  /* OQ_CAP: the entry's record (NULL with OQ_END) */
     const struct pass_consumer *c; /* the offloaded consumers, in their order */
     int n;
     struct target *tg;        /* their dispatch table (pass_int.h targets_fill) */
@@ -264,7 +252,7 @@ void ahead_push_slow(struct ahead *a)
 static void oq_worker_end(void *st, int wi)
 {
     struct oqueue *q = st;
-    ahead_push(&q->x->a, (unsigned)wi | OQ_END);
+    ahead_push(&q->x->a, (unsigned)wi | OQ_END, NULL);
 }
 
 /* At the pass's end: every entry done, then the offloaded consumers' ends,
@@ -278,102 +266,23 @@ static void oq_end(void *st)
             q->c[k].ops->end(q->c[k].st);
 }
 
-/* Contract: move c to the first record of the next non-empty run at or
- * after run k (pass_int.h enter_run). */
-static void ocur_enter(struct ocur *c, int k)
-{
-    for (; k < c->nruns; k++)
-        if (c->runs[k].n) {
-            c->run = k;
-            c->i = 0;
-            c->win = c->runs[k].ev;
-            c->wlo = 0;
-            c->rn = c->runs[k].n;
-            c->whi = c->rr && c->runs[k].fd >= 0 ? 0 : c->rn;
-            return;
-        }
-    c->run = c->nruns;
-}
-
-/* Contract: (ocur_next) c at the first record of the ring's next chunk.
- * (A chunk read short never gets here: the merging thread gives its slot
- * back before pushing any of its records, so the slot may hold another
- * chunk by now; an OQ_SHORT entry before them said so: ocur_short.) */
-static void ocur_chunk(struct ocur *c)
-{
-    const struct rslot *sl = &c->rr->slot[c->seq++ % RING_SLOTS];
-    c->win = sl->buf;
-    c->wlo = sl->lo;
-    c->whi = sl->lo + sl->k;
-}
-
-/* Contract: c at the first record of a chunk the merging thread read short
- * (ring_take): the rest of the run in place, that chunk and the ones to
- * come in it passed over, as there. */
-static void ocur_short(struct ocur *c)
-{
-    c->seq += (c->rn - c->i + c->rr->cap - 1) / c->rr->cap;
-    c->win = c->runs[c->run].ev;
-    c->wlo = 0;
-    c->whi = c->rn;
-}
-
-/* Contract: c's next record in its worker's stream, as the merging thread
- * reads it (wpos_rec, ring_take); c moves past it. */
-static inline const struct ev_rec *ocur_next(struct ocur *c)
-{
-    if (c->i >= c->whi) /* the ring's next chunk: still in its slot */
-        ocur_chunk(c);
-    const struct ev_rec *rec = &c->win[c->i - c->wlo];
-    if (++c->i >= c->rn)
-        ocur_enter(c, c->run + 1);
-    return rec;
-}
-
-/* An entry that makes no call (OQ_SHORT). */
-static const struct ev_rec oq_none;
-
-/* Contract: (the drainer) the record entry k stands for, its cursor moved
- * past it, and prefetched; NULL: the end of its worker; &oq_none: no call
- * (OQ_SHORT, applied to its cursor now). */
-static const struct ev_rec *oq_resolve(struct oqueue *q, size_t k)
-{
-    uint16_t en = q->e[k & (OQ_CAP - 1)];
-    if (en & OQ_END)
-        return NULL;
-    if (en & OQ_SHORT) {
-        ocur_short(&q->cur[en & OQ_WMAX]);
-        return &oq_none;
-    }
-    const struct ev_rec *r = ocur_next(&q->cur[en]);
-    __builtin_prefetch(r);
-    return r;
-}
-
 /* Contract: (the drainer) make the calls of up to `most` published
- * entries; 1 when it made some. Each entry's record is found OQ_AHEAD
- * entries before its calls, and prefetched (its cursor moves then: the
- * records of published entries stay in their chunks until head passes
- * them). */
+ * entries; 1 when it made some. Each entry's record is prefetched OQ_AHEAD
+ * entries before its calls (the records of published entries stay where
+ * they are until head passes them). */
 static int oq_drain(struct oqueue *q, size_t most)
 {
     size_t tl = atomic_load_explicit(&q->tail, memory_order_acquire);
     size_t end = tl - q->hh > most ? q->hh + most : tl;
     if (end == q->hh)
         return 0;
-    const struct ev_rec *ahead[OQ_AHEAD];
-    size_t k = q->hh;
-    for (; k < end && k < q->hh + OQ_AHEAD; k++)
-        ahead[k % OQ_AHEAD] = oq_resolve(q, k);
+    for (size_t k = q->hh; k < end && k < q->hh + OQ_AHEAD; k++)
+        __builtin_prefetch(q->r[k & (OQ_CAP - 1)]); /* NULL (an end): no fault */
     for (size_t i = q->hh; i < end; i++) {
-        const struct ev_rec *r = ahead[i % OQ_AHEAD];
-        if (k < end) {
-            ahead[k % OQ_AHEAD] = oq_resolve(q, k);
-            k++;
-        }
+        if (i + OQ_AHEAD < end)
+            __builtin_prefetch(q->r[(i + OQ_AHEAD) & (OQ_CAP - 1)]);
+        const struct ev_rec *r = q->r[i & (OQ_CAP - 1)];
         int wi = (int)(q->e[i & (OQ_CAP - 1)] & OQ_WMAX);
-        if (r == &oq_none)
-            continue;
         if (r) {
             unsigned ty = r->type & 31;
             const struct target *d = &q->tg[ty * q->n];
@@ -476,11 +385,9 @@ void ring_take(struct wpos *c)
         chunk_read(rr->h, sl, rr->cap, c->fd, c->off, c->run, c->n, c->i, c->unverified, 0);
     if (sl->shortread) {
         /* a verified log shorter than at load: the rest of the run in place,
-         * as wpos_fill; its chunks still to come are passed over. A drainer
-         * of the offloaded consumers learns it from the queue, before the
-         * slot is given back (ocur_short): its cursor never reads it. */
-        if (rr->x->oq)
-            ahead_push(&rr->x->a, (unsigned)c->wi | OQ_SHORT);
+         * as wpos_fill; its chunks still to come are passed over. None of
+         * this chunk's records was pushed: the queue's entries name the
+         * records in place, never this slot. */
         size_t after = (c->n - c->i + rr->cap - 1) / rr->cap - 1;
         for (size_t j = 0; j < after; j++) {
             ring_release(rr, rr->seq - 1);
@@ -871,14 +778,7 @@ static struct oqueue *offload_new(const struct history *h, const struct pass_con
     memset(q, 0, sizeof(*q));
     q->x = x;
     q->e = xmalloc(OQ_CAP * sizeof(*q->e));
-    q->nw = h->nworkers;
-    q->cur = xcalloc((size_t)q->nw, sizeof(*q->cur));
-    for (int i = 0; i < q->nw; i++) {
-        struct ocur *cu = &q->cur[i];
-        cu->runs = runs_copy(&h->w[i], &cu->nruns);
-        cu->rr = x->a.rr[i];
-        ocur_enter(cu, 0);
-    }
+    q->r = xmalloc(OQ_CAP * sizeof(*q->r));
     struct pass_consumer *cb = xcalloc((size_t)m, sizeof(*cb));
     /* no event: the pass pushes every record itself (ahead_push) */
     q->ops = (struct pass_ops){"offload", 0, NULL, oq_worker_end, oq_end, 0};
@@ -906,9 +806,7 @@ static void offload_free(struct oqueue *q)
     free((void *)q->c);
     free(q->tg);
     free(q->e);
-    for (int i = 0; i < q->nw; i++)
-        free(q->cur[i].runs);
-    free(q->cur);
+    free(q->r);
     free(q);
 }
 
@@ -1000,6 +898,7 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
         x.oq = NULL;
     if (x.oq) {
         x.a.oqe = oq->e;
+        x.a.oqr = oq->r;
         oq_limit(&x.a, oq);
     }
     /* a helper that could not start leaves its workers to the merging
