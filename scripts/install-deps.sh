@@ -51,21 +51,26 @@ if [ "$(id -u)" -ne 0 ]; then
         exit 3
     fi
 fi
-# Do not let the redis-server package start a system-wide server: lockstorm
-# starts its own, on free loopback ports, and a stray daemon is a leftover.
-cleanup_policy=0
-if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-    $SUDO chmod +x /usr/sbin/policy-rc.d
-    cleanup_policy=1
-fi
-export DEBIAN_FRONTEND=noninteractive
 # One apt-get at a time: tests that install what they lack can run at once
 # (test_html and test_html_scale both want chromium on a new machine), and
 # dpkg refuses a second install while one holds its lock. So lockstorm's
 # installs queue on a lock of their own, and wait for anyone else's apt.
-apt() { $SUDO flock /var/lock/lockstorm-apt.lock apt-get -o DPkg::Lock::Timeout=600 "$@"; }
-apt update -qq
-apt install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-if [ $cleanup_policy = 1 ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
+# Inside that lock, and only there: do not let the redis-server or
+# postgresql package start a system-wide server (lockstorm starts its own,
+# on free loopback ports, and a stray daemon is a leftover). policy-rc.d is
+# made and removed in the lock, so one install cannot remove it while
+# another one's packages are still being set up, and a killed install
+# removes what it made (the trap).
+$SUDO env DEBIAN_FRONTEND=noninteractive flock /var/lock/lockstorm-apt.lock sh -c '
+    made=0
+    trap "[ \$made = 1 ] && rm -f /usr/sbin/policy-rc.d" EXIT
+    trap "exit 130" INT TERM HUP
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        made=1
+    fi
+    apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >/dev/null
+' sh "${missing[@]}"
 echo "lockstorm: packages installed" >&2
