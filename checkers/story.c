@@ -149,21 +149,27 @@ static const struct ev_rec *srec(struct hist_reader *rd, const struct hist_worke
     return hist_reader_rec(rd, i);
 }
 
+/* Contract: the first record index of w with t >= at (w->n when none). */
+static size_t first_at(struct hist_reader *rd, const struct hist_worker *w, int64_t at)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (srec(rd, w, mid)->t < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void locate(struct hist_reader *rd, struct sholder *x, int res)
 {
     const struct hist_worker *w = x->w;
     x->found = 0;
     if (!w || !w->n)
         return;
-    size_t lo = 0, hi = w->n;
-    while (lo < hi) { /* first record with t >= enter - 1us */
-        size_t mid = lo + (hi - lo) / 2;
-        if (srec(rd, w, mid)->t < x->enter - 1000)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t e = lo;
+    size_t e = first_at(rd, w, x->enter - 1000);
     for (; e < w->n && srec(rd, w, e)->t <= x->enter + 1000; e++)
         if (srec(rd, w, e)->type == EV_ENTER && srec(rd, w, e)->res == res)
             break;
@@ -445,16 +451,9 @@ static int foreign_release(struct hist_reader *rd, struct story *s, const struct
                 if (hs[j].acquired < until)
                     until = hs[j].acquired;
             }
-        size_t lo = 0, hi = w->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (srec(rd, w, mid)->t < from)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t k = lo, steps = 0; k < w->n && srec(rd, w, k)->t <= until &&
-                                        steps < 4 * STORY_SCAN_BACK; k++, steps++) {
+        for (size_t k = first_at(rd, w, from), steps = 0;
+             k < w->n && srec(rd, w, k)->t <= until && steps < 4 * STORY_SCAN_BACK;
+             k++, steps++) {
             const struct ev_rec *r = srec(rd, w, k);
             if (r->type == EV_RELEASE_OK && r->res == res_i && (!best || r->t > best->t)) {
                 best_rec = *r;
@@ -757,20 +756,6 @@ static void pick_one(char *pick, size_t *npicked, size_t max, long k)
         return;
     pick[k] = 1;
     (*npicked)++;
-}
-
-/* Contract: the first record index of w with t >= at (w->n when none). */
-static size_t first_at(struct hist_reader *rd, const struct hist_worker *w, int64_t at)
-{
-    size_t lo = 0, hi = w->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (srec(rd, w, mid)->t < at)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 #define ANOMALY_RENEWALS 4 /* renewals told before the anomaly: the last ones */
