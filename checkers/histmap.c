@@ -251,11 +251,16 @@ const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i)
     off_t off;
     int fd = hist_run_fd(w, k, &off);
     if (fd >= 0) {
-        size_t j = i - base, want = n - j < HIST_READER_BLOCK ? n - j : HIST_READER_BLOCK;
+        /* forward from i; or, just before the block held (a scan going
+         * back), the block that ends at i, within the run */
+        size_t j = i - base;
+        if (r->hi > r->lo && i < r->lo && r->lo - i <= HIST_READER_BLOCK)
+            j = j >= HIST_READER_BLOCK - 1 ? j - (HIST_READER_BLOCK - 1) : 0;
+        size_t want = n - j < HIST_READER_BLOCK ? n - j : HIST_READER_BLOCK;
         if (hist_read_recs(fd, off, j, want, r->buf) == want) {
-            r->lo = i;
-            r->hi = i + want;
-            return &r->buf[0];
+            r->lo = base + j;
+            r->hi = base + j + want;
+            return &r->buf[i - r->lo];
         }
     }
     r->mapped = 1; /* in place (also when the file no longer reads back) */

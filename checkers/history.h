@@ -112,8 +112,10 @@ int hist_run_fd(const struct hist_worker *w, int k, off_t *off);
 size_t hist_read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf);
 
 /* Records of one worker's stream looked up one at a time (a search, a
- * window: the timeline): a log the loader keeps open is read with pread,
- * HIST_READER_BLOCK records at a time, the others in place. A log the pass
+ * window: the timeline, the stories): a log the loader keeps open is read
+ * with pread, HIST_READER_BLOCK records at a time (those from the record
+ * asked for on, or, for a scan going back, those up to it), the others in
+ * place. A log the pass
  * read with pread then has none of its pages mapped in: the timeline's
  * lookups used to fault pages of every log in and drop them again, one TLB
  * flush per log, as much CPU as the whole pass at 10^5 events. */

@@ -129,10 +129,6 @@ static int64_t rec_lease(const struct ev_rec *r)
     return (r->flags & EVF_NO_LEASE) ? NO_LEASE : r->valid_until;
 }
 
-/* Contract: locate holder x's hold on resource res in its log: the enter
- * record at x->enter (within 1 us: the model keeps ms as doubles), the
- * acquire_ok before it, and the end (exit or crash, then the release
- * outcome). Sets found, lease, fence, crashed, open. */
 /* The stories read records through one reader (history.h struct
  * hist_reader: pread where the log allows, as the timeline does), moved
  * from log to log: a search of a log the pass read with pread then maps
@@ -163,6 +159,10 @@ static size_t first_at(struct hist_reader *rd, const struct hist_worker *w, int6
     return lo;
 }
 
+/* Contract: locate holder x's hold on resource res in its log: the enter
+ * record at x->enter (within 1 us: the model keeps ms as doubles), the
+ * acquire_ok before it, and the end (exit or crash, then the release
+ * outcome). Sets found, lease, fence, crashed, open. */
 static void locate(struct hist_reader *rd, struct sholder *x, int res)
 {
     const struct hist_worker *w = x->w;

@@ -81,10 +81,11 @@ static void rules_sweep(const char *comment)
  * harness's goodbye (REAPER_ORDERLY) one sweep: the harness waits for each
  * of its iptables calls. Without it the harness died, possibly in the middle
  * of an `iptables -A` that commits its rule after a sweep has listed the
- * rules; so it sweeps again, at growing intervals, until a sweep has begun
- * after no process carrying the run's tag (tag: "LOCKSTORM_RUN=<id>", which
- * every iptables call of the harness carries) was left, or, tag "" or
- * unreadable, for RULES_LATE_NS. Never returns. */
+ * rules; so it sweeps again, at growing intervals, until two sweeps in a
+ * row have begun after no process carrying the run's tag (tag:
+ * "LOCKSTORM_RUN=<id>", which every iptables call of the harness carries)
+ * was seen, or, tag "" or unreadable, for RULES_LATE_NS (the bound in every
+ * case). Never returns. */
 static void rules_reaper_main(int fd, pid_t parent, const char *comment, const char *tag)
 {
     sigset_t all;
@@ -114,10 +115,14 @@ static void rules_reaper_main(int fd, pid_t parent, const char *comment, const c
     }
     int64_t deadline = ls_now_ns() + RULES_LATE_NS;
     int64_t pause = 20 * LS_NS_PER_MS;
-    for (;;) {
+    /* nothing tagged seen on two rounds in a row: a child forked by the
+     * harness but not yet exec'd (the tag is in its environment only once
+     * it has) is not missed */
+    for (int quiet = 0;;) {
         int alive = orderly ? 0 : tag[0] ? proc_tagged_alive(tag) : -1;
         rules_sweep(comment);
-        if (alive == 0 || ls_now_ns() >= deadline)
+        quiet = alive == 0 ? quiet + 1 : 0;
+        if (orderly || quiet == 2 || ls_now_ns() >= deadline)
             break;
         ls_sleep_ns(pause);
         if (pause < LS_NS_PER_S / 2)

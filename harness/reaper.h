@@ -44,9 +44,9 @@ int reaper_died(struct reaper *rp, int *status);
  * pipe end inherited by a forked worker cannot hold it back), it deletes
  * them (util/iptables.h) and exits. When the harness died (no goodbye) an
  * iptables call of it may still be committing a rule: the reaper deletes
- * again at growing intervals until a deletion began after no process
- * carrying the run's tag (PROC_RUN_TAG in the caller's environment now)
- * was left, or for 10 s when there is no tag. Stopped with reaper_stop. 0
+ * again at growing intervals until two deletions in a row began after no
+ * process carrying the run's tag (PROC_RUN_TAG in the caller's environment
+ * now) was seen, for 10 s at most (the whole 10 s when there is no tag). Stopped with reaper_stop. 0
  * with rp filled, or LS_EENV with err set. */
 int reaper_rules_start(struct reaper *rp, const char *comment, struct ls_err *err);
 /* Let it act now (after the workers stopped): say goodbye (the harness is

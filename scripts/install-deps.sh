@@ -64,7 +64,9 @@ fi
 $SUDO env DEBIAN_FRONTEND=noninteractive flock /var/lock/lockstorm-apt.lock sh -c '
     made=0
     trap "[ \$made = 1 ] && rm -f /usr/sbin/policy-rc.d" EXIT
-    trap "exit 130" INT TERM HUP
+    trap "exit 130" INT
+    trap "exit 143" TERM
+    trap "exit 129" HUP
     if [ ! -e /usr/sbin/policy-rc.d ]; then
         printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d
         chmod +x /usr/sbin/policy-rc.d
