@@ -83,6 +83,8 @@ struct hold {
                                    they were made (owned; NULL once it has ended) */
     int npv, pvcap;
     struct incident *inc;       /* the incident it causes, NULL none (yet) */
+    uint64_t ser;               /* its serial among its resource's holds that were active
+                                   (from 1, in the order they entered); 0: never active */
     struct hold *next_free;
 };
 
@@ -101,6 +103,10 @@ struct rstate {
     struct hold **live;         /* grants of the resource, entered or not, until gone and
                                  * time has moved past their end (referenced) */
     int nlive, live_cap;
+    uint64_t ser;               /* the last serial given (hold.ser) */
+    struct uviol **up;          /* its unlisted violations pending, in the order made (NULL:
+                                   resolved since the array was last closed up; owned) */
+    int nup, up_cap, up_gone;
 };
 
 /* The violations with one cause: the earliest-entered hold still active
@@ -131,6 +137,26 @@ struct pviol {                  /* a violation whose holds have not all ended */
     int64_t *lag;               /* each holder's lease as it stood at the latest grant (n of
                                    them; that holder's own unused) */
     struct hold *hs[];
+};
+
+/* A violation past the listed ones whose holds have not all ended: what
+ * its class and overlap need, and not its holders. (Kept as a pviol, a
+ * violation among n active holds names all n, and n holds that never end
+ * (a worker entering again without an exit) made n^2 entries: 5,000 such
+ * holds took 536 MB.) Its holds are the resource's active holds when it
+ * was made and the entering one, whose serial it keeps: a hold that ends
+ * is one of the holds of every pending one made since it entered (serial
+ * >= its own), and none of the others'. Its overlap ends at the
+ * (capacity + 1)-th latest exit of its holds (resolve): the capacity + 1
+ * latest seen are kept. */
+struct uviol {
+    struct incident *inc;
+    int64_t ov_start;           /* its entry */
+    uint64_t ser;               /* the entering hold's serial */
+    int undone;                 /* its holds not ended yet */
+    int valid;                  /* holds whose lease was valid at the latest grant */
+    int nk;                     /* exits in top so far (at most capacity + 1) */
+    int64_t top[];              /* the latest exits seen: a min-heap */
 };
 
 struct mutex_st {
@@ -397,6 +423,109 @@ static void incident_done(struct mutex_st *m, struct incident *inc)
     free(inc);
 }
 
+/* Contract: a violation of inc whose holds have all ended, lock-broken or
+ * not, its overlap [ov_start, ov_end], listed at index (-1: not listed),
+ * added to inc; inc is done when it was its last pending violation (its
+ * cause, one of the violation's holds, has ended: no more will join). */
+static void incident_add(struct mutex_st *m, struct incident *inc, int is_broken,
+                         int64_t ov_start, int64_t ov_end, int64_t index)
+{
+    inc->broken |= is_broken;
+    if (ov_end > inc->end)
+        inc->end = ov_end;
+    if (inc->obj) {
+        for (int f = 0; inc->faults && f < m->h->nfaults; f++) {
+            const struct fault_window *fw = &m->h->faults[f];
+            if (!fw->skipped && fw->start <= ov_end && fw->end >= ov_start)
+                inc->faults[f] = 1;
+        }
+        if (index >= 0) {
+            if (inc->nlisted == inc->listed_cap) {
+                inc->listed_cap = inc->listed_cap ? 2 * inc->listed_cap : 4;
+                inc->listed = xrealloc(inc->listed,
+                                       (size_t)inc->listed_cap * sizeof(*inc->listed));
+            }
+            inc->listed[inc->nlisted++] = index;
+        }
+    }
+    if (--inc->pending == 0)
+        incident_done(m, inc);
+}
+
+/* Contract: every hold of u has ended (else: the latest exits seen):
+ * classify it, add it to its incident, free it. Its overlap ends where
+ * resolve's would: the (capacity + 1)-th latest exit of its holds, the
+ * least of the capacity + 1 latest kept. */
+static void resolve_unlisted(struct mutex_st *m, struct uviol *u)
+{
+    int is_broken = u->valid >= m->cap;
+    if (is_broken)
+        m->broken++;
+    else
+        m->stale++;
+    int64_t ov_end = u->nk ? u->top[0] : u->ov_start;
+    incident_add(m, u->inc, is_broken, u->ov_start, ov_end, -1);
+    free(u);
+}
+
+/* Contract: u has heard of a hold's exit e: kept when it is among the
+ * capacity + 1 latest so far (a min-heap of them in top). */
+static void top_add(struct mutex_st *m, struct uviol *u, int64_t e)
+{
+    int k = m->cap + 1, i;
+    if (u->nk < k) {
+        i = u->nk++;
+        for (; i > 0 && u->top[(i - 1) / 2] > e; i = (i - 1) / 2)
+            u->top[i] = u->top[(i - 1) / 2];
+        u->top[i] = e;
+        return;
+    }
+    if (e <= u->top[0])
+        return;
+    i = 0;
+    for (;;) { /* e replaces the least: sift it down */
+        int c = 2 * i + 1;
+        if (c >= k)
+            break;
+        if (c + 1 < k && u->top[c + 1] < u->top[c])
+            c++;
+        if (u->top[c] >= e)
+            break;
+        u->top[i] = u->top[c];
+        i = c;
+    }
+    u->top[i] = e;
+}
+
+/* Contract: a hold of resource res, serial ser, active until now, has
+ * ended at exit: each unlisted pending violation of res made since it
+ * entered is one of its; those it was the last hold of are resolved. */
+static void unlisted_heard(struct mutex_st *m, int res, uint64_t ser, int64_t exit)
+{
+    struct rstate *r = &m->rs[res];
+    for (int i = r->nup; i-- > 0;) {
+        struct uviol *u = r->up[i];
+        if (!u)
+            continue;
+        if (u->ser < ser)
+            break; /* made before the hold entered, as all before it */
+        top_add(m, u, exit);
+        if (--u->undone == 0) {
+            r->up[i] = NULL;
+            r->up_gone++;
+            resolve_unlisted(m, u);
+        }
+    }
+    if (r->up_gone > 64 && r->up_gone > r->nup / 2) { /* close the gaps, in order */
+        int kept = 0;
+        for (int i = 0; i < r->nup; i++)
+            if (r->up[i])
+                r->up[kept++] = r->up[i];
+        r->nup = kept;
+        r->up_gone = 0;
+    }
+}
+
 /* Contract: every hold of v has ended: classify it, fill its listed entry,
  * add it to its incident (done with it when it was the last), let go of
  * its holds and free v. */
@@ -437,27 +566,7 @@ static void resolve(struct mutex_st *m, struct pviol *v)
                 json_arr_push(fl, json_new_int(fw->id));
         }
     }
-    struct incident *inc = v->inc;
-    inc->broken |= is_broken;
-    if (ov_end > inc->end)
-        inc->end = ov_end;
-    if (inc->obj) {
-        for (int f = 0; inc->faults && f < m->h->nfaults; f++) {
-            const struct fault_window *fw = &m->h->faults[f];
-            if (!fw->skipped && fw->start <= ov_end && fw->end >= ov_start)
-                inc->faults[f] = 1;
-        }
-        if (v->obj) {
-            if (inc->nlisted == inc->listed_cap) {
-                inc->listed_cap = inc->listed_cap ? 2 * inc->listed_cap : 4;
-                inc->listed = xrealloc(inc->listed,
-                                       (size_t)inc->listed_cap * sizeof(*inc->listed));
-            }
-            inc->listed[inc->nlisted++] = v->index;
-        }
-    }
-    if (--inc->pending == 0) /* its cause, one of v's holds, has ended: no more will join */
-        incident_done(m, inc);
+    incident_add(m, v->inc, is_broken, ov_start, ov_end, v->obj ? v->index : -1);
     for (int k = 0; k < v->n; k++) {
         v->hs[k]->pending--;
         hold_unref(m, v->hs[k]);
@@ -475,6 +584,9 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
     m->holds++;
     struct pviol **pv = x->pv; /* taken first: x may be let go below */
     int npv = x->npv;
+    int res = x->res;
+    uint64_t ser = x->ser;
+    int64_t exit = x->exit;
     x->pv = NULL;
     x->npv = x->pvcap = 0;
     if (!x->batched) {
@@ -502,6 +614,8 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
         }
     }
     free(pv);
+    if (ser) /* it was active: the unlisted violations made since it entered are its too */
+        unlisted_heard(m, res, ser, exit);
     if (m->pend_gone > 64 && m->pend_gone > m->npend / 2) { /* close the gaps, in order */
         int kept = 0;
         for (int i = 0; i < m->npend; i++)
@@ -564,6 +678,8 @@ static void flush(struct mutex_st *m)
         struct hold *H = m->batch[i];
         struct rstate *r = &m->rs[H->res];
         H->batched = 0;
+        if (!H->done)
+            H->ser = ++r->ser;
         if (!H->done && r->n >= m->cap) {
             struct hold *c = r->active[0];
             struct incident *inc = c->inc ? c->inc : incident_new(m, c);
@@ -571,41 +687,59 @@ static void flush(struct mutex_st *m)
                 inc->start = H->enter;
             inc->pending++;
             m->nviol++;
-            struct pviol *v = xmalloc(sizeof(*v) + (size_t)(r->n + 1) * sizeof(v->hs[0]));
-            v->n = r->n + 1;
-            v->undone = 0;
-            v->valid = 0;
-            v->lag = xmalloc((size_t)(r->n + 1) * sizeof(*v->lag));
             /* The grant judged is the latest of the holds': H's, unless an
              * active hold was granted after it (H was slow to enter) */
             struct hold *G = H;
-            v->latest = r->n;
+            int latest = r->n;
             for (int k = 0; k < r->n; k++) /* a hold without a grant has no grant to judge */
                 if (!(r->active[k]->flags & HF_NO_GRANT) && r->active[k]->acquired > G->acquired) {
                     G = r->active[k];
-                    v->latest = k;
+                    latest = k;
                 }
-            for (int k = 0; k <= r->n; k++) {
-                if (k == v->latest)
-                    continue;
-                v->lag[k] = lease_at_grant(G, k < r->n ? r->active[k] : H);
-                v->valid += v->lag[k] > G->acquired;
+            if (m->nviol > m->p->max_violations) { /* not listed: no holders kept */
+                struct uviol *u = xmalloc(sizeof(*u) + (size_t)(m->cap + 1) * sizeof(u->top[0]));
+                u->inc = inc;
+                u->ov_start = H->enter;
+                u->ser = H->ser;
+                u->nk = 0;
+                u->valid = 0;
+                u->undone = r->n + 1; /* the active holds and H: none has ended */
+                for (int k = 0; k <= r->n; k++)
+                    if (k != latest)
+                        u->valid += lease_at_grant(G, k < r->n ? r->active[k] : H) > G->acquired;
+                if (r->nup == r->up_cap) {
+                    r->up_cap = r->up_cap ? 2 * r->up_cap : 16;
+                    r->up = xrealloc(r->up, (size_t)r->up_cap * sizeof(*r->up));
+                }
+                r->up[r->nup++] = u;
+            } else {
+                struct pviol *v = xmalloc(sizeof(*v) + (size_t)(r->n + 1) * sizeof(v->hs[0]));
+                v->n = r->n + 1;
+                v->undone = 0;
+                v->valid = 0;
+                v->lag = xmalloc((size_t)(r->n + 1) * sizeof(*v->lag));
+                v->latest = latest;
+                for (int k = 0; k <= r->n; k++) {
+                    if (k == v->latest)
+                        continue;
+                    v->lag[k] = lease_at_grant(G, k < r->n ? r->active[k] : H);
+                    v->valid += v->lag[k] > G->acquired;
+                }
+                v->index = m->nviol - 1;
+                v->inc = inc;
+                v->obj = json_arr_push(m->viol, json_new_obj());
+                for (int k = 0; k < v->n; k++) {
+                    struct hold *x = k < r->n ? r->active[k] : H;
+                    v->hs[k] = x;
+                    x->refs++;
+                    x->pending++;
+                    v->undone += !x->done;
+                }
+                if (v->undone == 0)
+                    resolve(m, v);
+                else
+                    push_pending(m, v);
             }
-            v->index = m->nviol - 1;
-            v->inc = inc;
-            v->obj = m->nviol <= m->p->max_violations ? json_arr_push(m->viol, json_new_obj())
-                                                      : NULL;
-            for (int k = 0; k < v->n; k++) {
-                struct hold *x = k < r->n ? r->active[k] : H;
-                v->hs[k] = x;
-                x->refs++;
-                x->pending++;
-                v->undone += !x->done;
-            }
-            if (v->undone == 0)
-                resolve(m, v);
-            else
-                push_pending(m, v);
         } else if (r->has_exit && H->enter - r->last_exit <= m->p->near_miss) {
             m->near++;
         }
@@ -913,6 +1047,12 @@ static void mutex_end(void *st)
             resolve(m, m->pend[i]);
     m->npend = 0;
     m->pend_gone = 0;
+    for (int r = 0; r < m->nrs; r++) { /* none is left: each heard its last hold end */
+        for (int i = 0; i < m->rs[r].nup; i++)
+            if (m->rs[r].up[i])
+                resolve_unlisted(m, m->rs[r].up[i]);
+        m->rs[r].nup = m->rs[r].up_gone = 0;
+    }
 }
 
 static void *mutex_init(const struct history *h, const struct check_params *p, struct json *res)
@@ -1015,6 +1155,16 @@ static int mutex_finish(void *st, struct json *res)
     for (int i = 0; i < m->h->nworkers; i++)
         free(m->ws[i].a);
     for (int r = 0; r < m->nrs; r++) {
+        for (int i = 0; i < m->rs[r].nup; i++) { /* left pending: the pass stopped early */
+            struct uviol *u = m->rs[r].up[i];
+            if (u && --u->inc->pending == 0) {
+                free(u->inc->listed);
+                free(u->inc->faults);
+                free(u->inc);
+            }
+            free(u);
+        }
+        free(m->rs[r].up);
         free(m->rs[r].active);
         free(m->rs[r].live);
     }
