@@ -6,12 +6,14 @@
  * strictly active are counted, and an entry that finds `capacity` of them
  * is a violation, classified stale-holder or lock-broken by the leases the
  * earlier holders had at the later grant (as they stood then: each grant
- * keeps the leases of the resource's other live grants at its instant),
- * and grouped with the others of the same cause (the earliest-entered
- * active hold) into an incident. A violation stays pending until all its
- * holds have ended (their exits decide its overlap), an incident until its
- * cause has ended and its violations are resolved, so the state is the
- * open holds plus what is pending, never the history. Beside overlaps it
+ * keeps the raises of its lease that a later grant may still ask about:
+ * lease_at), and grouped with the others of the same cause (the
+ * earliest-entered active hold) into an incident. A violation stays
+ * pending until all its holds have ended (their exits decide its overlap:
+ * a listed one keeps its holders, any other only counts, struct uviol),
+ * an incident until its cause has ended and its violations are resolved,
+ * so the state is the open holds plus what is pending, never the history
+ * and never a pair of holds. Beside overlaps it
  * classifies each `lost` (lease left or expired) and finds renewals that
  * succeed after the lease ran out while another grant holds the lock
  * (renewed-after-loss, docs/checkers.md). It never asks the lock and never
@@ -39,14 +41,10 @@
 
 struct incident;
 
-/* A lease of another live grant of the resource as it stood at a grant's
- * instant (renewals before it, not at it), by that grant's serial. */
-struct snap {
-    uint64_t id;
-    int64_t lease;
+/* A raise of a grant's lease: at time t, from the lease it had before. */
+struct raise {
+    int64_t t, before;
 };
-
-#define SNAP_INLINE 2
 
 /* One hold, from its grant until nothing refers to it any more (its
  * worker's slot, the enter batch, its resource's active list, pending
@@ -59,13 +57,13 @@ struct hold {
     int64_t acquired;           /* grant time (= enter without a grant) */
     int64_t lease;              /* L: lease end incl. renewals; LEASE_NEVER = no expiry */
     int64_t lease0;             /* the grant's own lease */
-    int64_t lease_t;            /* time of the last raise of lease (the grant's time first) */
-    int64_t lease_before;       /* lease as it stood before lease_t */
     int64_t end_t;              /* when it stopped being a live grant (gone set) */
     uint64_t id;                /* serial, from 1 */
-    struct snap snap[SNAP_INLINE]; /* the resource's other live grants at its grant */
-    struct snap *snap_more;     /* beyond SNAP_INLINE (owned) */
-    int nsnap;
+    uint64_t join;              /* when it joined its resource's live grants (mutex_st.joins) */
+    uint64_t gone_at;           /* mutex_st.joins when it was gone (gone set) */
+    struct raise *raises;       /* its lease's raises at distinct times, in time order: those
+                                   a later grant may still ask about (lease_at; owned) */
+    int nraises, raises_cap;
     uint64_t fence;
     char token[EVLOG_TOKEN_LEN];
     int32_t worker;             /* worker id */
@@ -75,8 +73,6 @@ struct hold {
     uint8_t batched;            /* in the enter batch, not yet in the active list */
     uint8_t gone;               /* no longer a live grant: ended, released, lost, replaced */
     uint8_t renewed_late;       /* it had a renewal after loss */
-    uint8_t snap_unsorted;      /* snap's ids are not rising (never seen: live lists are in
-                                   grant order, ids given in that order) */
     int refs;
     int pending;                /* pending violations naming it */
     struct pviol **pv;          /* those of them made while it had not ended, in the order
@@ -183,6 +179,7 @@ struct mutex_st {
     int64_t *exits;
     size_t exits_cap;
     uint64_t next_id;
+    uint64_t joins;             /* grants joined a live list so far (hold.join, gone_at) */
     int64_t lost_left, lost_expired, lost_no_lease, lost_unmatched, ral, ral_holds;
     struct json *anom;          /* the listed anomalies (owned until finish) */
     int64_t nanom_listed[3];    /* per anomaly class: listed so far */
@@ -215,8 +212,8 @@ static struct hold *hold_new(struct mutex_st *m)
 static void hold_unref(struct mutex_st *m, struct hold *x)
 {
     if (--x->refs == 0) {
-        free(x->snap_more);
-        x->snap_more = NULL;
+        free(x->raises);
+        x->raises = NULL;
         free(x->pv);
         x->pv = NULL;
         x->next_free = m->free_list;
@@ -244,95 +241,111 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Contract: x's lease as it stood at instant T (not before its last raise):
- * the renewals before T count, those at T do not. */
-static int64_t lease_as_of(const struct hold *x, int64_t T)
+/* Leases as they stood. A grant is judged by the leases the resource's
+ * other live grants had at its instant (renewals before it count, those
+ * at it do not: docs/checkers.md "Classification"). Each grant keeps the
+ * raises of its lease (struct raise) that a grant made since it joined may
+ * still ask about, and when it joined; no grant keeps a copy of the
+ * others' leases. (A copy per grant made a history whose holds never end
+ * keep one entry per pair of grants: 200 MB for 5,000 enters without an
+ * exit.) */
+
+/* Contract: x's lease as it stood at instant T (x's raises before T, not
+ * those at or after it). */
+static int64_t lease_at(const struct hold *x, int64_t T)
 {
-    return x->lease_t == T ? x->lease_before : x->lease;
+    int lo = 0, hi = x->nraises; /* the first raise at or after T */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (x->raises[mid].t < T)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < x->nraises ? x->raises[lo].before : x->lease;
+}
+
+/* Contract: was x one of the live grants H's grant took the leases of: in
+ * the resource's live list before H joined it, not gone by then, and
+ * granted before H's instant (not at it)? */
+static int took_lease_of(const struct hold *H, const struct hold *x)
+{
+    return x->join < H->join && !(x->gone && x->gone_at < H->join) &&
+           x->acquired != H->acquired;
+}
+
+/* Contract: the lease hold x had at H's grant, as it stood then; x's own
+ * grant lease when H's grant did not take x's (x granted at or after that
+ * instant, or gone by then). */
+static int64_t lease_at_grant(const struct hold *H, const struct hold *x)
+{
+    return took_lease_of(H, x) ? lease_at(x, H->acquired) : x->lease0;
+}
+
+/* Contract: x is no longer a live grant, from t on. */
+static void set_gone(struct mutex_st *m, struct hold *x, int64_t t)
+{
+    x->gone = 1;
+    x->end_t = t;
+    x->gone_at = m->joins;
+}
+
+/* Contract: drop x's raises that no grant can ask about any more: those
+ * before the earliest instant of a grant of x's resource that joined after
+ * x and may still be asked (a live grant, an active hold, an entry of the
+ * current instant) or of one yet to come (now on). */
+static void raises_trim(struct mutex_st *m, struct hold *x, int64_t now)
+{
+    const struct rstate *r = &m->rs[x->res];
+    int64_t from = now;
+    for (int k = 0; k < r->nlive; k++)
+        if (r->live[k]->join > x->join && r->live[k]->acquired < from)
+            from = r->live[k]->acquired;
+    for (int k = 0; k < r->n; k++)
+        if (r->active[k]->join > x->join && r->active[k]->acquired < from)
+            from = r->active[k]->acquired;
+    for (int k = 0; k < m->nbatch; k++)
+        if (m->batch[k]->res == x->res && m->batch[k]->join > x->join &&
+            m->batch[k]->acquired < from)
+            from = m->batch[k]->acquired;
+    int drop = 0;
+    while (drop < x->nraises && x->raises[drop].t < from)
+        drop++;
+    if (drop) {
+        memmove(x->raises, x->raises + drop, (size_t)(x->nraises - drop) * sizeof(*x->raises));
+        x->nraises -= drop;
+    }
 }
 
 /* Contract: raise x's lease to l (a renew_ok at t), keeping what it was
- * before t. */
-static void lease_raise(struct hold *x, int64_t l, int64_t t)
+ * before t (one raise per instant: the first one's "before"). */
+static void lease_raise(struct mutex_st *m, struct hold *x, int64_t l, int64_t t)
 {
     if (x->lease == LEASE_NEVER || l <= x->lease)
         return;
-    if (t != x->lease_t) {
-        x->lease_before = x->lease;
-        x->lease_t = t;
+    if (!x->nraises || x->raises[x->nraises - 1].t != t) {
+        if (x->nraises == x->raises_cap) {
+            if (x->raises_cap >= 4)
+                raises_trim(m, x, t);
+            if (x->nraises == x->raises_cap) {
+                x->raises_cap = x->raises_cap ? 2 * x->raises_cap : 2;
+                x->raises = xrealloc(x->raises, (size_t)x->raises_cap * sizeof(*x->raises));
+            }
+        }
+        x->raises[x->nraises++] = (struct raise){t, x->lease};
     }
     x->lease = l;
-}
-
-/* Contract: the lease of the grant with serial id as it stood at H's
- * grant, from H's snapshot: 1 with *l set, or 0 when that grant was not
- * live then (granted at or after H's grant). */
-static const struct snap *snap_at(const struct hold *H, int k)
-{
-    return k < SNAP_INLINE ? &H->snap[k] : &H->snap_more[k - SNAP_INLINE];
-}
-
-static int snap_find(const struct hold *H, uint64_t id, int64_t *l)
-{
-    if (!H->snap_unsorted) { /* ids rising, as grants join the live list: halve */
-        int lo = 0, hi = H->nsnap;
-        while (lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (snap_at(H, mid)->id < id)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < H->nsnap && snap_at(H, lo)->id == id) {
-            *l = snap_at(H, lo)->lease;
-            return 1;
-        }
-        return 0;
-    }
-    for (int k = 0; k < H->nsnap; k++) {
-        const struct snap *e = snap_at(H, k);
-        if (e->id == id) {
-            *l = e->lease;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Contract: the lease hold x had at H's grant, as it stood then: from H's
- * snapshot, else (x granted at or after that instant) x's own grant lease. */
-static int64_t lease_at_grant(const struct hold *H, const struct hold *x)
-{
-    int64_t l;
-    return snap_find(H, x->id, &l) ? l : x->lease0;
 }
 
 /* Contract: drop from r's live list the grants gone before t (an end at t
  * stays until time moves on: a renewal at that instant still falls in it). */
 static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t);
 
-/* Contract: H (a new grant of its resource at T) takes the leases of the
- * resource's other live grants as they stand at T, then joins them. */
+/* Contract: H (a new grant of its resource at T) joins its live grants. */
 static void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int64_t T)
 {
     live_purge(m, r, T);
-    for (int k = 0; k < r->nlive; k++) {
-        const struct hold *y = r->live[k];
-        if (y->gone || y->acquired == T) /* granted at the same instant: not before it */
-            continue;
-        struct snap e = {y->id, lease_as_of(y, T)};
-        if (H->nsnap && snap_at(H, H->nsnap - 1)->id >= e.id)
-            H->snap_unsorted = 1; /* snap_find walks them all then */
-        if (H->nsnap < SNAP_INLINE) {
-            H->snap[H->nsnap] = e;
-        } else {
-            int j = H->nsnap - SNAP_INLINE;
-            if ((j & (j - 1)) == 0) /* 0, 1, 2, 4, ...: grow at powers of two */
-                H->snap_more = xrealloc(H->snap_more, (size_t)(j ? 2 * j : 1) * sizeof(e));
-            H->snap_more[j] = e;
-        }
-        H->nsnap++;
-    }
+    H->join = ++m->joins;
     push_ptr(&r->live, &r->nlive, &r->live_cap, H);
     H->refs++;
 }
@@ -761,10 +774,8 @@ static void flush(struct mutex_st *m)
 static void slot_remove(struct mutex_st *m, struct slots *s, int k, int64_t t)
 {
     struct hold *x = s->a[k];
-    if (!x->gone) {
-        x->gone = 1;
-        x->end_t = t;
-    }
+    if (!x->gone)
+        set_gone(m, x, t);
     s->a[k] = s->a[--s->n];
     hold_unref(m, x);
 }
@@ -832,7 +843,7 @@ static void renewal_check(struct mutex_st *m, struct hold *x, const struct ev_re
         const struct hold *y = rs->live[k];
         int64_t l;
         if (y == x || (y->gone && y->end_t < r->t) || y->acquired >= r->t ||
-            !snap_find(y, x->id, &l) || l > y->acquired)
+            !took_lease_of(y, x) || (l = lease_at(x, y->acquired)) > y->acquired)
             continue;
         if (!first) {
             first = y;
@@ -919,8 +930,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         struct hold *x = hold_new(m);
         x->id = ++m->next_id;
         x->acquired = r->t;
-        x->lease = x->lease0 = x->lease_before = lease_of(r);
-        x->lease_t = r->t;
+        x->lease = x->lease0 = lease_of(r);
         memcpy(x->token, r->token, EVLOG_TOKEN_LEN);
         x->fence = r->fence;
         x->worker = m->h->w[wi].id;
@@ -928,8 +938,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         x->flags = (r->flags & EVF_FENCE) ? HF_FENCE : 0;
         if (k < s->n) { /* replaces a grant never entered, in its place */
             struct hold *old = s->a[k];
-            old->gone = 1;
-            old->end_t = r->t;
+            set_gone(m, old, r->t);
             hold_unref(m, old);
             s->a[k] = x;
         } else {
@@ -948,8 +957,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
             struct hold *x = hold_new(m);
             x->id = ++m->next_id;
             x->acquired = r->t;
-            x->lease = x->lease0 = x->lease_before = LEASE_NEVER;
-            x->lease_t = r->t;
+            x->lease = x->lease0 = LEASE_NEVER;
             x->worker = m->h->w[wi].id;
             x->res = (uint16_t)res;
             x->flags = HF_NO_GRANT;
@@ -972,7 +980,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
             struct hold *x = s->a[k];
             if (x->res == res && x->lease != LEASE_NEVER) {
                 renewal_check(m, x, r);
-                lease_raise(x, lease_of(r), r->t);
+                lease_raise(m, x, lease_of(r), r->t);
             }
         }
         break;
@@ -1170,7 +1178,7 @@ static int mutex_finish(void *st, struct json *res)
     }
     for (size_t i = 0; i < m->nchunks; i++) {
         for (int k = 0; k < POOL_CHUNK; k++) {
-            free(m->chunks[i][k].snap_more);
+            free(m->chunks[i][k].raises);
             free(m->chunks[i][k].pv);
         }
         free(m->chunks[i]);

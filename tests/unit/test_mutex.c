@@ -488,7 +488,8 @@ static void test_incidents(void)
 #define MAXR 3
 #define MAXH (MAXW * 12)
 
-#define MAXREN 2
+#define MAXREN 16 /* up to 2 renewals in a hold, up to 16 in one of eight holds that renew
+                     (the checker keeps 8 raises of a lease before it drops the old ones) */
 
 struct ghold {                  /* a hold as the generator made it: the oracle's input */
     int w, res, seq;            /* worker id, resource, order made (each worker's own order) */
@@ -654,14 +655,14 @@ static void gen_history(struct gen *g)
         int mode = (int)rng_below(r, 100) < p_crash ? 1 : last && rng_below(r, 4) == 0 ? 2 : 0;
         int64_t end = enter + (mode == 1 ? rng_range(r, 0, len) : len);
         rec(g, enter, w, EV_ENTER, res, 0, 0);
-        /* In the hold: up to MAXREN renewals and maybe a `lost`, in time
+        /* In the hold: up to 2 (or MAXREN) renewals and maybe a `lost`, in time
          * order. A renewal made once the service's lease had run out still
          * succeeds (an unconditional PEXPIRE: renewed-after-loss) but frees
          * nothing later: the service freed the slot at that lease's end. */
         struct inhold in[MAXREN + 1];
         int nin = 0;
         if (!nolease && end > enter && rng_below(r, 3) == 0)
-            for (int k = 1 + (int)rng_below(r, MAXREN); k > 0; k--) {
+            for (int k = 1 + (int)rng_below(r, rng_below(r, 8) == 0 ? MAXREN : 2); k > 0; k--) {
                 int64_t at = enter + rng_range(r, 0, end - enter);
                 in[nin].t = at;
                 in[nin].l = at + dur(g, ttl_lo, ttl_hi);
