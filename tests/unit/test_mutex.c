@@ -481,6 +481,42 @@ static void test_incidents(void)
     sb_free(&sb);
 }
 
+/* A lease raised at the very instant of another grant is judged as it
+ * stood before that raise, also once the holder's older raises are
+ * dropped (mutex.c raises_trim keeps 4 before it drops): w1 renews at 10,
+ * 20, 30 (valid until 45), at 50 as w0 is granted (to 150: after w0's
+ * grant, which comes first at that instant, so it does not count for
+ * it), and at 60, which drops the raises before 50. w0 enters at 70 while
+ * w1 holds: w1's lease at w0's grant was 45, run out: stale-holder (a
+ * drop of the raise at 50 too would read 150: lock-broken). */
+static void test_raise_at_grant_instant(void)
+{
+    static const char text[] =
+        "{\"t\":0,\"w\":1,\"type\":\"acquire_ok\",\"res\":\"r\",\"token\":\"b\",\"valid_until\":15}\n"
+        "{\"t\":1,\"w\":1,\"type\":\"enter\",\"res\":\"r\"}\n"
+        "{\"t\":10,\"w\":1,\"type\":\"renew_ok\",\"res\":\"r\",\"valid_until\":25}\n"
+        "{\"t\":20,\"w\":1,\"type\":\"renew_ok\",\"res\":\"r\",\"valid_until\":35}\n"
+        "{\"t\":30,\"w\":1,\"type\":\"renew_ok\",\"res\":\"r\",\"valid_until\":45}\n"
+        "{\"t\":50,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"r\",\"token\":\"a\",\"valid_until\":500}\n"
+        "{\"t\":50,\"w\":1,\"type\":\"renew_ok\",\"res\":\"r\",\"valid_until\":150}\n"
+        "{\"t\":60,\"w\":1,\"type\":\"renew_ok\",\"res\":\"r\",\"valid_until\":160}\n"
+        "{\"t\":70,\"w\":0,\"type\":\"enter\",\"res\":\"r\"}\n"
+        "{\"t\":80,\"w\":0,\"type\":\"exit\",\"res\":\"r\"}\n"
+        "{\"t\":90,\"w\":1,\"type\":\"exit\",\"res\":\"r\"}\n";
+    struct history h;
+    REQUIRE(load_text(text, &h) == 0);
+    for (int listed = 0; listed <= 1; listed++) { /* a violation kept with or without holders */
+        struct json *r = judge(&h, 1, 0, listed);
+        CHECK_INT(geti(r, "checks.mutex.violations"), 1);
+        CHECKF(geti(r, "checks.mutex.by_class.stale_holder") == 1,
+               "listed %d: stale %lld, broken %lld", listed,
+               (long long)geti(r, "checks.mutex.by_class.stale_holder"),
+               (long long)geti(r, "checks.mutex.by_class.lock_broken"));
+        json_free(r);
+    }
+    history_free(&h);
+}
+
 /* ---- the property test: generator ---- */
 
 #define NONE INT64_MAX
@@ -1238,6 +1274,7 @@ int main(void)
     RUN(test_ral_and_losses);
     RUN(test_end_at_entry);
     RUN(test_incidents);
+    RUN(test_raise_at_grant_instant);
     RUN(test_oracle);
     t_rmdir(tmp);
     free(tmp);
