@@ -250,11 +250,11 @@ static int cmp_i64(const void *a, const void *b)
  * keep one entry per pair of grants: 200 MB for 5,000 enters without an
  * exit.) */
 
-/* Contract: x's lease as it stood at instant T (x's raises before T, not
- * those at or after it). */
-static int64_t lease_at(const struct hold *x, int64_t T)
+/* Contract: the index of x's first raise at or after instant T (nraises:
+ * none). */
+static int raise_from(const struct hold *x, int64_t T)
 {
-    int lo = 0, hi = x->nraises; /* the first raise at or after T */
+    int lo = 0, hi = x->nraises;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (x->raises[mid].t < T)
@@ -262,7 +262,15 @@ static int64_t lease_at(const struct hold *x, int64_t T)
         else
             hi = mid;
     }
-    return lo < x->nraises ? x->raises[lo].before : x->lease;
+    return lo;
+}
+
+/* Contract: x's lease as it stood at instant T (x's raises before T, not
+ * those at or after it). */
+static int64_t lease_at(const struct hold *x, int64_t T)
+{
+    int i = raise_from(x, T);
+    return i < x->nraises ? x->raises[i].before : x->lease;
 }
 
 /* Contract: was x one of the live grants H's grant took the leases of: in
@@ -290,30 +298,43 @@ static void set_gone(struct mutex_st *m, struct hold *x, int64_t t)
     x->gone_at = m->joins;
 }
 
-/* Contract: drop x's raises that no grant can ask about any more: those
- * before the earliest instant of a grant of x's resource that joined after
- * x and may still be asked (a live grant, an active hold, an entry of the
- * current instant) or of one yet to come (now on). */
+/* Contract: keep[i] set for the raise of x a grant at instant T reads. */
+static void mark_raise(const struct hold *x, char *keep, int64_t T)
+{
+    int i = raise_from(x, T);
+    if (i < x->nraises)
+        keep[i] = 1;
+}
+
+/* Contract: keep of x's raises only those a grant may still ask about:
+ * for each grant of x's resource that joined after x and may still be
+ * asked (a live grant, an active hold, an entry of the current instant),
+ * and for any grant yet to come (at now or later), the first raise at or
+ * after its instant (lease_at reads no other). So x keeps at most one
+ * raise per such grant, and one for now. */
 static void raises_trim(struct mutex_st *m, struct hold *x, int64_t now)
 {
     const struct rstate *r = &m->rs[x->res];
-    int64_t from = now;
+    char *keep = xcalloc((size_t)x->nraises, 1);
+    mark_raise(x, keep, now);
     for (int k = 0; k < r->nlive; k++)
-        if (r->live[k]->join > x->join && r->live[k]->acquired < from)
-            from = r->live[k]->acquired;
+        if (r->live[k]->join > x->join)
+            mark_raise(x, keep, r->live[k]->acquired);
     for (int k = 0; k < r->n; k++)
-        if (r->active[k]->join > x->join && r->active[k]->acquired < from)
-            from = r->active[k]->acquired;
+        if (r->active[k]->join > x->join)
+            mark_raise(x, keep, r->active[k]->acquired);
     for (int k = 0; k < m->nbatch; k++)
-        if (m->batch[k]->res == x->res && m->batch[k]->join > x->join &&
-            m->batch[k]->acquired < from)
-            from = m->batch[k]->acquired;
-    int drop = 0;
-    while (drop < x->nraises && x->raises[drop].t < from)
-        drop++;
-    if (drop) {
-        memmove(x->raises, x->raises + drop, (size_t)(x->nraises - drop) * sizeof(*x->raises));
-        x->nraises -= drop;
+        if (m->batch[k]->res == x->res && m->batch[k]->join > x->join)
+            mark_raise(x, keep, m->batch[k]->acquired);
+    int kept = 0;
+    for (int i = 0; i < x->nraises; i++)
+        if (keep[i])
+            x->raises[kept++] = x->raises[i];
+    x->nraises = kept;
+    free(keep);
+    if (x->raises_cap > 8 && kept < x->raises_cap / 4) { /* the askers that kept it are gone */
+        x->raises_cap /= 2;
+        x->raises = xrealloc(x->raises, (size_t)x->raises_cap * sizeof(*x->raises));
     }
 }
 

@@ -525,7 +525,8 @@ static void test_raise_at_grant_instant(void)
 #define MAXH (MAXW * 12)
 
 #define MAXREN 16 /* up to 2 renewals in a hold, up to 16 in one of eight holds that renew
-                     (the checker keeps 8 raises of a lease before it drops the old ones) */
+                     (the checker keeps 4 raises of a lease before it drops those no grant
+                     can ask about) */
 
 struct ghold {                  /* a hold as the generator made it: the oracle's input */
     int w, res, seq;            /* worker id, resource, order made (each worker's own order) */
