@@ -563,6 +563,19 @@ static pid_t proc_entry(const char *name, pid_t self)
     return (pid_t)v;
 }
 
+/* Contract: does process pid (parent pp) carry tag_entry in its initial
+ * environment? An empty one is read again after 1 ms unless pid is a
+ * kernel thread (a process in the middle of an exec reads empty). */
+static int has_tag(pid_t pid, pid_t pp, const char *tag_entry)
+{
+    int has = environ_has(pid, tag_entry);
+    if (has < 0 && pp != 2) {
+        ls_sleep_ns(LS_NS_PER_MS);
+        has = environ_has(pid, tag_entry);
+    }
+    return has == 1;
+}
+
 /* Contract: proc_kill_tagged, never touching a process of skip (nskip
  * entries): the caller's children from before the containment. */
 static int kill_tagged(const char *tag_entry, int children, int64_t timeout_ns,
@@ -594,15 +607,7 @@ static int kill_tagged(const char *tag_entry, int children, int64_t timeout_ns,
                     waitpid(pid, NULL, WNOHANG);
                 continue;
             }
-            int has = 0;
-            if (!mine && tag_entry) {
-                has = environ_has(pid, tag_entry);
-                if (has < 0 && pp != 2) { /* not a kernel thread: once more after an exec */
-                    ls_sleep_ns(LS_NS_PER_MS);
-                    has = environ_has(pid, tag_entry);
-                }
-            }
-            if (!mine && has != 1)
+            if (!mine && !(tag_entry && has_tag(pid, pp, tag_entry)))
                 continue;
             if (kill(pid, SIGKILL) == 0) {
                 round++;
@@ -643,12 +648,7 @@ int proc_tagged_alive(const char *tag_entry)
         pid_t pp = pid ? stat_read(pid, &zombie, &start) : 0;
         if (!pp || zombie)
             continue;
-        int has = environ_has(pid, tag_entry);
-        if (has < 0 && pp != 2) { /* as kill_tagged: once more after an exec */
-            ls_sleep_ns(LS_NS_PER_MS);
-            has = environ_has(pid, tag_entry);
-        }
-        alive += has == 1;
+        alive += has_tag(pid, pp, tag_entry);
     }
     closedir(d);
     return alive;
