@@ -3,15 +3,17 @@
  * streamed into per-worker streams of event records: read in chunks, each
  * line parsed flat (jlparse.h), each worker's records appended to its own
  * stream with its time order checked as they come. Up to a memory bound
- * the streams stay in memory; past it every stream spills to a binary file
- * in $TMPDIR that has no name (O_TMPFILE, or unlinked the moment it is
- * made: nothing is left behind however the check ends), kept open until
- * the end (past the open-file limit, to one shared overflow file, each
+ * the streams stay in memory; past it every stream spills to a file in
+ * $TMPDIR that has no name (O_TMPFILE, or unlinked the moment it is made:
+ * nothing is left behind however the check ends), kept open until the end,
+ * its records packed (histpack.h: 10 bytes a record for the bench's; past
+ * the open-file limit, to one shared overflow file as they are, each
  * worker's extents listed). Then the smallest streams are read back into
- * memory (up to a bound) and the rest mapped like a run's event log (read
- * and dropped behind by the checkers' pass, so memory stays flat). Only a worker whose
- * records went back in time is sorted: in memory up to a bound, else by
- * sorted runs merged on disk.
+ * memory (up to a bound); a stream in time order stays packed, the pass
+ * and the readers decoding it as they read (memory stays flat); the rest
+ * are written out whole and mapped like a run's event log. Only a worker
+ * whose records went back in time is sorted: in memory up to a bound, else
+ * by sorted runs merged on disk.
  */
 #include "checkers/history.h"
 
@@ -26,6 +28,7 @@
 
 #include "checkers/histload.h"
 #include "checkers/histmap.h"
+#include "checkers/histpack.h"
 #include "checkers/jlparse.h"
 #include "util/xalloc.h"
 
@@ -34,6 +37,7 @@
 #define JL_SORT_MEM ((size_t)32 << 20)  /* a spilled worker sorted in memory up to this */
 #define JL_MAX_WORKER 1000000
 #define JL_KEEP_MAX ((size_t)64 << 10)  /* a spilled stream read back into memory up to this */
+#define JL_PACK_PIECE 512               /* records packed (or unpacked) at a time */
 
 /* One worker's stream while loading. */
 struct jw {
@@ -49,6 +53,10 @@ struct jw {
     struct jext { off_t at; size_t n; } *ext; /* past the open-file limit: its records'
                                                  extents in the shared overflow file (owned) */
     size_t next, capext;
+    int packed;                 /* its file holds the stream packed (no header), else
+                                   64-byte records after room for a log header */
+    struct hist_packer pk;      /* packed: where the packing is */
+    struct ev_rec last;         /* packed: the last record written */
 };
 
 struct jl_load {
@@ -76,6 +84,7 @@ struct jl_load {
     uint64_t events;
     int fds_left;               /* spill files that may stay open once mapped, for the
                                    pass to pread (hist_fd_budget of the limit as it was) */
+    unsigned char *pbuf;        /* JL_PACK_PIECE records packed (owned) */
 };
 
 static size_t env_bytes(const char *name, size_t dflt)
@@ -91,8 +100,8 @@ static size_t env_bytes(const char *name, size_t dflt)
 static int io_err(struct jl_load *L, const char *what, int e)
 {
     return ls_err_set(L->err, LS_EIO, "%s: %s: %s; set TMPDIR to a directory with room (a "
-                      "JSONL history past %zu MB spills 64 bytes per event there)", L->path, what,
-                      strerror(e), L->mem_bound >> 20);
+                      "JSONL history past %zu MB spills its events there, packed: a fraction "
+                      "of the file's size)", L->path, what, strerror(e), L->mem_bound >> 20);
 }
 
 /* Contract: a new spill file, open read-write and without a name
@@ -187,9 +196,9 @@ static int to_overflow(struct jl_load *L, struct jw *w, const struct ev_rec *r, 
     return 0;
 }
 
-/* Contract: write w's buffered records to its spill file (made with room
- * for the log header first), or past the open-file limit to the shared
- * overflow file. Returns 0 or an error code with L->err set. */
+/* Contract: write w's buffered records to its spill file, packed, or past
+ * the open-file limit to the shared overflow file as they are. Returns 0
+ * or an error code with L->err set. */
 static int flush(struct jl_load *L, struct jw *w)
 {
     if (w->n == 0)
@@ -203,10 +212,7 @@ static int flush(struct jl_load *L, struct jw *w)
             rc = 0;
         } else if (!rc) {
             w->has_file = 1;
-            char zero[EVLOG_HEADER_SIZE] = {0};
-            rc = write_all(w->fd, zero, sizeof(zero), -1);
-            if (rc)
-                return io_err(L, "write spill file", -rc);
+            w->packed = 1;
         }
     }
     if (rc)
@@ -214,9 +220,14 @@ static int flush(struct jl_load *L, struct jw *w)
     if (w->ext) {
         rc = to_overflow(L, w, w->buf, w->n);
     } else {
-        rc = write_all(w->fd, w->buf, w->n * sizeof(*w->buf), -1);
+        for (size_t j = 0; j < w->n && !rc; j += JL_PACK_PIECE) {
+            size_t m = w->n - j < JL_PACK_PIECE ? w->n - j : JL_PACK_PIECE;
+            size_t nb = hist_pack_put(&w->pk, w->buf + j, m, L->pbuf);
+            rc = write_all(w->fd, L->pbuf, nb, -1);
+        }
         if (rc)
             rc = io_err(L, "write spill file", -rc);
+        w->last = w->buf[w->n - 1];
     }
     if (rc)
         return rc;
@@ -554,10 +565,51 @@ io:
     return io_err(L, "copy spill file", -rc);
 }
 
+/* Contract: w's packed stream (p, freed here: its file closed) as 64-byte
+ * records: into memory for hw (a small stream kept; sorted when w's went
+ * back in time), or, hw NULL, into a new spill file (w->fd, after room for
+ * a log header) for the mapped path to sort and map. 0 or an error code. */
+static int unpack(struct jl_load *L, struct jw *w, struct hist_pack *p, struct hist_worker *hw)
+{
+    size_t n = p->n;
+    if (hw) {
+        struct ev_rec *a = xmalloc((n ? n : 1) * sizeof(*a));
+        hist_pack_read(p, 0, n, a);
+        hist_pack_free(p);
+        if (!w->ordered) {
+            qsort(a, n, sizeof(*a), cmp_rec);
+            for (size_t i = 0; i < n; i++)
+                a[i].seq = (uint32_t)i;
+        }
+        L->kept_bytes += n * sizeof(*a);
+        hw->owned = a;
+        hw->ev = a;
+        hw->n = n;
+        return 0;
+    }
+    int rc = spill_open(L, &w->fd);
+    if (rc) {
+        hist_pack_free(p);
+        return rc;
+    }
+    char zero[EVLOG_HEADER_SIZE] = {0};
+    rc = write_all(w->fd, zero, sizeof(zero), -1);
+    struct ev_rec *a = xmalloc(JL_PACK_PIECE * sizeof(*a));
+    for (size_t i = 0; i < n && !rc; i += JL_PACK_PIECE) {
+        size_t m = n - i < JL_PACK_PIECE ? n - i : JL_PACK_PIECE;
+        hist_pack_read(p, i, m, a);
+        rc = write_all(w->fd, a, m * sizeof(*a), -1);
+    }
+    free(a);
+    hist_pack_free(p);
+    return rc ? io_err(L, "write spill file", -rc) : 0;
+}
+
 /* Contract: worker w's stream into hw: its records in memory; or its spill
- * file (header written, sorted when needed) read back into memory when it
- * is among the small ones (L->keep_upto), else mapped read-only; the file
- * closed either way. 0 or an error code. */
+ * file read back into memory when it is among the small ones
+ * (L->keep_upto); or, packed and in time order, left packed (its file the
+ * history's now); else written out whole (sorted when needed) and mapped
+ * read-only. The loader's file closed or handed on. 0 or an error code. */
 static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw)
 {
     hw->id = w->id;
@@ -581,9 +633,26 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     size_t bytes = n * EVLOG_REC_SIZE;
     if (w->ext && (rc = from_overflow(L, w, hw, bytes)) <= 0)
         return rc; /* read back into memory (0), or an error */
+    int keep = w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2;
+    if (w->packed) {
+        struct hist_pack *p = hist_pack_take(&w->pk, w->fd, &w->last, L->path);
+        w->fd = -1;
+        L->nfiles--; /* p's now */
+        if (w->ordered && !keep && L->fds_left > 0) { /* the pass reads it packed */
+            L->fds_left--;
+            hw->pack = p;
+            hw->n = n;
+            return 0;
+        }
+        /* kept, or not in time order (the sort reads 64-byte records), or
+         * past the descriptors the pass may hold: written out whole */
+        rc = unpack(L, w, p, keep ? hw : NULL);
+        if (rc || keep)
+            return rc;
+    }
     if (!w->ordered && (rc = sort_file(L, w, n)) != 0)
         return rc;
-    if (w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2) {
+    if (keep) {
         struct ev_rec *a = xmalloc(bytes);
         rc = read_all(w->fd, a, bytes, EVLOG_HEADER_SIZE);
         if (rc) {
@@ -755,7 +824,9 @@ static void cleanup(struct jl_load *L)
             close(w->fd); /* the file has no name: closed, it is gone */
         free(w->buf);
         free(w->ext);
+        hist_packer_free(&w->pk);
     }
+    free(L->pbuf);
     if (L->ovf_fd >= 0)
         close(L->ovf_fd);
     free(L->w);
@@ -790,6 +861,7 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     L.mem_bound = env_bytes("LS_JSONL_MEM_BOUND", JL_MEM_BOUND);
     L.sort_mem = env_bytes("LS_JSONL_SORT_MEM", JL_SORT_MEM);
     L.ovf_fd = -1;
+    L.pbuf = xmalloc(JL_PACK_PIECE * HIST_PACK_MAX_REC);
     jl_parser_init(&L.p, h, path, err);
     /* A file whose records will not fit spills from the start: its record
      * buffers stay small and warm instead of growing (and faulting in new

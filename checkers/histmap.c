@@ -7,6 +7,7 @@
  * only reads them.
  */
 #include "checkers/histmap.h"
+#include "checkers/histpack.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -69,6 +70,8 @@ const struct ev_rec *hist_seg_rec(const struct hist_worker *w, size_t i)
 
 const struct ev_rec *hist_last_rec(const struct hist_worker *w)
 {
+    if (w->pack)
+        return &w->pack->last;
     const struct ev_rec *ev = w->ev;
     const struct evlog_file *f = &w->file;
     size_t n = w->n;
@@ -118,6 +121,10 @@ static const struct evlog_file *run_log(const struct hist_worker *w, int k, size
 
 int hist_run_fd(const struct hist_worker *w, int k, off_t *off)
 {
+    if (w->pack) {
+        *off = 0;
+        return w->pack->fd;
+    }
     size_t base, n;
     const struct evlog_file *f = run_log(w, k, &base, &n);
     if (!f || !f->has_fd)
@@ -216,8 +223,13 @@ void history_drop(const struct hist_worker *w, size_t from, size_t to)
 
 /* ---- single records, read with pread where the log allows ---- */
 
-size_t hist_read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf)
+size_t hist_read_recs(const struct hist_worker *w, int fd, off_t off, size_t lo, size_t k,
+                      struct ev_rec *buf)
 {
+    if (w->pack) {
+        hist_pack_read(w->pack, lo, k, buf);
+        return k;
+    }
     size_t want = k * sizeof(*buf), got = 0;
     off_t at = off + (off_t)(lo * sizeof(*buf));
     while (got < want) {
@@ -254,10 +266,12 @@ const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i)
         /* forward from i; or, just before the block held (a scan going
          * back), the block that ends at i, within the run */
         size_t j = i - base;
-        if (r->hi > r->lo && i < r->lo && r->lo - i <= HIST_READER_BLOCK)
+        if (w->pack) /* its block: decoded from its start anyway */
+            j -= j % HIST_PACK_BLOCK;
+        else if (r->hi > r->lo && i < r->lo && r->lo - i <= HIST_READER_BLOCK)
             j = j >= HIST_READER_BLOCK - 1 ? j - (HIST_READER_BLOCK - 1) : 0;
         size_t want = n - j < HIST_READER_BLOCK ? n - j : HIST_READER_BLOCK;
-        if (hist_read_recs(fd, off, j, want, r->buf) == want) {
+        if (hist_read_recs(w, fd, off, j, want, r->buf) == want) {
             r->lo = base + j;
             r->hi = base + j + want;
             return &r->buf[i - r->lo];

@@ -24,6 +24,7 @@
 #include "checkers/evidence.h"
 #include "checkers/histload.h"
 #include "checkers/histmap.h"
+#include "checkers/histpack.h"
 #include "checkers/series.h"
 #include "model/rundir.h"
 #include "util/strbuf.h"
@@ -817,6 +818,8 @@ void history_cut(struct history *h, int wi, size_t n)
         evidence_cut(h, wi, n);
         w->n = n;
         w->complete = 0;
+        if (w->pack && n > 0) /* hist_last_rec's copy */
+            hist_pack_read(w->pack, n - 1, 1, &w->pack->last);
         for (int k = 0; k < w->nseg; k++) { /* those past n keep their mapping, no records */
             struct hist_seg *sg = &w->seg[k];
             size_t room = sg->base < n ? n - sg->base : 0;
@@ -847,6 +850,7 @@ void history_free(struct history *h)
         evlog_unmap(&h->w[i].file);
         free_segs(&h->w[i]);
         free(h->w[i].owned);
+        hist_pack_free(h->w[i].pack);
     }
     free(h->w);
     for (int i = 0; i < h->nres; i++)

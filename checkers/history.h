@@ -25,6 +25,7 @@ struct workload;
 struct rundir_meta;
 struct series_acc;
 struct hist_evidence;
+struct hist_pack;
 
 /* What one pass over the history leaves for a later reader: check_run's
  * pass also accumulates the charts' series, which series_build takes. */
@@ -77,12 +78,16 @@ struct hist_worker {
     size_t torn_bytes;          /* bytes skipped after the last valid record */
     struct evlog_file file;     /* binary source (mapping), if any (single epoch) */
     struct ev_rec *owned;       /* JSONL source, or a reordered stream, if any */
+    struct hist_pack *pack;     /* a JSONL stream spilled packed (checkers/histpack.h;
+                                 * owned): read with hist_read_recs or a hist_reader, never
+                                 * in place (ev is NULL, hist_rec is not for it) */
 };
 
 /* hist_rec of a worker split in segments (a binary search over them). */
 const struct ev_rec *hist_seg_rec(const struct hist_worker *w, size_t i);
 
-/* Contract: record i (< w->n) of w's stream, wherever it lies. */
+/* Contract: record i (< w->n) of w's stream, wherever it lies; not for a
+ * packed stream (w->pack: a hist_reader reads it). */
 static inline const struct ev_rec *hist_rec(const struct hist_worker *w, size_t i)
 {
     return w->seg ? hist_seg_rec(w, i) : &w->ev[i];
@@ -101,25 +106,32 @@ int hist_nruns(const struct hist_worker *w);
 void hist_run(const struct hist_worker *w, int k, const struct ev_rec **ev, size_t *n,
               int *unverified);
 /* Contract: a descriptor run k of w may be read from with pread (its log's,
- * kept open by the loader: evlog_file has_fd), the file offset of the run's
- * first record in *off; -1 when the run is not a log read in place or its
- * log keeps no descriptor (it is read through the mapping then). */
+ * kept open by the loader: evlog_file has_fd; or a packed stream's file),
+ * the file offset of the run's first record in *off; -1 when the run is
+ * not a log read in place or its log keeps no descriptor (it is read
+ * through the mapping then). A packed stream always has one. */
 int hist_run_fd(const struct hist_worker *w, int k, off_t *off);
 
-/* Contract: read records [lo, lo + k) of a log whose record 0 is at
+/* A packed stream (w->pack) is decoded from the start of a block of this
+ * many records: reads that start at a multiple of it decode nothing twice. */
+#define HIST_PACK_BLOCK 128
+
+/* Contract: read records [lo, lo + k) of w's run whose record 0 is at
  * offset off of fd (hist_run_fd) into buf; the count read (short: end of
- * file or an error). */
-size_t hist_read_recs(int fd, off_t off, size_t lo, size_t k, struct ev_rec *buf);
+ * file or an error). A packed stream's are decoded (hist_pack_read: never
+ * short; a failed read ends the process). */
+size_t hist_read_recs(const struct hist_worker *w, int fd, off_t off, size_t lo, size_t k,
+                      struct ev_rec *buf);
 
 /* Records of one worker's stream looked up one at a time (a search, a
  * window: the timeline, the stories): a log the loader keeps open is read
  * with pread, HIST_READER_BLOCK records at a time (those from the record
- * asked for on, or, for a scan going back, those up to it), the others in
- * place. A log the pass
+ * asked for on, or, for a scan going back, those up to it; a packed
+ * stream's block that holds it), the others in place. A log the pass
  * read with pread then has none of its pages mapped in: the timeline's
  * lookups used to fault pages of every log in and drop them again, one TLB
  * flush per log, as much CPU as the whole pass at 10^5 events. */
-#define HIST_READER_BLOCK 64
+#define HIST_READER_BLOCK HIST_PACK_BLOCK
 struct hist_reader {
     const struct hist_worker *w;
     size_t lo, hi;              /* buf holds the stream's records [lo, hi) */

@@ -5,7 +5,7 @@
  * the tree parser's rules to the slots. Whatever it is not sure of goes to
  * the tree parser, which owns every message.
  */
-#include "checkers/jlparse.h"
+#include "checkers/jlparse_int.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -14,28 +14,11 @@
 
 #include "util/xalloc.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
 
-/* Bytes that may stand as they are inside a JSON string: not a quote, a
- * backslash or a control byte (one look-up per byte instead of three
- * comparisons). Filled once (fill_tables). */
-static unsigned char plain[256];
+unsigned char jl_plain[256];
 
 /* ---- resources ---- */
-
-/* Contract: 1 when a[0..n) == b[0..n). For the short names of event types
- * and resources, inline: a call to memcmp costs more than the compare. */
-static inline int same_bytes(const char *a, const char *b, size_t n)
-{
-    for (size_t k = 0; k < n; k++)
-        if (a[k] != b[k])
-            return 0;
-    return 1;
-}
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -100,12 +83,12 @@ static int resmap_get(struct jl_parser *p, const char *name, size_t len)
 
 static void type_table(void);
 
-/* Contract: plain[] and the type tables filled (once, by whichever
+/* Contract: jl_plain[] and the type tables filled (once, by whichever
  * parser is made first: parsers on several threads read them). */
 static void fill_tables(void)
 {
     for (int c = 0; c < 256; c++)
-        plain[c] = c >= 0x20 && c != '"' && c != '\\';
+        jl_plain[c] = c >= 0x20 && c != '"' && c != '\\';
     type_table();
 }
 
@@ -116,6 +99,7 @@ void jl_parser_init(struct jl_parser *p, struct history *h, const char *file, st
     p->file = file;
     p->err = err;
     p->scratch = xmalloc(2 * (JL_MAX_LINE + 1));
+    p->shapes = jl_shapes_new();
     p->last = -1;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, fill_tables);
@@ -125,6 +109,8 @@ void jl_parser_free(struct jl_parser *p)
 {
     free(p->slot);
     free(p->scratch);
+    free(p->shapes);
+    p->shapes = NULL;
     p->slot = NULL;
     p->scratch = NULL;
     p->cap = 0;
@@ -314,20 +300,6 @@ out:
 
 /* ---- the flat parser ---- */
 
-enum { K_T, K_W, K_TYPE, K_RES, K_TOKEN, K_FENCE, K_VALID_UNTIL, K_AUTO, K_ATTEMPT, K_ERR,
-       K_FENCED, K_ACCEPTED, K_FAILED, K_COUNTER, K__N, K_OTHER = K__N };
-
-enum { V_ABSENT, V_NULL, V_INT, V_BOOL, V_STR };
-
-#define JL_MAX_OTHER 8 /* unknown keys on a line the flat parser takes */
-
-struct slot {
-    int kind;
-    int64_t i;                  /* V_INT, V_BOOL */
-    const char *s;              /* V_STR: decoded, NUL-terminated */
-    size_t n;
-};
-
 /* Contract: the known key k[0..n) (no escapes), or K_OTHER. */
 static int key_of(const char *k, size_t n)
 {
@@ -355,49 +327,26 @@ static int key_of(const char *k, size_t n)
 #undef IS
 }
 
-/* Event type names and their lengths, and a table from a hash of a name's
- * length, first and last bytes to its type (filled once: fill_tables). No
- * two names share a hash (type_hash_ok; a
- * test reads every name through type_of), else the names are compared one
- * by one. */
-static const char *type_name[EV__MAX];
-static size_t type_len[EV__MAX];
-static unsigned char type_at[128];
-static int type_hash_ok;
-
-static unsigned type_hash(const char *s, size_t n)
-{
-    return (unsigned)(n * 5 + (unsigned char)s[0] * 3 + (unsigned char)s[n - 1]) & 127;
-}
+/* The event types' tables (jlparse_int.h), filled once by fill_tables. */
+const char *jl_type_name[EV__MAX];
+size_t jl_type_len[EV__MAX];
+char jl_type_pad[EV__MAX][32];
+unsigned char jl_type_at[128];
+int jl_type_hash_ok;
 
 static void type_table(void)
 {
     int ok = 1;
     for (int t = 1; t < EV__MAX; t++) {
-        type_name[t] = ev_type_name(t);
-        type_len[t] = strlen(type_name[t]);
-        unsigned hv = type_hash(type_name[t], type_len[t]);
-        if (type_at[hv])
+        jl_type_name[t] = ev_type_name(t);
+        jl_type_len[t] = strlen(jl_type_name[t]);
+        memcpy(jl_type_pad[t], jl_type_name[t], jl_type_len[t] < 31 ? jl_type_len[t] : 31);
+        unsigned hv = type_hash(jl_type_name[t], jl_type_len[t]);
+        if (jl_type_at[hv])
             ok = 0;
-        type_at[hv] = (unsigned char)t;
+        jl_type_at[hv] = (unsigned char)t;
     }
-    type_hash_ok = ok;
-}
-
-/* Contract: the type named s[0..n), or 0; type_table has been filled
- * (jl_parser_init). */
-static int type_of(const char *s, size_t n)
-{
-    if (n == 0)
-        return 0;
-    if (type_hash_ok) {
-        int t = type_at[type_hash(s, n)];
-        return t && type_len[t] == n && same_bytes(s, type_name[t], n) ? t : 0;
-    }
-    for (int t = 1; t < EV__MAX; t++)
-        if (type_len[t] == n && same_bytes(s, type_name[t], n))
-            return t;
-    return 0;
+    jl_type_hash_ok = ok;
 }
 
 /* Bytes that may stand as they are inside a JSON string: not a quote, a
@@ -428,7 +377,7 @@ static int flat_string(const char *s, size_t len, size_t *pos, char *out, size_t
     size_t i = *pos, k = 0;
     for (;;) {
         size_t start = i;
-        while (i < len && plain[(unsigned char)s[i]])
+        while (i < len && jl_plain[(unsigned char)s[i]])
             i++;
         memcpy(out + k, s + start, i - start);
         k += i - start;
@@ -472,69 +421,6 @@ static int flat_string(const char *s, size_t len, size_t *pos, char *out, size_t
     out[k] = '\0';
     *n = k;
     *pos = i + 1;
-    return 0;
-}
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Contract: how many of the 8 bytes at s are digits before the first that
- * is not (0..8). No branch on the bytes: a number's length varies from
- * line to line, and a byte loop's exit is mispredicted as often. */
-static unsigned digits8(const char *s, uint64_t *w)
-{
-    memcpy(w, s, 8);
-    uint64_t x = *w ^ 0x3030303030303030ull; /* a digit's byte becomes 0..9 */
-    uint64_t not_digit = (((x & 0x7f7f7f7f7f7f7f7full) + 0x7676767676767676ull) | x) &
-                         0x8080808080808080ull; /* bit 7 of a byte: > 9, or >= 0x80 */
-    return not_digit ? (unsigned)__builtin_ctzll(not_digit) / 8 : 8;
-}
-
-static const uint64_t pow10_8[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-
-/* Contract: the value of the n digits (1..8) that begin w (as digits8 read
- * them). */
-static uint64_t value8(uint64_t w, unsigned n)
-{
-    uint64_t x = (w ^ 0x3030303030303030ull) << (8 * (8 - n)); /* leading zeros */
-    x = ((x & 0x0f0f0f0f0f0f0f0full) * 2561) >> 8;         /* pairs of digits */
-    x = ((x & 0x00ff00ff00ff00ffull) * 6553601) >> 16;     /* fours */
-    return ((x & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
-}
-#endif
-
-/* Contract: a plain JSON integer at s[*pos] (at most 18 digits, no '-0',
- * no fraction or exponent) into *v, *pos after it; -1 for anything else. */
-static inline __attribute__((always_inline)) int flat_int(const char *s, size_t len,
-                                                           size_t *pos, int64_t *v)
-{
-    size_t i = *pos;
-    int neg = s[i] == '-';
-    i += (size_t)neg;
-    size_t d0 = i;
-    uint64_t x = 0; /* unsigned: a 19th digit may wrap, and is refused below */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t w1, w2;
-    unsigned n1, n2;
-    if (i + 16 <= len && (n1 = digits8(s + i, &w1)) < 8) { /* up to 7 digits */
-        x = n1 ? value8(w1, n1) : 0;
-        i += n1;
-    } else if (i + 16 <= len && (n2 = digits8(s + i + 8, &w2)) < 8) { /* 8 to 15 */
-        x = value8(w1, 8) * pow10_8[n2] + (n2 ? value8(w2, n2) : 0);
-        i += 8 + n2;
-    } else
-#endif
-    {
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            x = x * 10 + (uint64_t)(s[i] - '0');
-            i++;
-        }
-    }
-    size_t nd = i - d0;
-    if (nd == 0 || nd > 18 || (s[d0] == '0' && (nd > 1 || neg)))
-        return -1;
-    if (i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))
-        return -1;
-    *v = neg ? -(int64_t)x : (int64_t)x;
-    *pos = i;
     return 0;
 }
 
@@ -607,7 +493,7 @@ static int tok_general(struct jl_parser *p, const char *s, size_t len, struct sl
         if (i >= len || s[i] != '"')
             return 0; /* an empty object too: the tree parser says what is missing */
         size_t k0 = ++i;
-        while (i < len && plain[(unsigned char)s[i]])
+        while (i < len && jl_plain[(unsigned char)s[i]])
             i++;
         if (i >= len || s[i] != '"')
             return 0;
@@ -781,14 +667,19 @@ static inline __attribute__((always_inline)) int exact_int(const char *s, size_t
 
 /* Contract: tok_general's answer for a compact line (no byte outside a
  * string is a space, no string has an escape, no control byte anywhere),
- * its strings left where they are in s (err's copied, NUL-terminated); 0
- * for any other line, which tok_general reads then. Each field is found
+ * its strings left where they are in s (err's copied, NUL-terminated), and
+ * in fp[0..*nfp) where its fields are (*nfp -1: a key it does not know,
+ * or more than JL_SHAPE_F fields); 0 for any other line, which tok_general
+ * reads then. Each field is found
  * between two separators (line_masks), so the fields' work does not wait
  * on one another's byte scans. */
-static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct slot *sl)
+static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct slot *sl,
+                       struct fpos *fp, int *nfp)
 {
+    *nfp = -1;
     if (len < 16 || len > JL_COMPACT_MAX || s[0] != '{')
         return 0;
+    int nf = 0; /* fields recorded in fp; -1 once the line has no shape to learn */
     uint64_t q[JL_COMPACT_MAX / 64], sep[JL_COMPACT_MAX / 64];
     if (line_masks(s, len, q, sep))
         return 0;
@@ -855,8 +746,14 @@ static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct sl
         } else {
             return 0; /* objects, arrays, anything else: tok_general, then the tree parser */
         }
-        if (s[e] == '}')
+        if (nf >= 0 && key != K_OTHER && nf < JL_SHAPE_F)
+            fp[nf++] = (struct fpos){(unsigned char)key, (unsigned char)v->kind, vs, e};
+        else
+            nf = -1;
+        if (s[e] == '}') {
+            *nfp = nf;
             return e + 1 == len;
+        }
         a = e + 1;
     }
 }
@@ -866,7 +763,12 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     if (len > JL_MAX_LINE)
         return 0;
     struct slot sl[K__N + 1];
-    int compact = tok_compact(p, s, len, sl); /* then no string holds a NUL byte */
+    struct fpos fp[JL_SHAPE_F];
+    int nfp = -1;
+    int stype = 0;
+    int shaped = jl_tok_shape(p, s, len, sl, &stype);
+    /* then no string holds a NUL byte */
+    int compact = shaped || tok_compact(p, s, len, sl, fp, &nfp);
     if (!compact && !tok_general(p, s, len, sl))
         return 0;
 
@@ -877,7 +779,7 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
         return 0;
     if (w->kind != V_INT || w->i < 0 || w->i > 1000000)
         return 0;
-    int type = ty->kind == V_STR ? type_of(ty->s, ty->n) : 0;
+    int type = shaped ? stype : ty->kind == V_STR ? type_of(ty->s, ty->n) : 0;
     if (!type)
         return 0;
     r->t = t->i;
@@ -958,6 +860,9 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     *wid = (int)w->i;
     p->flat++;
     p->compact += (uint64_t)compact;
+    p->shaped += (uint64_t)shaped;
+    if (nfp > 0)
+        jl_learn_shape(p, s, len, fp, nfp, type);
     return 1;
 }
 

@@ -1,7 +1,8 @@
 /*
  * jlparse.h: one line of a JSONL history (docs/checkers.md "JSONL
  * histories") into an event record. A flat parser reads the usual lines:
- * no object tree, no allocation, keys dispatched by length and bytes,
+ * no object tree, no allocation, keys dispatched by length and bytes (or,
+ * for a line of a shape read before, not looked up at all: jlshape.c),
  * resources interned. A line it does not take on (nested values, floats,
  * \u escapes past ASCII, duplicate keys (unknown ones too), more than 8
  * unknown keys, a field of the wrong kind, bad JSON) is read again by the
@@ -20,6 +21,8 @@
 #define JL_MAX_LINE 65536          /* bytes; an event line is ~120 */
 #define JL_MAX_RES 65536           /* resources (ev_rec.res is 16 bits) */
 
+struct jl_shapes;
+
 /* A line parser: resources are interned into h->res_names. */
 struct jl_parser {
     struct history *h;
@@ -32,6 +35,8 @@ struct jl_parser {
     char *scratch;              /* decoded strings (owned, 2 x (JL_MAX_LINE + 1)) */
     uint64_t flat, tree;        /* lines each parser took, for tests and the bench */
     uint64_t compact;           /* of flat: lines read by the compact path (tests) */
+    uint64_t shaped;            /* of compact: lines read by a shape seen before (tests) */
+    struct jl_shapes *shapes;   /* the shapes of compact lines seen (jlparse.c; owned) */
 };
 
 /* Contract: p ready to parse lines of file into h; free with jl_parser_free. */

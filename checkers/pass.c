@@ -45,7 +45,7 @@ void wpos_fill(struct wpos *c)
     size_t k = c->n - c->i;
     if (k > c->bufcap)
         k = c->bufcap;
-    size_t got = hist_read_recs(c->fd, c->off, c->i, k, c->buf);
+    size_t got = hist_read_recs(&c->h->w[c->wi], c->fd, c->off, c->i, k, c->buf);
     if (got < k) {
         /* The file is shorter than it was at load (or unreadable): the
          * mapping would fault (SIGBUS) past its end. An unverified log's
@@ -86,6 +86,7 @@ static void alloc_bufs(const struct history *h, struct wpos *pos, struct xbig *b
         return;
     size_t cap = READ_BYTES / sizeof(struct ev_rec) / (size_t)nfd;
     cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
+    cap -= cap > HIST_PACK_BLOCK ? cap % HIST_PACK_BLOCK : 0; /* a packed stream's blocks */
     size_t total = 0;
     for (int i = 0; i < h->nworkers; i++)
         if (!pos[i].rr && reads_fd(&h->w[i])) {

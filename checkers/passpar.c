@@ -100,13 +100,15 @@ static void cpu_relax(void)
 #endif
 }
 
-/* Contract: read chunk sl (run `run`, at offset off of fd, of n records,
- * from lo on) and, when check, judge its records. The filler owns sl. */
-static void chunk_read(const struct history *h, struct rslot *sl, size_t cap, int fd, off_t off,
-                       int run, size_t n, size_t lo, int unverified, int check)
+/* Contract: read chunk sl (run `run` of w, at offset off of fd, of n
+ * records, from lo on) and, when check, judge its records. The filler owns
+ * sl. */
+static void chunk_read(const struct history *h, const struct hist_worker *w, struct rslot *sl,
+                       size_t cap, int fd, off_t off, int run, size_t n, size_t lo, int unverified,
+                       int check)
 {
     size_t k = n - lo < cap ? n - lo : cap;
-    size_t got = hist_read_recs(fd, off, lo, k, sl->buf);
+    size_t got = hist_read_recs(w, fd, off, lo, k, sl->buf);
     sl->shortread = 0;
     if (got < k) { /* as wpos_fill: zeros for an unverified log (a bad record), else in place */
         if (unverified)
@@ -129,6 +131,7 @@ static void notify(struct aheadctl *x);
  * start (copied: the merging thread may cut the worker's log while the
  * helper is elsewhere in it), and where the helper is. */
 struct hrun {
+    const struct hist_worker *w;
     const struct ev_rec *ev;
     size_t n;
     int unverified;
@@ -142,6 +145,7 @@ static struct hrun *runs_copy(const struct hist_worker *w, int *nruns)
     *nruns = hist_nruns(w);
     struct hrun *runs = xcalloc((size_t)*nruns + 1, sizeof(*runs));
     for (int r = 0; r < *nruns; r++) {
+        runs[r].w = w;
         hist_run(w, r, &runs[r].ev, &runs[r].n, &runs[r].unverified);
         runs[r].fd = hist_run_fd(w, r, &runs[r].off);
     }
@@ -353,7 +357,8 @@ static struct rslot *ring_get(struct rring *rr, uint64_t s, const struct wpos *c
         if (read && rr->x->oq)
             oq_wait(rr->x->oq, atomic_load_explicit(&sl->rel, memory_order_relaxed));
         if (read)
-            chunk_read(rr->h, sl, rr->cap, c->fd, c->off, c->run, c->n, c->i, c->unverified, 0);
+            chunk_read(rr->h, &rr->h->w[c->wi], sl, rr->cap, c->fd, c->off, c->run, c->n, c->i,
+                       c->unverified, 0);
         return sl;
     }
     /* a helper may be asleep until more chunks are given back than this
@@ -382,7 +387,8 @@ void ring_take(struct wpos *c)
     /* never: both take the chunks in one order (and none of its records is
      * pushed yet, so no drainer reads the slot) */
     if (sl->run != c->run || sl->lo != c->i)
-        chunk_read(rr->h, sl, rr->cap, c->fd, c->off, c->run, c->n, c->i, c->unverified, 0);
+        chunk_read(rr->h, &rr->h->w[c->wi], sl, rr->cap, c->fd, c->off, c->run, c->n, c->i,
+                   c->unverified, 0);
     if (sl->shortread) {
         /* a verified log shorter than at load: the rest of the run in place,
          * as wpos_fill; its chunks still to come are passed over. None of
@@ -497,7 +503,8 @@ static int hr_fill(struct helper *hp, struct hring *q)
         if (w == RS_WORD(q->seq, RS_EMPTY) &&
             atomic_compare_exchange_strong(&sl->word, &w, RS_WORD(q->seq, RS_FILLING))) {
             const struct hrun *r = &q->runs[q->run];
-            chunk_read(h, sl, q->rr->cap, r->fd, r->off, q->run, r->n, q->lo, r->unverified, 1);
+            chunk_read(h, r->w, sl, q->rr->cap, r->fd, r->off, q->run, r->n, q->lo,
+                       r->unverified, 1);
             atomic_store_explicit(&sl->word, RS_WORD(q->seq, RS_READY), memory_order_release);
             hr_next(q);
             return 1;
@@ -833,6 +840,7 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
         atomic_store(&x.a.w[i].bad, SIZE_MAX);
     size_t cap = nring ? RING_BYTES / sizeof(struct ev_rec) / ((size_t)nring * RING_SLOTS) : 0;
     cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
+    cap -= cap > HIST_PACK_BLOCK ? cap % HIST_PACK_BLOCK : 0; /* a packed stream's blocks */
     /* a chunk holds no more than its log's records; all in one buffer */
     size_t total = 0;
     for (int i = 0; i < nw; i++)

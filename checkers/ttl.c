@@ -309,8 +309,10 @@ static void holds_of(const struct hist_worker *w, struct mhold_vec *v)
 {
     struct mhold cur = {0};
     int have = 0, entered = 0;
+    struct hist_reader rd; /* a packed stream is read back; the others in place */
+    hist_reader_init(&rd, w);
     for (size_t i = 0; i < w->n; i++) {
-        const struct ev_rec *r = hist_rec(w, i);
+        const struct ev_rec *r = w->pack ? hist_reader_rec(&rd, i) : hist_rec(w, i);
         switch (r->type) {
         case EV_ACQUIRE_OK:
             memset(&cur, 0, sizeof(cur));
@@ -344,6 +346,7 @@ static void holds_of(const struct hist_worker *w, struct mhold_vec *v)
             break;
         }
     }
+    hist_reader_done(&rd);
 }
 
 static int cmp_res_enter(const void *a, const void *b)

@@ -278,7 +278,14 @@ struct json *holds_build(const struct history *h, const struct json *result)
         const struct hist_worker *w = &h->w[wi];
         struct wstate s;
         memset(&s, 0, sizeof(s));
-        for (int k = 0; k < hist_nruns(w); k++) {
+        if (w->pack) { /* a packed stream: read back, never in place */
+            struct hist_reader rd;
+            hist_reader_init(&rd, w);
+            for (size_t i = 0; i < w->n; i++)
+                step(&t, &s, w->id, hist_reader_rec(&rd, i));
+            hist_reader_done(&rd);
+        }
+        for (int k = 0; !w->pack && k < hist_nruns(w); k++) {
             const struct ev_rec *ev;
             size_t n;
             int unverified;

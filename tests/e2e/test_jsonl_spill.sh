@@ -87,6 +87,21 @@ all "a spilled check gives a verdict (exit $rc) and leaves nothing in \$TMPDIR" 
     '{ [ "$rc" -le 1 ] || [ "$rc" -eq 4 ]; } && grep -q "verdict" "$T_TMP/spilled.out" &&
      [ -z "$(ls -A "$td")" ]' spilled
 
+# ---- a spilled history's streams read back packed: the same report ----
+# 500 workers in time order: spilled, each stream stays packed in its file
+# and is decoded by the pass, the stories and the report's timeline (its
+# holds are in result.json with --format html); the same files as in memory
+run_check packed-mem "$LS" check --history "$T_TMP/big.jsonl" --format json,html \
+    --out "$T_TMP/packed-mem"
+run_check packed env TMPDIR="$td" LS_JSONL_MEM_BOUND=65536 "$LS" check \
+    --history "$T_TMP/big.jsonl" --format json,html --out "$T_TMP/packed"
+all "spilled and packed: the same result.json (holds too) and report.html as in memory" \
+    '[ "$rc" -lt 128 ] && grep -q "\"holds\"" "$T_TMP/packed/result.json" &&
+     diff <(grep -v duration "$T_TMP/packed-mem/result.json") \
+          <(grep -v duration "$T_TMP/packed/result.json") >&2 &&
+     cmp "$T_TMP/packed-mem/report.html" "$T_TMP/packed/report.html" >&2' packed
+check "... and nothing left in \$TMPDIR" [ -z "$(ls -A "$td")" ]
+
 # ---- more spilling workers than open files allowed ----
 # 200 workers, out of time order, under `ulimit -n 64`: those past the limit
 # share one overflow file; the verdict is the one without the limit

@@ -237,7 +237,11 @@ static void rand_int(struct rng *g, struct strbuf *sb)
     switch (rng_below(g, 12)) {
     case 0: sb_printf(sb, "%d", (int)rng_below(g, 10)); break;
     case 1: sb_printf(sb, "-%lld", (long long)rng_below(g, 100000000000ull)); break;
-    case 2: sb_printf(sb, "%lld", (long long)(rng_next(g) >> (rng_below(g, 63) + 1))); break;
+    case 2: {
+        uint64_t x = rng_next(g); /* one draw after the other: the same on every compiler */
+        sb_printf(sb, "%lld", (long long)(x >> (rng_below(g, 63) + 1)));
+        break;
+    }
     case 3: sb_puts(sb, odd[rng_below(g, sizeof(odd) / sizeof(odd[0]))]); break;
     default: sb_printf(sb, "%lld", (long long)rng_below(g, 1000000)); break;
     }
@@ -275,7 +279,8 @@ static void rand_value(struct rng *g, struct strbuf *sb, const char *k, int ty)
         rand_str(g, sb, b);
     } else if (strcmp(k, "token") == 0 || strcmp(k, "err") == 0) {
         char b[40];
-        snprintf(b, sizeof(b), "%.*s", (int)rng_below(g, 22),
+        int len = (int)rng_below(g, 22);
+        snprintf(b, sizeof(b), "%.*s", len,
                  strcmp(k, "err") == 0 ? ev_err_name((int)rng_below(g, EVE_NO_PRIMARY + 1))
                                        : "0123456789abcdefghijklmnop");
         rand_str(g, sb, b);
@@ -341,8 +346,26 @@ static void rand_line(struct rng *g, struct strbuf *sb)
         sb->len = (size_t)rng_below(g, sb->len); /* cut */
     if (sb->len && rng_below(g, 25) == 0) {
         static const char bytes[] = "\",}{:\\ 0-.e\x01\x7f";
-        sb->buf[rng_below(g, sb->len)] = bytes[rng_below(g, sizeof(bytes) - 1)];
+        size_t at = (size_t)rng_below(g, sb->len); /* drawn first: the same on every compiler */
+        sb->buf[at] = bytes[rng_below(g, sizeof(bytes) - 1)];
     }
+}
+
+/* Contract: line i (sb) read by jl_parse_line (f1) and by the tree parser
+ * alone (f2): the same record and worker, or the same message; 1 when so. */
+static int agree(struct fix *f1, struct fix *f2, const struct strbuf *sb, int i)
+{
+    struct ev_rec a, b;
+    int wa = -1, wb = -1;
+    memset(&a, 0x5a, sizeof(a));
+    memset(&b, 0xa5, sizeof(b));
+    int ra = jl_parse_line(&f1->p, sb->buf, sb->len, 1, &a, &wa);
+    int rb = jl_parse_tree(&f2->p, sb->buf, sb->len, 1, &b, &wb);
+    int ok = ra == rb && (ra ? strcmp(f1->e.msg, f2->e.msg) == 0
+                             : memcmp(&a, &b, sizeof(a)) == 0 && wa == wb);
+    CHECKF(ok, "line %d differs (%d / %d, '%s' / '%s'): %.*s", i, ra, rb, f1->e.msg, f2->e.msg,
+           (int)sb->len, sb->buf);
+    return ok;
 }
 
 static void test_random_lines(void)
@@ -356,17 +379,7 @@ static void test_random_lines(void)
     int lines = 60000, bad = 0;
     for (int i = 0; i < lines && bad < 5; i++) {
         rand_line(&g, &sb);
-        struct ev_rec a, b;
-        int wa = -1, wb = -1;
-        memset(&a, 0x5a, sizeof(a));
-        memset(&b, 0xa5, sizeof(b));
-        int ra = jl_parse_line(&f1.p, sb.buf, sb.len, 1, &a, &wa);
-        int rb = jl_parse_tree(&f2.p, sb.buf, sb.len, 1, &b, &wb);
-        int ok = ra == rb && (ra ? strcmp(f1.e.msg, f2.e.msg) == 0
-                                 : memcmp(&a, &b, sizeof(a)) == 0 && wa == wb);
-        CHECKF(ok, "line %d differs (%d / %d, '%s' / '%s'): %.*s", i, ra, rb, f1.e.msg,
-               f2.e.msg, (int)sb.len, sb.buf);
-        bad += !ok;
+        bad += !agree(&f1, &f2, &sb, i);
     }
     CHECK_INT(f1.h.nres, f2.h.nres);
     for (int i = 0; i < f1.h.nres && i < f2.h.nres; i++)
@@ -377,6 +390,225 @@ static void test_random_lines(void)
     CHECKF(p1->flat - p1->compact > (uint64_t)lines / 20, "general %llu",
            (unsigned long long)(p1->flat - p1->compact));
     CHECKF(p1->tree > (uint64_t)lines / 20, "tree %llu", (unsigned long long)p1->tree);
+    sb_free(&sb);
+    fix_close(&f1);
+    fix_close(&f2);
+}
+
+/* Contract: line read by a parser that has just read `shape` (so first
+ * against its shape) gives the tree parser's record or message; taken by
+ * the shape when want_shaped. */
+static void after_shape(const char *shape, const char *line, int want_shaped)
+{
+    struct fix f1, f2;
+    fix_open(&f1);
+    fix_open(&f2);
+    struct ev_rec a, b;
+    int wa = -1, wb = -1;
+    CHECK(jl_parse_line(&f1.p, shape, strlen(shape), 1, &a, &wa) == 0);
+    CHECK(jl_parse_tree(&f2.p, shape, strlen(shape), 1, &b, &wb) == 0); /* its resource first */
+    uint64_t before = f1.p.shaped;
+    memset(&a, 0x5a, sizeof(a));
+    memset(&b, 0xa5, sizeof(b));
+    int ra = jl_parse_line(&f1.p, line, strlen(line), 2, &a, &wa);
+    int rb = jl_parse_tree(&f2.p, line, strlen(line), 2, &b, &wb);
+    CHECKF(ra == rb && (ra ? strcmp(f1.e.msg, f2.e.msg) == 0
+                           : memcmp(&a, &b, sizeof(a)) == 0 && wa == wb),
+           "after %s: %s: %d / %d '%s' / '%s'", shape, line, ra, rb, f1.e.msg, f2.e.msg);
+    CHECKF((f1.p.shaped > before) == want_shaped, "after %s: %s: shaped %d", shape, line,
+           (int)(f1.p.shaped - before));
+    fix_close(&f1);
+    fix_close(&f2);
+}
+
+static void test_shape_edges(void)
+{
+    const char *sr = "{\"t\":5,\"w\":1,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+                     "\"fenced\":true,\"counter\":7,\"accepted\":false}";
+    after_shape(sr, "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"bb\",\"fence\":30,"
+                    "\"fenced\":false,\"counter\":-70,\"accepted\":true}", 1);
+    after_shape(sr, "{\"t\":6,\"w\":2,\"type\":\"store_write\",\"res\":\"bb\",\"fence\":30,"
+                    "\"fenced\":false,\"counter\":-70,\"accepted\":true}", 1);
+    static const char *const bad[] = {
+        /* values: not of the shape's kind, not whole, out of range */
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":trux,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":tru,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":fals}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":null,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":falsX,\"counter\":7,\"accepted\":false}",
+        "{\"t\":,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":-,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7.5,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7e2,\"accepted\":false}",
+        "{\"t\":06,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":-0,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":1234567890123456789,\"w\":2,\"type\":\"store_read\",\"res\":\"a\","
+        "\"fence\":3,\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":1000001,\"type\":\"store_read\",\"res\":\"a\",\"fence\":-3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\\\"b\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\x01\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"stor_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        /* the text between: a key changed, spaced, the end not the line's */
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fencE\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\" :false}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false} ",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false}}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"accepted\":false,\"x\":1}",
+        "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
+        "\"fenced\":true,\"counter\":7,\"counter\":8}",
+    };
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+        after_shape(sr, bad[k], 0);
+    /* long lines (past the compact path's 256 bytes), numbers of 15 to 19
+     * digits: read by the shape, or left, as the tree parser reads them */
+    char longres[400], line[600];
+    memset(longres, 'r', 300);
+    longres[300] = '\0';
+    snprintf(line, sizeof(line), "{\"t\":6,\"w\":2,\"type\":\"store_read\",\"res\":\"%s\","
+             "\"fence\":3,\"fenced\":true,\"counter\":7,\"accepted\":false}", longres);
+    after_shape(sr, line, 1);
+    static const char *const nums[] = {"123456789012345", "1234567890123456",
+                                       "123456789012345678", "-123456789012345678",
+                                       "1234567890123456789", "0", "-1"};
+    for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+        snprintf(line, sizeof(line), "{\"t\":%s,\"w\":2,\"type\":\"store_read\",\"res\":\"a\","
+                 "\"fence\":3,\"fenced\":true,\"counter\":%s,\"accepted\":false}", nums[k],
+                 nums[k]);
+        after_shape(sr, line, strlen(nums[k]) <= 18 + (nums[k][0] == '-'));
+    }
+    /* a type whose last shape parts from this one's before the type: not taken over */
+    const char *typed_first = "{\"type\":\"exit\",\"t\":1,\"w\":1,\"res\":\"a\"}";
+    after_shape(typed_first, "{\"t\":6,\"w\":2,\"type\":\"exit\",\"res\":\"a\"}", 0);
+    /* the shape a type had last takes over after the type, when the text
+     * before it is the same; when it is not, it does not */
+    struct fix f1, f2;
+    fix_open(&f1);
+    fix_open(&f2);
+    static const char *const seq[][2] = {
+        {"{\"t\":1,\"w\":1,\"type\":\"exit\",\"res\":\"a\",\"token\":\"k\"}", "0"},
+        {"{\"t\":2,\"w\":1,\"type\":\"enter\",\"res\":\"a\"}", "0"},
+        /* enter's shape first, exit's after the type */
+        {"{\"t\":3,\"w\":1,\"type\":\"exit\",\"res\":\"a\",\"token\":\"k2\"}", "1"},
+        {"{\"t\":4,\"w\":1,\"type\":\"enter\",\"res\":\"b\"}", "1"},
+        /* exit's shape had more keys: this exit is not of it, nor of enter's */
+        {"{\"t\":5,\"w\":1,\"type\":\"exit\",\"res\":\"a\"}", "0"},
+        {"{\"w\":1,\"t\":6,\"type\":\"enter\",\"res\":\"a\"}", "0"},
+        /* the text before the type differs from exit's last shape: not taken over */
+        {"{\"w\":1,\"t\":7,\"type\":\"exit\",\"res\":\"a\",\"token\":\"k\"}", "0"},
+    };
+    for (size_t k = 0; k < sizeof(seq) / sizeof(seq[0]); k++) {
+        struct ev_rec a, b;
+        int wa = -1, wb = -1;
+        uint64_t before = f1.p.shaped;
+        const char *l = seq[k][0];
+        CHECK(jl_parse_line(&f1.p, l, strlen(l), 1, &a, &wa) == 0);
+        CHECK(jl_parse_tree(&f2.p, l, strlen(l), 1, &b, &wb) == 0);
+        CHECKF(memcmp(&a, &b, sizeof(a)) == 0 && wa == wb, "%s", l);
+        CHECKF((int)(f1.p.shaped - before) == seq[k][1][0] - '0', "%s: shaped %d", l,
+               (int)(f1.p.shaped - before));
+    }
+    fix_close(&f1);
+    fix_close(&f2);
+}
+
+/* Lines of a few shapes (the same known keys in the same order, written
+ * compact), their values random (rand_value: now and then of the wrong
+ * kind, out of range, with an escape), now and then cut, spaced or with a
+ * byte changed: most are read by a shape seen before (tok_shape), and
+ * every one gives the tree parser's record or message. */
+static void test_shaped_lines(void)
+{
+    static const char *keys[] = {"t", "w", "type", "res", "token", "fence", "valid_until",
+                                 "auto", "attempt", "err", "fenced", "accepted", "failed",
+                                 "counter"};
+    struct rng g;
+    rng_seed(&g, t_env_u64("LS_TEST_SEED", 27), 11);
+    struct fix f1, f2;
+    fix_open(&f1);
+    fix_open(&f2);
+    struct strbuf sb = STRBUF_INIT;
+    int order[40][14], n[40], types[40];
+    for (int s = 0; s < 40; s++) { /* t, w, type first in most; the rest any order */
+        int k0 = rng_below(&g, 4) ? 3 : 0, m = 0;
+        for (int k = 0; k < k0; k++)
+            order[s][m++] = k;
+        for (int k = k0; k < 14; k++)
+            if (k < 4 || rng_below(&g, 3) == 0)
+                order[s][m++] = k;
+        for (int k = m - 1; k > k0; k--) {
+            int j = k0 + (int)rng_below(&g, (uint64_t)(k - k0) + 1), t = order[s][k];
+            order[s][k] = order[s][j];
+            order[s][j] = t;
+        }
+        n[s] = m;
+        types[s] = 1 + (int)rng_below(&g, EV__MAX - 1);
+    }
+    int lines = 60000, bad = 0, s = 0;
+    for (int i = 0; i < lines && bad < 5; i++) {
+        unsigned pick = (unsigned)rng_below(&g, 3); /* the same shape, the next, any */
+        s = pick == 0 ? s : pick == 1 ? (s + 1) % 40 : (int)rng_below(&g, 40);
+        int ty = rng_below(&g, 4) ? types[s] : 1 + (int)rng_below(&g, EV__MAX - 1);
+        sb_reset(&sb);
+        sb_putc(&sb, '{');
+        for (int k = 0; k < n[s]; k++) {
+            sb_printf(&sb, "%s\"%s\":", k ? "," : "", keys[order[s][k]]);
+            int key = order[s][k];
+            if (rng_below(&g, 12) == 0) /* anything */
+                rand_value(&g, &sb, keys[key], ty);
+            else if (key == 2)
+                sb_printf(&sb, "\"%s\"", ev_type_name(ty));
+            else if (key == 3 || key == 4)
+                sb_printf(&sb, "\"%c%d\"", key == 3 ? 'r' : 'k', (int)rng_below(&g, 30));
+            else if (key == 9)
+                sb_printf(&sb, "\"%s\"", ev_err_name((int)rng_below(&g, EVE_NO_PRIMARY + 1)));
+            else if (key == 7 || (key >= 10 && key <= 12))
+                sb_puts(&sb, rng_below(&g, 2) ? "true" : "false");
+            else
+                sb_printf(&sb, "%lld", key == 1 ? (long long)rng_below(&g, 64)
+                                                : (long long)rng_below(&g, 1ull << rng_below(&g, 60)));
+        }
+        sb_putc(&sb, '}');
+        if (rng_below(&g, 40) == 0)
+            sb.len = (size_t)rng_below(&g, sb.len); /* cut */
+        if (rng_below(&g, 40) == 0)
+            sb_puts(&sb, rng_below(&g, 2) ? " " : rng_below(&g, 2) ? "}" : "\r");
+        if (sb.len && rng_below(&g, 40) == 0) {
+            static const char bytes[] = "\",}{:\\ 0-.e\x01\x7f";
+            size_t at = (size_t)rng_below(&g, sb.len);
+            sb.buf[at] = bytes[rng_below(&g, sizeof(bytes) - 1)];
+        }
+        bad += !agree(&f1, &f2, &sb, i);
+        ls_err_clear(&f1.e);
+        ls_err_clear(&f2.e);
+    }
+    CHECK_INT(f1.h.nres, f2.h.nres);
+    for (int i = 0; i < f1.h.nres && i < f2.h.nres; i++)
+        CHECK_STR(f1.h.res_names[i], f2.h.res_names[i]);
+    CHECKF(f1.p.shaped > (uint64_t)lines / 6 && f1.p.compact - f1.p.shaped > (uint64_t)lines / 6,
+           "shaped %llu, compact %llu", (unsigned long long)f1.p.shaped,
+           (unsigned long long)f1.p.compact);
     sb_free(&sb);
     fix_close(&f1);
     fix_close(&f2);
@@ -606,13 +838,20 @@ static void test_equivalence(void)
             struct ls_err err = {0, ""};
             REQUIRE(history_load_jsonl(path, &h, &err) == 0);
             CHECK_INT(h.nworkers, nw);
-            int mapped = 0;
+            int spilled = 0, packed = 0;
             for (int i = 0; i < h.nworkers; i++) {
-                mapped += h.w[i].file.map != NULL;
+                spilled += h.w[i].file.map != NULL || h.w[i].pack != NULL;
+                packed += h.w[i].pack != NULL;
+                struct hist_reader rd;
+                hist_reader_init(&rd, &h.w[i]);
                 for (size_t k = 0; k < h.w[i].n; k++)
-                    CHECK_INT(h.w[i].ev[k].seq, k);
+                    CHECK_INT(hist_reader_rec(&rd, k)->seq, k);
+                hist_reader_done(&rd);
             }
-            CHECK_INT(mapped, modes[m][0][0] ? nw : 0); /* spilled: every stream a file */
+            /* spilled: every stream a file, those in time order (all but
+             * worker 1's) read packed */
+            CHECK_INT(spilled, modes[m][0][0] ? nw : 0);
+            CHECK_INT(packed, modes[m][0][0] ? nw - 1 : 0);
             char *got = answer(&h);
             CHECKF(strcmp(got, want) == 0, "seed %llu mode %zu:\nwant %.600s\ngot  %.600s",
                    (unsigned long long)seed, m, want, got);
@@ -680,9 +919,10 @@ static void test_kept_small(void)
 {
     /* spilled (19,200 bytes of records past a 16 KB bound): the 50 small
      * streams are read back into memory (6,400 bytes, within half the
-     * bound), the big one is mapped and keeps its file open for the pass
-     * to pread (owned by the history: gone with it); no other file stays
-     * open, none has a name; with LS_CHECK_READ=map, none stays open */
+     * bound), the big one stays packed in its file, open for the pass to
+     * read (owned by the history: gone with it); no other file stays open,
+     * none has a name; with LS_CHECK_READ=map (no descriptor for the pass)
+     * the big one is written out whole and mapped, and none stays open */
     struct strbuf sb = STRBUF_INIT;
     for (int i = 0; i < 200; i++)
         sb_printf(&sb, "{\"t\":%d,\"w\":0,\"type\":\"%s\",\"res\":\"r0\"}\n", i,
@@ -702,9 +942,16 @@ static void test_kept_small(void)
     REQUIRE(history_load_jsonl(path, &h, &err) == 0);
     CHECK_INT(t_open_fds(), fds + 1);
     REQUIRE(h.nworkers == 51);
-    CHECK(h.w[0].file.has_fd);
-    CHECKF(h.w[0].file.map != NULL && h.w[0].n == 200, "worker 0 mapped %p n %zu",
-           h.w[0].file.map, h.w[0].n);
+    CHECKF(h.w[0].pack != NULL && h.w[0].file.map == NULL && h.w[0].n == 200,
+           "worker 0 packed %p n %zu", (void *)h.w[0].pack, h.w[0].n);
+    struct hist_reader rd;
+    hist_reader_init(&rd, &h.w[0]);
+    for (size_t k = 0; k < 200; k++) {
+        const struct ev_rec *r = hist_reader_rec(&rd, k);
+        CHECKF(r->t == (int64_t)k && r->type == (k % 2 ? EV_EXIT : EV_ENTER) && r->seq == k,
+               "record %zu: t %lld type %d seq %u", k, (long long)r->t, r->type, r->seq);
+    }
+    CHECK(hist_last_rec(&h.w[0])->t == 199);
     int kept = 0;
     for (int i = 1; i <= 50; i++)
         kept += h.w[i].file.map == NULL && h.w[i].owned != NULL && h.w[i].n == 2 &&
@@ -715,7 +962,8 @@ static void test_kept_small(void)
     setenv("LS_CHECK_READ", "map", 1);
     REQUIRE(history_load_jsonl(path, &h, &err) == 0);
     CHECK_INT(t_open_fds(), fds);
-    CHECK(h.w[0].file.map != NULL && !h.w[0].file.has_fd);
+    CHECK(h.w[0].file.map != NULL && !h.w[0].file.has_fd && h.w[0].pack == NULL);
+    CHECK(h.w[0].n == 200 && h.w[0].ev[199].t == 199 && h.w[0].ev[199].seq == 199);
     history_free(&h);
     unsetenv("LS_CHECK_READ");
     unsetenv("LS_JSONL_MEM_BOUND");
@@ -732,6 +980,8 @@ int main(void)
     RUN(test_compact_path);
     RUN(test_flat_leaves);
     RUN(test_random_lines);
+    RUN(test_shaped_lines);
+    RUN(test_shape_edges);
     RUN(test_malformed);
     RUN(test_equivalence);
     RUN(test_sorted_and_found);

@@ -1,0 +1,186 @@
+/*
+ * jlparse_int.h: what the flat parser's two files share (checkers/jlparse.c,
+ * and checkers/jlshape.c: lines read by their shape). Not for checkers.
+ */
+#ifndef LS_JLPARSE_INT_H
+#define LS_JLPARSE_INT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "checkers/jlparse.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Bytes that may stand as they are inside a JSON string: not a quote, a
+ * backslash or a control byte (one look-up per byte instead of three
+ * comparisons). Filled once (jlparse.c fill_tables). */
+extern unsigned char jl_plain[256];
+
+enum { K_T, K_W, K_TYPE, K_RES, K_TOKEN, K_FENCE, K_VALID_UNTIL, K_AUTO, K_ATTEMPT, K_ERR,
+       K_FENCED, K_ACCEPTED, K_FAILED, K_COUNTER, K__N, K_OTHER = K__N };
+
+enum { V_ABSENT, V_NULL, V_INT, V_BOOL, V_STR };
+
+#define JL_MAX_OTHER 8 /* unknown keys on a line the flat parser takes */
+
+struct slot {
+    int kind;
+    int64_t i;                  /* V_INT, V_BOOL */
+    const char *s;              /* V_STR: decoded, NUL-terminated */
+    size_t n;
+};
+
+/* Where a field of a compact line is: its key (never K_OTHER), its
+ * value's kind, and the value at s[vs, e) (a string with its quotes). */
+struct fpos {
+    unsigned char key, kind;
+    size_t vs, e;
+};
+
+/* A line's shape: a shape has at most this many fields (known keys, each
+ * once), this many bytes of text between its values. */
+#define JL_SHAPE_F 12
+#define JL_SHAPE_LIT 160
+
+/* Contract: 1 when a[0..n) == b[0..n). For the short names of event types
+ * and resources, inline: a call to memcmp costs more than the compare. */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (a[k] != b[k])
+            return 0;
+    return 1;
+}
+
+/* Event type names and their lengths, and a table from a hash of a name's
+ * length, first and last bytes to its type (filled once: jlparse.c fill_tables). No
+ * two names share a hash (jl_type_hash_ok; a
+ * test reads every name through type_of), else the names are compared one
+ * by one. */
+extern const char *jl_type_name[EV__MAX];
+extern size_t jl_type_len[EV__MAX];
+extern char jl_type_pad[EV__MAX][32]; /* each name, then 0 bytes: compared 16 at a time */
+extern unsigned char jl_type_at[128];
+extern int jl_type_hash_ok;
+
+static inline unsigned type_hash(const char *s, size_t n)
+{
+    return (unsigned)(n * 5 + (unsigned char)s[0] * 3 + (unsigned char)s[n - 1]) & 127;
+}
+
+/* Contract: the type named s[0..n), or 0; type_table has been filled
+ * (jl_parser_init). */
+static inline int type_of(const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (jl_type_hash_ok) {
+        int t = jl_type_at[type_hash(s, n)];
+        return t && jl_type_len[t] == n && same_bytes(s, jl_type_name[t], n) ? t : 0;
+    }
+    for (int t = 1; t < EV__MAX; t++)
+        if (jl_type_len[t] == n && same_bytes(s, jl_type_name[t], n))
+            return t;
+    return 0;
+}
+
+/* Contract: type_of(s, n), where room >= n bytes may be read at s: a
+ * name of up to 16 bytes compared in one 16-byte step when room allows. */
+static inline int type_of_at(const char *s, size_t n, size_t room)
+{
+#if defined(__SSE2__)
+    if (jl_type_hash_ok && n && n <= 16 && room >= 16) {
+        int t = jl_type_at[type_hash(s, n)];
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)jl_type_pad[t]);
+        uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b));
+        return t && jl_type_len[t] == n && (~eq & ((1u << n) - 1)) == 0 ? t : 0;
+    }
+#endif
+    (void)room;
+    return type_of(s, n);
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Contract: how many of the 8 bytes at s are digits before the first that
+ * is not (0..8). No branch on the bytes: a number's length varies from
+ * line to line, and a byte loop's exit is mispredicted as often. */
+static inline unsigned digits8(const char *s, uint64_t *w)
+{
+    memcpy(w, s, 8);
+    uint64_t x = *w ^ 0x3030303030303030ull; /* a digit's byte becomes 0..9 */
+    uint64_t not_digit = (((x & 0x7f7f7f7f7f7f7f7full) + 0x7676767676767676ull) | x) &
+                         0x8080808080808080ull; /* bit 7 of a byte: > 9, or >= 0x80 */
+    return not_digit ? (unsigned)__builtin_ctzll(not_digit) / 8 : 8;
+}
+
+static const uint64_t pow10_8[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+
+/* Contract: the value of the n digits (1..8) that begin w (as digits8 read
+ * them). */
+static inline uint64_t value8(uint64_t w, unsigned n)
+{
+    uint64_t x = (w ^ 0x3030303030303030ull) << (8 * (8 - n)); /* leading zeros */
+    x = ((x & 0x0f0f0f0f0f0f0f0full) * 2561) >> 8;         /* pairs of digits */
+    x = ((x & 0x00ff00ff00ff00ffull) * 6553601) >> 16;     /* fours */
+    return ((x & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
+}
+#endif
+
+/* Contract: a plain JSON integer at s[*pos] (at most 18 digits, no '-0',
+ * no fraction or exponent) into *v, *pos after it; -1 for anything else. */
+static inline __attribute__((always_inline)) int flat_int(const char *s, size_t len,
+                                                           size_t *pos, int64_t *v)
+{
+    size_t i = *pos;
+    int neg = s[i] == '-';
+    i += (size_t)neg;
+    size_t d0 = i;
+    uint64_t x = 0; /* unsigned: a 19th digit may wrap, and is refused below */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w1, w2;
+    unsigned n1, n2;
+    if (i + 16 <= len && (n1 = digits8(s + i, &w1)) < 8) { /* up to 7 digits */
+        x = n1 ? value8(w1, n1) : 0;
+        i += n1;
+    } else if (i + 16 <= len && (n2 = digits8(s + i + 8, &w2)) < 8) { /* 8 to 15 */
+        x = value8(w1, 8) * pow10_8[n2] + (n2 ? value8(w2, n2) : 0);
+        i += 8 + n2;
+    } else
+#endif
+    {
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            x = x * 10 + (uint64_t)(s[i] - '0');
+            i++;
+        }
+    }
+    size_t nd = i - d0;
+    if (nd == 0 || nd > 18 || (s[d0] == '0' && (nd > 1 || neg)))
+        return -1;
+    if (i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))
+        return -1;
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    *pos = i;
+    return 0;
+}
+
+/* ---- shapes (jlshape.c) ---- */
+
+/* Contract: an empty table of shapes (freed with free). */
+struct jl_shapes *jl_shapes_new(void);
+
+/* Contract: the slots of a line of the last line's shape (strings left in
+ * s, err's copied, NUL-terminated), as tok_compact would make them, and
+ * *type the type its "type" names (0: none, or not a type); 0 when the
+ * line is not of that shape (or of the shape its type had last). */
+int jl_tok_shape(struct jl_parser *p, const char *s, size_t len, struct slot *sl, int *type);
+
+/* Contract: the shape of a compact line (s, its fields fp[0..nf)) kept
+ * (unless too long to keep) as the last line's and its type's. */
+void jl_learn_shape(struct jl_parser *p, const char *s, size_t len, const struct fpos *fp, int nf,
+                    int type);
+
+#endif

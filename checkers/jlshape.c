@@ -1,0 +1,255 @@
+/*
+ * jlshape.c: lines of a JSONL history read by their shape (see below and
+ * docs/performance.md section 3, "A packed spill, and lines read by their
+ * shape"), the flat parser's fast path in front of its compact one
+ * (checkers/jlparse.c).
+ */
+#include "checkers/jlparse_int.h"
+
+#include <stdlib.h>
+
+#include "util/xalloc.h"
+
+/* ---- shapes: a compact line read as one seen before ----
+ *
+ * The lines of a history come in few shapes: the same keys in the same
+ * order, the same kind of value for each, the same text between the
+ * values (`{"t":`, `,"w":`, `,"type":"` ...). A compact line the compact
+ * path took (its keys all known) leaves its shape here; a later line is
+ * first read against the shape of the line before: the text between
+ * values compared 16 bytes at a time, each value read by the kind the
+ * shape says, no key looked up. Once the line's type is read, the
+ * shape last seen with that type takes over when it has the same text up
+ * to there (the shapes of a history's lines usually part after the type).
+ * A line that differs anywhere from its shape is read by the compact path
+ * (and its shape learned): a shape only ever answers for a line whose
+ * keys, order and kinds are those of a line the compact path read, so the
+ * slots are what the compact path would have made of it. */
+
+#define JL_SHAPES 32
+
+struct jl_shape {
+    int nf;                          /* fields */
+    int lit_len;                     /* bytes of lit */
+    int type_f;                      /* the field that holds the type, -1 none */
+    int pre;                         /* the text up to the type's value (with type_f): two
+                                        shapes have the same number when they have the
+                                        same such text, -1 without a type */
+    unsigned char key[JL_SHAPE_F];   /* field f's key (K_*, never K_OTHER) */
+    unsigned char kind[JL_SHAPE_F];  /* its value's kind: V_INT, V_STR, V_BOOL, V_NULL */
+    unsigned char at[JL_SHAPE_F + 1]; /* the text before field f's value: LIT[at[f - 1],
+                                        at[f]) (from 0 for f = 0; a string's quotes
+                                        are text); after the last: LIT[at[nf - 1], lit_len) */
+    char text[16 + JL_SHAPE_LIT + 16]; /* LIT, with 16 bytes before and after it: read 16
+                                          at a time, forward or back (text_eq) */
+};
+
+#define LIT(sh) ((sh)->text + 16)
+
+struct jl_shapes {
+    struct jl_shape s[JL_SHAPES];
+    int n, next;                     /* shapes kept; the one to replace next when full */
+    int npre;                        /* numbers given to the texts before a type (pre; all
+                                        32 shapes forgotten before it could wrap) */
+    int last;                        /* the shape of the last line read, -1 none */
+    signed char by_type[256];        /* the shape last seen with each type, -1 none */
+};
+
+struct jl_shapes *jl_shapes_new(void)
+{
+    struct jl_shapes *S = xcalloc(1, sizeof(*S));
+    S->last = -1;
+    memset(S->by_type, -1, sizeof(S->by_type));
+    return S;
+}
+
+/* Contract: s[i, i + n) == lit[0, n) (s has len bytes; lit has 16 bytes
+ * readable before it and past n). 16 bytes compared at once: those from i
+ * on, or near the line's end those that end at i + n. */
+static inline int text_eq(const char *s, size_t len, size_t i, const char *lit, size_t n)
+{
+    if (i + n > len)
+        return 0;
+#if defined(__SSE2__)
+    if (n <= 16 && i + 16 <= len) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)lit);
+        uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b));
+        return (~eq & ((1u << n) - 1)) == 0;
+    }
+    if (n <= 16 && i + n >= 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i + n - 16));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(lit + n - 16));
+        uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b));
+        return (~eq & (0xffffu << (16 - n)) & 0xffffu) == 0;
+    }
+#endif
+    return memcmp(s + i, lit, n) == 0;
+}
+
+/* Contract: the end of the string whose first byte is s[i] (the index of
+ * its closing quote), or len when it has a backslash or a control byte
+ * first (or no end). */
+static inline size_t str_end(const char *s, size_t len, size_t i)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+    for (; i + 16 <= len; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)),
+            _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl)));
+        if (m) {
+            i += (size_t)__builtin_ctz(m);
+            return s[i] == '"' ? i : len;
+        }
+    }
+#endif
+    while (i < len && jl_plain[(unsigned char)s[i]])
+        i++;
+    return i < len && s[i] == '"' ? i : len;
+}
+
+/* Contract: the start of field f's text in sh. */
+static inline size_t text_at(const struct jl_shape *sh, int f)
+{
+    return f ? sh->at[f - 1] : 0;
+}
+
+int jl_tok_shape(struct jl_parser *p, const char *s, size_t len, struct slot *sl, int *type)
+{
+    struct jl_shapes *S = p->shapes;
+    if (S->last < 0)
+        return 0;
+    int cur = S->last;
+    const struct jl_shape *sh = &S->s[cur];
+    for (int k = 0; k <= K__N; k++)
+        sl[k].kind = V_ABSENT;
+    size_t i = 0;
+    *type = 0;
+    for (int f = 0; f < sh->nf; f++) {
+        size_t t0 = text_at(sh, f), tn = sh->at[f] - t0;
+        if (!text_eq(s, len, i, LIT(sh) + t0, tn))
+            return 0;
+        i += tn;
+        struct slot *v = &sl[sh->key[f]];
+        switch (sh->kind[f]) {
+        case V_INT:
+            if (i >= len || flat_int(s, len, &i, &v->i) < 0)
+                return 0;
+            v->kind = V_INT;
+            break;
+        case V_STR: {
+            size_t e = str_end(s, len, i); /* the quote after it begins the next text */
+            if (e >= len)
+                return 0;
+            v->kind = V_STR;
+            v->s = s + i;
+            v->n = e - i;
+            i = e;
+            if (sh->key[f] == K_ERR) { /* ev_err_from_name takes a C string */
+                char *eb = p->scratch + JL_MAX_LINE + 1;
+                memcpy(eb, v->s, v->n);
+                eb[v->n] = '\0';
+                v->s = eb;
+            } else if (sh->key[f] == K_TYPE) {
+                int t = type_of_at(v->s, v->n, len - (size_t)(v->s - s));
+                int c = t ? S->by_type[t] : -1;
+                *type = t;
+                /* the same text up to here (so the same keys: each is in the
+                 * text, and no key has a quote): the rest as this type's
+                 * shape reads it (the kinds before do not matter to the rest) */
+                if (c >= 0 && c != cur && S->s[c].pre == sh->pre) {
+                    cur = c;
+                    sh = &S->s[c];
+                }
+            }
+            break;
+        }
+        case V_BOOL:
+            if (i + 4 <= len && memcmp(s + i, "true", 4) == 0) {
+                v->i = 1;
+                i += 4;
+            } else if (i + 5 <= len && memcmp(s + i, "false", 5) == 0) {
+                v->i = 0;
+                i += 5;
+            } else {
+                return 0;
+            }
+            v->kind = V_BOOL;
+            break;
+        default: /* V_NULL */
+            if (i + 4 > len || memcmp(s + i, "null", 4) != 0)
+                return 0;
+            v->kind = V_NULL;
+            i += 4;
+            break;
+        }
+    }
+    size_t t0 = text_at(sh, sh->nf);
+    if (!text_eq(s, len, i, LIT(sh) + t0, (size_t)sh->lit_len - t0) ||
+        i + (size_t)sh->lit_len - t0 != len)
+        return 0;
+    S->last = cur;
+    return 1;
+}
+
+void jl_learn_shape(struct jl_parser *p, const char *s, size_t len, const struct fpos *fp, int nf,
+                    int type)
+{
+    struct jl_shape sh;
+    memset(&sh, 0, sizeof(sh));
+    sh.nf = nf;
+    size_t from = 0, n = 0;
+    for (int f = 0; f <= nf; f++) {
+        size_t to = f < nf ? fp[f].vs + (fp[f].kind == V_STR) : len; /* a string's quote too */
+        if (n + (to - from) > JL_SHAPE_LIT)
+            return;
+        memcpy(LIT(&sh) + n, s + from, to - from);
+        n += to - from;
+        if (f < nf) {
+            sh.at[f] = (unsigned char)n;
+            sh.key[f] = fp[f].key;
+            sh.kind[f] = fp[f].kind;
+            from = fp[f].kind == V_STR ? fp[f].e - 1 : fp[f].e; /* its closing quote is text */
+        }
+    }
+    sh.lit_len = (int)n;
+    struct jl_shapes *S = p->shapes;
+    sh.type_f = -1;
+    sh.pre = -1;
+    for (int f = 0; f < nf; f++)
+        if (sh.key[f] == K_TYPE)
+            sh.type_f = f;
+    if (sh.type_f >= 0) { /* the number of a shape kept with the same text up to the type */
+        size_t tn = sh.at[sh.type_f];
+        for (int k = 0; k < S->n && sh.pre < 0; k++)
+            if (S->s[k].type_f >= 0 && S->s[k].at[S->s[k].type_f] == tn &&
+                memcmp(LIT(&S->s[k]), LIT(&sh), tn) == 0)
+                sh.pre = S->s[k].pre;
+        if (sh.pre < 0 && S->npre == INT32_MAX) { /* start the numbers again */
+            memset(S, 0, sizeof(*S));
+            S->last = -1;
+            memset(S->by_type, -1, sizeof(S->by_type));
+        }
+        if (sh.pre < 0)
+            sh.pre = S->npre++;
+    }
+    int k = 0;
+    while (k < S->n && memcmp(&S->s[k], &sh, sizeof(sh)) != 0)
+        k++;
+    if (k == S->n) {
+        if (S->n < JL_SHAPES) {
+            k = S->n++;
+        } else {
+            k = S->next;
+            S->next = (S->next + 1) % JL_SHAPES;
+            for (int t = 0; t < 256; t++)
+                if (S->by_type[t] == k)
+                    S->by_type[t] = -1;
+        }
+        S->s[k] = sh;
+    }
+    S->last = k;
+    S->by_type[type] = (signed char)k;
+}

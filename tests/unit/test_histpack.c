@@ -1,0 +1,252 @@
+/*
+ * test_histpack.c: records packed (checkers/histpack.c) read back byte for
+ * byte, from any record on, whatever their fields hold; a spill file that
+ * no longer reads back ends the process with status 3 and one line.
+ */
+#include "checkers/histpack.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testing.h"
+#include "util/rng.h"
+#include "util/xalloc.h"
+
+static char *tmp;
+
+/* Contract: a value of the kinds a field meets: 0, small, near the
+ * bounds of its type, anything. */
+static uint64_t pick(struct rng *g)
+{
+    switch (rng_below(g, 6)) {
+    case 0: return 0;
+    case 1: return rng_below(g, 130);
+    case 2: return rng_below(g, 1u << 20);
+    case 3: return UINT64_MAX - rng_below(g, 3);
+    case 4: return (uint64_t)1 << rng_below(g, 64);
+    default: return rng_next(g);
+    }
+}
+
+/* Contract: a random record; t moves on from *t by a little, goes back,
+ * or jumps anywhere. */
+static void gen(struct rng *g, struct ev_rec *r, int64_t *t, size_t idx)
+{
+    memset(r, 0, sizeof(*r));
+    switch (rng_below(g, 8)) {
+    case 0: *t = (int64_t)pick(g); break;
+    case 1: *t = (int64_t)((uint64_t)*t - rng_below(g, 1000000)); break; /* wraps: no UB */
+    default: *t = (int64_t)((uint64_t)*t + rng_below(g, 100000)); break;
+    }
+    r->t = *t;
+    r->seq = rng_below(g, 4) ? (uint32_t)idx : (uint32_t)pick(g);
+    r->type = (uint8_t)(rng_below(g, 8) ? 1 + rng_below(g, 19) : pick(g));
+    r->flags = (uint8_t)rng_next(g);
+    r->res = (uint16_t)(rng_below(g, 3) ? rng_below(g, 4) : pick(g));
+    if (rng_below(g, 2))
+        r->fence = pick(g);
+    if (rng_below(g, 2))
+        r->valid_until = rng_below(g, 2) ? (int64_t)((uint64_t)r->t + rng_below(g, 2000000) - 1000)
+                                         : (int64_t)pick(g);
+    if (rng_below(g, 2))
+        r->value = (int64_t)pick(g);
+    if (rng_below(g, 3) == 0) { /* any length, zero bytes inside and at the end */
+        size_t n = rng_below(g, EVLOG_TOKEN_LEN + 1);
+        for (size_t k = 0; k < n; k++)
+            r->token[k] = rng_below(g, 5) ? (char)(' ' + rng_below(g, 90)) : 0;
+    }
+    if (rng_below(g, 3) == 0)
+        r->aux = (uint32_t)pick(g);
+    if (rng_below(g, 4) == 0)
+        r->crc = (uint32_t)pick(g);
+}
+
+/* Contract: a new nameless file in tmp with r[0..n) packed into it, in
+ * batches of random size; its pack. */
+static struct hist_pack *pack_file(struct rng *g, const struct ev_rec *r, size_t n)
+{
+    int fd = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return NULL;
+    struct hist_packer pk;
+    memset(&pk, 0, sizeof(pk));
+    unsigned char *out = xmalloc(600 * HIST_PACK_MAX_REC);
+    for (size_t i = 0; i < n;) {
+        size_t m = 1 + rng_below(g, 600);
+        if (m > n - i)
+            m = n - i;
+        size_t nb = hist_pack_put(&pk, r + i, m, out);
+        if (nb > m * HIST_PACK_MAX_REC || write(fd, out, nb) != (ssize_t)nb) {
+            close(fd);
+            free(out);
+            hist_packer_free(&pk);
+            return NULL;
+        }
+        i += m;
+    }
+    free(out);
+    return hist_pack_take(&pk, fd, n ? &r[n - 1] : NULL, "test.jsonl");
+}
+
+static void test_round_trip(void)
+{
+    struct rng g;
+    rng_seed(&g, t_env_u64("LS_TEST_SEED", 20261127), 0);
+    for (int round = 0; round < 40; round++) {
+        size_t n = round < 4 ? (size_t)round : rng_below(&g, 5000);
+        struct ev_rec *r = xmalloc((n ? n : 1) * sizeof(*r));
+        int64_t t = (int64_t)rng_below(&g, 1000);
+        for (size_t i = 0; i < n; i++)
+            gen(&g, &r[i], &t, i);
+        struct hist_pack *p = pack_file(&g, r, n);
+        REQUIRE(p != NULL);
+        CHECK_INT(p->n, n);
+        CHECK(n == 0 || memcmp(&p->last, &r[n - 1], sizeof(p->last)) == 0);
+        struct ev_rec *b = xmalloc((n ? n : 1) * sizeof(*b));
+        hist_pack_read(p, 0, n, b);
+        CHECKF(n == 0 || memcmp(b, r, n * sizeof(*r)) == 0, "round %d: %zu records", round, n);
+        for (int q = 0; q < 60 && n; q++) { /* from anywhere, any length */
+            size_t lo = rng_below(&g, n), k = rng_below(&g, n - lo + 1);
+            memset(b, 0xa5, (k ? k : 1) * sizeof(*b));
+            hist_pack_read(p, lo, k, b);
+            CHECKF(memcmp(b, r + lo, k * sizeof(*r)) == 0, "round %d: [%zu, %zu) of %zu", round,
+                   lo, lo + k, n);
+        }
+        hist_pack_free(p);
+        free(b);
+        free(r);
+    }
+}
+
+static void test_size(void)
+{
+    /* what the bench's lines come to: a store op 10 bytes or fewer, a
+     * grant with its token under 30 */
+    struct rng g;
+    rng_seed(&g, 7, 0);
+    struct ev_rec r[3];
+    memset(r, 0, sizeof(r));
+    r[0].t = 1000000;
+    r[0].type = 2;
+    r[0].fence = 4000;
+    r[0].valid_until = 2500000;
+    memcpy(r[0].token, "w000.00000000012", 16);
+    r[1].t = 1010000;
+    r[1].seq = 1;
+    r[1].type = 16;
+    r[1].flags = 7;
+    r[1].fence = 4000;
+    r[1].value = 3999;
+    r[2] = r[1];
+    r[2].seq = 2;
+    r[2].t = 1020000;
+    struct hist_packer pk;
+    memset(&pk, 0, sizeof(pk));
+    unsigned char out[3 * HIST_PACK_MAX_REC];
+    size_t a = hist_pack_put(&pk, r, 1, out);
+    size_t b = hist_pack_put(&pk, r + 1, 2, out);
+    CHECKF(a < 30 && b <= 20, "grant %zu bytes, two store ops %zu", a, b);
+    hist_packer_free(&pk);
+}
+
+/* Contract: the stack below the caller's frame left full of 0xff bytes
+ * (what a read buffer there starts with, unless it is cleared). */
+static __attribute__((noinline)) void smear_stack(void)
+{
+    volatile unsigned char junk[96 * 1024];
+    for (size_t k = 0; k < sizeof(junk); k++)
+        junk[k] = 0xff;
+}
+
+/* Contract: the exit status of a child that reads records [lo, lo + k)
+ * of p into buf (its stack smeared first when smear), its stderr dropped. */
+static int read_status(const struct hist_pack *p, size_t lo, size_t k, struct ev_rec *buf,
+                       int smear)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int dn = open("/dev/null", O_WRONLY);
+        if (dn >= 0)
+            dup2(dn, 2);
+        if (smear)
+            smear_stack();
+        hist_pack_read(p, lo, k, buf);
+        _exit(0);
+    }
+    int st = 0;
+    return waitpid(pid, &st, 0) == pid ? st : -1;
+}
+
+static void test_unreadable(void)
+{
+    /* the file cut short under the pack: the read ends the process (3) */
+    struct rng g;
+    rng_seed(&g, 11, 0);
+    size_t n = 1000;
+    struct ev_rec *r = xmalloc(n * sizeof(*r));
+    int64_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        gen(&g, &r[i], &t, i);
+    struct hist_pack *p = pack_file(&g, r, n);
+    REQUIRE(p != NULL);
+    REQUIRE(ftruncate(p->fd, (off_t)(p->at[(n - 1) / HIST_PACK_BLOCK] + 1)) == 0);
+    struct ev_rec b[8];
+    int st = read_status(p, n - 8, 8, b, 0);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
+    /* what is still there reads back */
+    hist_pack_read(p, 0, 8, b);
+    CHECK(memcmp(b, r, sizeof(b)) == 0);
+    hist_pack_free(p);
+    /* bytes no packer wrote (every byte 0xff: each varint runs to its
+     * limit), the last at a read's end: the read ends the process (3),
+     * never reads outside what it read (AddressSanitizer would say) */
+    p = pack_file(&g, r, n);
+    REQUIRE(p != NULL);
+    size_t from = (size_t)p->at[(n - 1) / HIST_PACK_BLOCK];
+    unsigned char junk[4096];
+    memset(junk, 0xff, sizeof(junk));
+    REQUIRE(pwrite(p->fd, junk, (size_t)p->at[(n - 1) / HIST_PACK_BLOCK + 1] - from,
+                   (off_t)from) > 0);
+    st = read_status(p, n - 8, 8, b, 0);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "malformed: status %d", st);
+    hist_pack_free(p);
+    free(r);
+    /* 8191 records of 4 bytes, then one that says every field follows and
+     * begins 4 bytes before the end of a whole read (32 KB): decoded past
+     * the bytes read, it meets zeros, never the end of the buffer */
+    n = 8192;
+    r = xcalloc(n, sizeof(*r));
+    for (size_t i = 0; i < n; i++) {
+        r[i].t = (int64_t)(i % 64); /* a difference of 1, or -63: one byte */
+        r[i].type = EV_ENTER;
+        r[i].seq = (uint32_t)i;
+    }
+    p = pack_file(&g, r, n);
+    REQUIRE(p != NULL);
+    CHECK_INT(p->at[n / HIST_PACK_BLOCK], 4 * n);
+    static const unsigned char last[4] = {0xff, 0x01, 0x00, 0x80};
+    REQUIRE(pwrite(p->fd, last, 4, (off_t)(4 * (n - 1))) == 4);
+    st = read_status(p, 0, n, r, 1);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "at a read's end: status %d", st);
+    hist_pack_free(p);
+    free(r);
+}
+
+int main(void)
+{
+    tmp = t_tmpdir();
+    if (!tmp)
+        return 1;
+    RUN(test_round_trip);
+    RUN(test_size);
+    RUN(test_unreadable);
+    t_rmdir(tmp);
+    free(tmp);
+    return t_finish();
+}
