@@ -37,7 +37,7 @@
 #define JL_SORT_MEM ((size_t)32 << 20)  /* a spilled worker sorted in memory up to this */
 #define JL_MAX_WORKER 1000000
 #define JL_KEEP_MAX ((size_t)64 << 10)  /* a spilled stream read back into memory up to this */
-#define JL_PACK_PIECE 512               /* records packed (or unpacked) at a time */
+#define JL_PACK_PIECE 512               /* records unpacked at a time */
 
 /* One worker's stream while loading. */
 struct jw {
@@ -54,9 +54,12 @@ struct jw {
                                                  extents in the shared overflow file (owned) */
     size_t next, capext;
     int packed;                 /* its file holds the stream packed (no header), else
-                                   64-byte records after room for a log header */
+                                   64-byte records after room for a log header; its
+                                   records are then packed as they come, into pbuf */
     struct hist_packer pk;      /* packed: where the packing is */
-    struct ev_rec last;         /* packed: the last record written */
+    unsigned char *pbuf;        /* packed: bytes not yet written (owned) */
+    size_t pn, pcap;
+    struct ev_rec last;         /* packed: the last record */
 };
 
 struct jl_load {
@@ -84,7 +87,6 @@ struct jl_load {
     uint64_t events;
     int fds_left;               /* spill files that may stay open once mapped, for the
                                    pass to pread (hist_fd_budget of the limit as it was) */
-    unsigned char *pbuf;        /* JL_PACK_PIECE records packed (owned) */
 };
 
 static size_t env_bytes(const char *name, size_t dflt)
@@ -196,11 +198,58 @@ static int to_overflow(struct jl_load *L, struct jw *w, const struct ev_rec *r, 
     return 0;
 }
 
-/* Contract: write w's buffered records to its spill file, packed, or past
- * the open-file limit to the shared overflow file as they are. Returns 0
- * or an error code with L->err set. */
+/* Contract: w's packed bytes written to its file, and its buffer for them
+ * (made when there is none) sized to the spill's cap of records, as 64-byte
+ * records would take. 0 or an error code with L->err set. */
+static int write_packed(struct jl_load *L, struct jw *w)
+{
+    if (w->pn) {
+        int rc = write_all(w->fd, w->pbuf, w->pn, -1);
+        if (rc)
+            return io_err(L, "write spill file", -rc);
+        w->pn = 0;
+    }
+    size_t want = L->spill_cap * sizeof(struct ev_rec);
+    if (w->pcap != want) {
+        L->mem = L->mem - w->pcap + want;
+        w->pbuf = xrealloc(w->pbuf, want);
+        w->pcap = want;
+    }
+    return 0;
+}
+
+/* Contract: r packed after w's bytes (written out first when they leave
+ * no room for it). 0 or an error code. */
+static inline int put_packed(struct jl_load *L, struct jw *w, const struct ev_rec *r)
+{
+    if (w->pcap - w->pn < HIST_PACK_MAX_REC) {
+        int rc = write_packed(L, w);
+        if (rc)
+            return rc;
+    }
+    w->pn += hist_pack_put(&w->pk, r, 1, w->pbuf + w->pn);
+    w->last = *r;
+    return 0;
+}
+
+/* Contract: write w's buffered records to its spill file, packed (and from
+ * then on it packs them as they come: add), or past the open-file limit to
+ * the shared overflow file as they are. Returns 0 or an error code with
+ * L->err set. */
 static int flush(struct jl_load *L, struct jw *w)
 {
+    if (w->packed) {
+        int rc = 0;
+        for (size_t j = 0; j < w->n && !rc; j++)
+            rc = put_packed(L, w, &w->buf[j]);
+        if (rc || (rc = write_packed(L, w)) != 0)
+            return rc;
+        L->mem -= w->cap * sizeof(*w->buf);
+        free(w->buf);
+        w->buf = NULL;
+        w->cap = w->n = 0;
+        return 0;
+    }
     if (w->n == 0)
         return 0;
     int rc = 0;
@@ -213,23 +262,10 @@ static int flush(struct jl_load *L, struct jw *w)
         } else if (!rc) {
             w->has_file = 1;
             w->packed = 1;
+            return flush(L, w);
         }
     }
-    if (rc)
-        return rc;
-    if (w->ext) {
-        rc = to_overflow(L, w, w->buf, w->n);
-    } else {
-        for (size_t j = 0; j < w->n && !rc; j += JL_PACK_PIECE) {
-            size_t m = w->n - j < JL_PACK_PIECE ? w->n - j : JL_PACK_PIECE;
-            size_t nb = hist_pack_put(&w->pk, w->buf + j, m, L->pbuf);
-            rc = write_all(w->fd, L->pbuf, nb, -1);
-        }
-        if (rc)
-            rc = io_err(L, "write spill file", -rc);
-        w->last = w->buf[w->n - 1];
-    }
-    if (rc)
+    if (rc || (rc = to_overflow(L, w, w->buf, w->n)) != 0)
         return rc;
     w->n = 0;
     if (w->cap > L->spill_cap) {
@@ -256,10 +292,12 @@ static int flush_all(struct jl_load *L)
         int rc = flush(L, w);
         if (rc)
             return rc;
-        L->mem -= w->cap * sizeof(*w->buf);
+        L->mem -= w->cap * sizeof(*w->buf) + w->pcap;
         free(w->buf);
+        free(w->pbuf);
         w->buf = NULL;
-        w->cap = 0;
+        w->pbuf = NULL;
+        w->cap = w->pcap = 0;
     }
     return 0;
 }
@@ -327,6 +365,11 @@ static int add(struct jl_load *L, int id, struct ev_rec *r, size_t lineno)
     w->last_t = r->t;
     if (r->t > L->h->end)
         L->h->end = r->t;
+    if (w->packed) { /* spilled to its own file: packed as it comes */
+        L->events++;
+        int rc = put_packed(L, w, r);
+        return rc ? rc : L->mem > L->mem_bound ? flush_all(L) : 0;
+    }
     if (w->n == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 16;
         if (L->spilling && cap > L->spill_cap)
@@ -824,9 +867,9 @@ static void cleanup(struct jl_load *L)
             close(w->fd); /* the file has no name: closed, it is gone */
         free(w->buf);
         free(w->ext);
+        free(w->pbuf);
         hist_packer_free(&w->pk);
     }
-    free(L->pbuf);
     if (L->ovf_fd >= 0)
         close(L->ovf_fd);
     free(L->w);
@@ -861,7 +904,6 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     L.mem_bound = env_bytes("LS_JSONL_MEM_BOUND", JL_MEM_BOUND);
     L.sort_mem = env_bytes("LS_JSONL_SORT_MEM", JL_SORT_MEM);
     L.ovf_fd = -1;
-    L.pbuf = xmalloc(JL_PACK_PIECE * HIST_PACK_MAX_REC);
     jl_parser_init(&L.p, h, path, err);
     /* A file whose records will not fit spills from the start: its record
      * buffers stay small and warm instead of growing (and faulting in new
