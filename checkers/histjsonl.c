@@ -43,7 +43,8 @@
 struct jw {
     int id;
     struct ev_rec *buf;         /* all its records (in memory), or those not yet
-                                   written to its file (spilling); owned */
+                                   written out (spilling: to the overflow file, or
+                                   before its own file was made); owned */
     size_t n, cap;
     uint64_t total;             /* records so far */
     int64_t last_t;
@@ -198,9 +199,8 @@ static int to_overflow(struct jl_load *L, struct jw *w, const struct ev_rec *r, 
     return 0;
 }
 
-/* Contract: w's packed bytes written to its file, and its buffer for them
- * (made when there is none) sized to the spill's cap of records, as 64-byte
- * records would take. 0 or an error code with L->err set. */
+/* Contract: w's packed bytes written to its file. 0 or an error code with
+ * L->err set. */
 static int write_packed(struct jl_load *L, struct jw *w)
 {
     if (w->pn) {
@@ -209,23 +209,25 @@ static int write_packed(struct jl_load *L, struct jw *w)
             return io_err(L, "write spill file", -rc);
         w->pn = 0;
     }
-    size_t want = L->spill_cap * sizeof(struct ev_rec);
-    if (w->pcap != want) {
-        L->mem = L->mem - w->pcap + want;
-        w->pbuf = xrealloc(w->pbuf, want);
-        w->pcap = want;
-    }
     return 0;
 }
 
-/* Contract: r packed after w's bytes (written out first when they leave
- * no room for it). 0 or an error code. */
+/* Contract: r packed after w's bytes; when they leave no room for it,
+ * they are written out first and the buffer (made when there is none)
+ * sized to the spill's cap of records, as their 64-byte records would
+ * take. 0 or an error code. */
 static inline int put_packed(struct jl_load *L, struct jw *w, const struct ev_rec *r)
 {
     if (w->pcap - w->pn < HIST_PACK_MAX_REC) {
         int rc = write_packed(L, w);
         if (rc)
             return rc;
+        size_t want = L->spill_cap * sizeof(struct ev_rec);
+        if (w->pcap != want) {
+            L->mem = L->mem - w->pcap + want;
+            w->pbuf = xrealloc(w->pbuf, want);
+            w->pcap = want;
+        }
     }
     w->pn += hist_pack_put(&w->pk, r, 1, w->pbuf + w->pn);
     w->last = *r;
@@ -672,6 +674,14 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     int rc = flush(L, w);
     if (rc)
         return rc;
+    /* all written out: its buffers let go (with 100,000 workers they
+     * would hold 3 times the memory bound until every worker is done) */
+    L->mem -= w->cap * sizeof(*w->buf) + w->pcap;
+    free(w->buf);
+    free(w->pbuf);
+    w->buf = NULL;
+    w->pbuf = NULL;
+    w->cap = w->pcap = 0;
     size_t n = (size_t)w->total;
     size_t bytes = n * EVLOG_REC_SIZE;
     if (w->ext && (rc = from_overflow(L, w, hw, bytes)) <= 0)
