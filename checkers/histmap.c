@@ -7,12 +7,13 @@
  * only reads them.
  */
 #include "checkers/histmap.h"
-#include "checkers/histpack.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "checkers/histpack.h"
 
 /* The kernel maps up to this many bytes around a faulting page of a file
  * mapping at once (fault-around, fault_around_bytes: 64 KiB by default),
