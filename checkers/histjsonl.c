@@ -284,22 +284,31 @@ static void set_spill_cap(struct jl_load *L)
     L->spill_cap = per < 16 ? 16 : per > 512 ? 512 : per; /* 32 KB: the buffers stay in cache */
 }
 
+/* Contract: w's buffered records written out (flush) and its buffers let
+ * go; made again, small, at its next record. 0 or an error code. */
+static int flush_out(struct jl_load *L, struct jw *w)
+{
+    int rc = flush(L, w);
+    if (rc)
+        return rc;
+    L->mem -= w->cap * sizeof(*w->buf) + w->pcap;
+    free(w->buf);
+    free(w->pbuf);
+    w->buf = NULL;
+    w->pbuf = NULL;
+    w->cap = w->pcap = 0;
+    return 0;
+}
+
 /* Contract: every buffer written out and let go: so many workers that
  * even their smallest buffers pass the memory bound (each is made again,
  * small, at its worker's next record). 0 or an error code. */
 static int flush_all(struct jl_load *L)
 {
     for (size_t i = 0; i < L->nw; i++) {
-        struct jw *w = &L->w[i];
-        int rc = flush(L, w);
+        int rc = flush_out(L, &L->w[i]);
         if (rc)
             return rc;
-        L->mem -= w->cap * sizeof(*w->buf) + w->pcap;
-        free(w->buf);
-        free(w->pbuf);
-        w->buf = NULL;
-        w->pbuf = NULL;
-        w->cap = w->pcap = 0;
     }
     return 0;
 }
@@ -671,17 +680,11 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
         w->buf = NULL;
         return 0;
     }
-    int rc = flush(L, w);
+    /* its buffers let go now (with 100,000 workers they would hold 3
+     * times the memory bound until every worker is done) */
+    int rc = flush_out(L, w);
     if (rc)
         return rc;
-    /* all written out: its buffers let go (with 100,000 workers they
-     * would hold 3 times the memory bound until every worker is done) */
-    L->mem -= w->cap * sizeof(*w->buf) + w->pcap;
-    free(w->buf);
-    free(w->pbuf);
-    w->buf = NULL;
-    w->pbuf = NULL;
-    w->cap = w->pcap = 0;
     size_t n = (size_t)w->total;
     size_t bytes = n * EVLOG_REC_SIZE;
     if (w->ext && (rc = from_overflow(L, w, hw, bytes)) <= 0)
