@@ -837,7 +837,18 @@ static int read_lines(struct jl_load *L, int fd)
         have += (size_t)r;
         size_t start = 0;
         const char *nl;
-        while (!rc && (nl = memchr(buf + start, '\n', have - start)) != NULL) {
+        for (;;) {
+            if (!skipping) { /* a line of the last one's shape: its end comes with it */
+                struct ev_rec rec;
+                int w;
+                size_t n;
+                while (!rc && (n = jl_parse_shaped(&L->p, buf + start, have - start, &rec, &w))) {
+                    rc = add(L, w, &rec, ++lineno);
+                    start += n + 1;
+                }
+            }
+            if (rc || (nl = memchr(buf + start, '\n', have - start)) == NULL)
+                break;
             size_t end = (size_t)(nl - buf);
             lineno++;
             rc = skipping ? long_line(L, skip_blank, buf + start, end - start,

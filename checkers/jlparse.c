@@ -46,13 +46,11 @@ static void resmap_rehash(struct jl_parser *p, size_t cap)
     }
 }
 
-/* Contract: index of name[0..len) (no NUL inside), adding it to
- * h->res_names when new; -1 past JL_MAX_RES resources. */
-static int resmap_get(struct jl_parser *p, const char *name, size_t len)
+/* Contract: resmap_get, for a name not the last one found. */
+static __attribute__((noinline)) int resmap_find(struct jl_parser *p, const char *name,
+                                                 size_t len)
 {
     struct history *h = p->h;
-    if (p->last >= 0 && len == p->last_len && same_bytes(h->res_names[p->last], name, len))
-        return p->last; /* lines of one resource tend to come together */
     if (p->cap == 0)
         resmap_rehash(p, 64);
     size_t j = hash_bytes(name, len) & (p->cap - 1);
@@ -79,6 +77,15 @@ static int resmap_get(struct jl_parser *p, const char *name, size_t len)
     if ((size_t)h->nres * 2 > p->cap)
         resmap_rehash(p, p->cap * 2);
     return idx;
+}
+
+/* Contract: index of name[0..len) (no NUL inside), adding it to
+ * h->res_names when new; -1 past JL_MAX_RES resources. */
+static inline int resmap_get(struct jl_parser *p, const char *name, size_t len)
+{
+    if (p->last >= 0 && len == p->last_len && same_bytes(p->h->res_names[p->last], name, len))
+        return p->last; /* lines of one resource tend to come together */
+    return resmap_find(p, name, len);
 }
 
 static void type_table(void);
@@ -758,21 +765,15 @@ static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct sl
     }
 }
 
-int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec *r, int *wid)
+/* Contract: the record of a line's slots sl (compact: read by the compact
+ * path or a shape, so no string holds a NUL byte; shaped: by a shape, which
+ * gave its type stype) under the tree parser's rules into *r and *wid: 1,
+ * or 0 when the tree parser must read the line (nothing interned then). */
+static inline __attribute__((always_inline)) int flat_rec(struct jl_parser *p,
+                                                           const struct slot *sl, int compact,
+                                                           int shaped, int stype,
+                                                           struct ev_rec *r, int *wid)
 {
-    if (len > JL_MAX_LINE)
-        return 0;
-    struct slot sl[K__N + 1];
-    struct fpos fp[JL_SHAPE_F];
-    int nfp = -1;
-    int stype = 0;
-    int shaped = jl_tok_shape(p, s, len, sl, &stype);
-    /* then no string holds a NUL byte */
-    int compact = shaped || tok_compact(p, s, len, sl, fp, &nfp);
-    if (!compact && !tok_general(p, s, len, sl))
-        return 0;
-
-    /* the tree parser's rules, on the slots */
     memset(r, 0, sizeof(*r));
     const struct slot *t = &sl[K_T], *w = &sl[K_W], *ty = &sl[K_TYPE];
     if (t->kind != V_INT || t->i < -JL_MAX_TIME || t->i > JL_MAX_TIME)
@@ -861,9 +862,41 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     p->flat++;
     p->compact += (uint64_t)compact;
     p->shaped += (uint64_t)shaped;
-    if (nfp > 0)
+    return type;
+}
+
+int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec *r, int *wid)
+{
+    if (len > JL_MAX_LINE)
+        return 0;
+    struct slot sl[K__N + 1];
+    struct fpos fp[JL_SHAPE_F];
+    int nfp = -1;
+    int stype = 0;
+    int shaped = !p->no_shape && jl_tok_shape(p, s, len, 0, sl, &stype) > 0;
+    p->no_shape = 0;
+    /* then no string holds a NUL byte */
+    int compact = shaped || tok_compact(p, s, len, sl, fp, &nfp);
+    if (!compact && !tok_general(p, s, len, sl))
+        return 0;
+    int type = flat_rec(p, sl, compact, shaped, stype, r, wid);
+    if (type && nfp > 0)
         jl_learn_shape(p, s, len, fp, nfp, type);
-    return 1;
+    return type != 0;
+}
+
+size_t jl_parse_shaped(struct jl_parser *p, const char *s, size_t avail, struct ev_rec *r,
+                       int *wid)
+{
+    struct slot sl[K__N + 1];
+    int stype = 0;
+    size_t n = jl_tok_shape(p, s, avail < JL_MAX_LINE + 1 ? avail : JL_MAX_LINE + 1, 1, sl,
+                            &stype);
+    p->no_shape = 0;
+    if (n && flat_rec(p, sl, 1, 1, stype, r, wid))
+        return n;
+    p->no_shape = 1; /* the same line read again is not of the shape either */
+    return 0;
 }
 
 int jl_parse_line(struct jl_parser *p, const char *line, size_t len, size_t lineno,

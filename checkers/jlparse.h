@@ -37,6 +37,8 @@ struct jl_parser {
     uint64_t compact;           /* of flat: lines read by the compact path (tests) */
     uint64_t shaped;            /* of compact: lines read by a shape seen before (tests) */
     struct jl_shapes *shapes;   /* the shapes of compact lines seen (jlparse.c; owned) */
+    int no_shape;               /* the next line is not of the last shape (jl_parse_shaped
+                                   tried it): the flat parser does not try it again */
 };
 
 /* Contract: p ready to parse lines of file into h; free with jl_parser_free. */
@@ -49,6 +51,15 @@ void jl_parser_free(struct jl_parser *p);
  * p->err. */
 int jl_parse_line(struct jl_parser *p, const char *line, size_t len, size_t lineno,
                   struct ev_rec *r, int *w);
+
+/* Contract: when the bytes at s (avail of them) begin with a line of the
+ * shape of the last line read (jlshape.c), ended by a '\n' within avail
+ * and at most JL_MAX_LINE bytes, that the flat parser takes: its record in
+ * *r (seq 0) and *w, and the line's length (without the '\n') returned:
+ * its end is found by reading it, not searched for first. Else 0, and the
+ * line is to be read as any other (its end found, then jl_parse_line). */
+size_t jl_parse_shaped(struct jl_parser *p, const char *s, size_t avail, struct ev_rec *r,
+                       int *w);
 
 /* Contract: the message for a line of len bytes past JL_MAX_LINE (the line
  * itself is not read). Returns LS_EINPUT with "FILE:LINE: line is N bytes,

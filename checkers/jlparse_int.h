@@ -174,9 +174,13 @@ struct jl_shapes *jl_shapes_new(void);
 
 /* Contract: the slots of a line of the last line's shape (strings left in
  * s, err's copied, NUL-terminated), as tok_compact would make them, and
- * *type the type its "type" names (0: none, or not a type); 0 when the
- * line is not of that shape (or of the shape its type had last). */
-int jl_tok_shape(struct jl_parser *p, const char *s, size_t len, struct slot *sl, int *type);
+ * *type the type its "type" names (0: none, or not a type); returns the
+ * line's length, or 0 when the line is not of that shape (or of the shape
+ * its type had last). The line is s[0, len), or with open the bytes of s
+ * up to a '\n' before len (a line of a shape has no '\n' in it: its text
+ * is a line's, its strings end at a control byte, its values have none). */
+size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, struct slot *sl,
+                    int *type);
 
 /* Contract: the shape of a compact line (s, its fields fp[0..nf)) kept
  * (unless too long to keep) as the last line's and its type's. */

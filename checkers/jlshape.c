@@ -116,7 +116,8 @@ static inline size_t text_at(const struct jl_shape *sh, int f)
     return f ? sh->at[f - 1] : 0;
 }
 
-int jl_tok_shape(struct jl_parser *p, const char *s, size_t len, struct slot *sl, int *type)
+size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, struct slot *sl,
+                    int *type)
 {
     struct jl_shapes *S = p->shapes;
     if (S->last < 0)
@@ -186,12 +187,12 @@ int jl_tok_shape(struct jl_parser *p, const char *s, size_t len, struct slot *sl
             break;
         }
     }
-    size_t t0 = text_at(sh, sh->nf);
+    size_t t0 = text_at(sh, sh->nf), end = i + (size_t)sh->lit_len - t0;
     if (!text_eq(s, len, i, LIT(sh) + t0, (size_t)sh->lit_len - t0) ||
-        i + (size_t)sh->lit_len - t0 != len)
+        (open ? end >= len || s[end] != '\n' : end != len))
         return 0;
     S->last = cur;
-    return 1;
+    return end;
 }
 
 void jl_learn_shape(struct jl_parser *p, const char *s, size_t len, const struct fpos *fp, int nf,

@@ -1,13 +1,16 @@
 /*
  * fuzz_jsonl.c: libFuzzer target for the JSONL line parsers
  * (checkers/jlparse.c), differential: every line of the input goes through
- * jl_parse_line (the flat parser, its compact path or its general one,
- * else the tree parser) and through the tree parser alone, each with its
- * own parser state kept across the lines. Property: both answer the same,
- * the same record, worker and interned resource names, or the same
- * message; no crash or sanitizer report (the compact path reads whole
- * 16-byte blocks: ASan sees any read past a line's end, each line is
- * copied to a buffer of its own length).
+ * the flat parser as the history loader calls it (jl_parse_shaped on the
+ * rest of the input, which reads a line of the last line's shape up to its
+ * '\n'; else jl_parse_line: the flat parser, its compact path or its
+ * general one, else the tree parser) and through the tree parser alone,
+ * each with its own parser state kept across the lines. Property: both
+ * answer the same, the same record, worker and interned resource names, or
+ * the same message; a line jl_parse_shaped takes ends where its '\n' is; no
+ * crash or sanitizer report (the parsers read whole 16-byte blocks: ASan
+ * sees any read past a line's end, or past the input's for
+ * jl_parse_shaped, each copied to a buffer of its own length).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,6 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct jl_parser p1, p2;
     jl_parser_init(&p1, &h1, "f.jsonl", &e1);
     jl_parser_init(&p2, &h2, "f.jsonl", &e2);
+    char *all = malloc(size ? size : 1); /* exactly the input */
+    if (!all)
+        abort();
+    memcpy(all, data, size);
     const char *s = (const char *)data, *end = s + size;
     while (s < end) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
@@ -40,7 +47,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int wa = -1, wb = -1;
         memset(&a, 0x5a, sizeof(a));
         memset(&b, 0xa5, sizeof(b));
-        int ra = jl_parse_line(&p1, line, len, 1, &a, &wa);
+        size_t n = jl_parse_shaped(&p1, all + (s - (const char *)data), (size_t)(end - s), &a,
+                                   &wa);
+        if (n && n != len)
+            __builtin_trap(); /* a line taken that does not end at its '\n' */
+        int ra = n ? 0 : jl_parse_line(&p1, line, len, 1, &a, &wa);
         int rb = jl_parse_tree(&p2, line, len, 1, &b, &wb);
         free(line);
         if (ra != rb || (ra && strcmp(e1.msg, e2.msg) != 0) ||
@@ -53,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < h1.nres; i++)
         if (strcmp(h1.res_names[i], h2.res_names[i]) != 0)
             __builtin_trap();
+    free(all);
     jl_parser_free(&p1);
     jl_parser_free(&p2);
     history_free(&h1);
