@@ -42,7 +42,15 @@ struct jl_shape {
                                         are text); after the last: LIT[at[nf - 1], lit_len) */
     char text[16 + JL_SHAPE_LIT + 16]; /* LIT, with 16 bytes before and after it: read 16
                                           at a time, forward or back (text_eq) */
+    struct jl_op {                   /* field f as jl_tok_shape reads it (from the above) */
+        unsigned char t0, tn;        /* its text: LIT[t0, t0 + tn) */
+        unsigned char key, op;       /* its key; how its value is read (OP_*) */
+        uint32_t mask;               /* tn <= 16: the low tn bits */
+    } op[JL_SHAPE_F + 1];            /* op[nf]: the text after the last value */
 };
+
+/* How a value is read: a type and an err are strings read on. */
+enum { OP_INT, OP_STR, OP_TYPE, OP_ERR, OP_BOOL, OP_NULL };
 
 #define LIT(sh) ((sh)->text + 16)
 
@@ -110,6 +118,22 @@ static inline size_t str_end(const char *s, size_t len, size_t i)
     return i < len && s[i] == '"' ? i : len;
 }
 
+/* Contract: text_eq(s, len, i, lit, n), where mask has the low n bits set
+ * when n <= 16: the one compare most texts take, without the checks. */
+static inline int text_is(const char *s, size_t len, size_t i, const char *lit, size_t n,
+                          uint32_t mask)
+{
+#if defined(__SSE2__)
+    if (__builtin_expect(i + 16 <= len && n <= 16, 1)) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)lit);
+        return (~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) & mask) == 0;
+    }
+#endif
+    (void)mask;
+    return text_eq(s, len, i, lit, n);
+}
+
 /* Contract: the start of field f's text in sh. */
 static inline size_t text_at(const struct jl_shape *sh, int f)
 {
@@ -129,18 +153,20 @@ size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, st
     size_t i = 0;
     *type = 0;
     for (int f = 0; f < sh->nf; f++) {
-        size_t t0 = text_at(sh, f), tn = sh->at[f] - t0;
-        if (!text_eq(s, len, i, LIT(sh) + t0, tn))
+        const struct jl_op *o = &sh->op[f];
+        if (!text_is(s, len, i, LIT(sh) + o->t0, o->tn, o->mask))
             return 0;
-        i += tn;
-        struct slot *v = &sl[sh->key[f]];
-        switch (sh->kind[f]) {
-        case V_INT:
+        i += o->tn;
+        struct slot *v = &sl[o->key];
+        switch (o->op) {
+        case OP_INT:
             if (i >= len || flat_int(s, len, &i, &v->i) < 0)
                 return 0;
             v->kind = V_INT;
             break;
-        case V_STR: {
+        case OP_STR:
+        case OP_TYPE:
+        case OP_ERR: {
             size_t e = str_end(s, len, i); /* the quote after it begins the next text */
             if (e >= len)
                 return 0;
@@ -148,12 +174,12 @@ size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, st
             v->s = s + i;
             v->n = e - i;
             i = e;
-            if (sh->key[f] == K_ERR) { /* ev_err_from_name takes a C string */
+            if (o->op == OP_ERR) { /* ev_err_from_name takes a C string */
                 char *eb = p->scratch + JL_MAX_LINE + 1;
                 memcpy(eb, v->s, v->n);
                 eb[v->n] = '\0';
                 v->s = eb;
-            } else if (sh->key[f] == K_TYPE) {
+            } else if (o->op == OP_TYPE) {
                 int t = type_of_at(v->s, v->n, len - (size_t)(v->s - s));
                 int c = t ? S->by_type[t] : -1;
                 *type = t;
@@ -167,7 +193,7 @@ size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, st
             }
             break;
         }
-        case V_BOOL:
+        case OP_BOOL:
             if (i + 4 <= len && memcmp(s + i, "true", 4) == 0) {
                 v->i = 1;
                 i += 4;
@@ -179,7 +205,7 @@ size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, st
             }
             v->kind = V_BOOL;
             break;
-        default: /* V_NULL */
+        default: /* OP_NULL */
             if (i + 4 > len || memcmp(s + i, "null", 4) != 0)
                 return 0;
             v->kind = V_NULL;
@@ -187,8 +213,9 @@ size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, st
             break;
         }
     }
-    size_t t0 = text_at(sh, sh->nf), end = i + (size_t)sh->lit_len - t0;
-    if (!text_eq(s, len, i, LIT(sh) + t0, (size_t)sh->lit_len - t0) ||
+    const struct jl_op *o = &sh->op[sh->nf];
+    size_t end = i + o->tn;
+    if (!text_is(s, len, i, LIT(sh) + o->t0, o->tn, o->mask) ||
         (open ? end >= len || s[end] != '\n' : end != len))
         return 0;
     S->last = cur;
@@ -216,6 +243,21 @@ void jl_learn_shape(struct jl_parser *p, const char *s, size_t len, const struct
         }
     }
     sh.lit_len = (int)n;
+    for (int f = 0; f <= nf; f++) {
+        struct jl_op *o = &sh.op[f];
+        o->t0 = (unsigned char)text_at(&sh, f);
+        o->tn = (unsigned char)((f < nf ? sh.at[f] : n) - o->t0);
+        o->mask = o->tn <= 16 ? (1u << o->tn) - 1 : 0;
+        if (f < nf) {
+            o->key = sh.key[f];
+            o->op = sh.kind[f] == V_INT    ? OP_INT
+                    : sh.kind[f] == V_BOOL ? OP_BOOL
+                    : sh.kind[f] == V_NULL ? OP_NULL
+                    : sh.key[f] == K_TYPE  ? OP_TYPE
+                    : sh.key[f] == K_ERR   ? OP_ERR
+                                           : OP_STR;
+        }
+    }
     struct jl_shapes *S = p->shapes;
     sh.type_f = -1;
     sh.pre = -1;
