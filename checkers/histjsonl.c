@@ -3,17 +3,16 @@
  * streamed into per-worker streams of event records: read in chunks, each
  * line parsed flat (jlparse.h), each worker's records appended to its own
  * stream with its time order checked as they come. Up to a memory bound
- * the streams stay in memory; past it every stream spills to a file in
+ * the streams stay in memory; past it every stream spills, its records
+ * packed (histpack.h: 10 bytes a record for the bench's), to one file in
  * $TMPDIR that has no name (O_TMPFILE, or unlinked the moment it is made:
- * nothing is left behind however the check ends), kept open until the end,
- * its records packed (histpack.h: 10 bytes a record for the bench's; past
- * the open-file limit, to one shared overflow file as they are, each
- * worker's extents listed). Then the smallest streams are read back into
+ * nothing is left behind however the check ends), each stream in the
+ * pieces it was written in. Then the smallest streams are read back into
  * memory (up to a bound); a stream in time order stays packed, the pass
  * and the readers decoding it as they read (memory stays flat); the rest
- * are written out whole and mapped like a run's event log. Only a worker
- * whose records went back in time is sorted: in memory up to a bound, else
- * by sorted runs merged on disk.
+ * are written out whole, to a file each, and mapped like a run's event
+ * log. Only a worker whose records went back in time is sorted: in memory
+ * up to a bound, else by sorted runs merged on disk.
  */
 #include "checkers/history.h"
 
@@ -43,20 +42,15 @@
 struct jw {
     int id;
     struct ev_rec *buf;         /* all its records (in memory), or those not yet
-                                   written out (spilling: to the overflow file, or
-                                   before its own file was made); owned */
+                                   packed (before it spilled); owned */
     size_t n, cap;
     uint64_t total;             /* records so far */
     int64_t last_t;
     int ordered;                /* times never went down */
-    int fd;                     /* its spill file (no name: open until finished), else -1 */
-    int has_file;
-    struct jext { off_t at; size_t n; } *ext; /* past the open-file limit: its records'
-                                                 extents in the shared overflow file (owned) */
-    size_t next, capext;
-    int packed;                 /* its file holds the stream packed (no header), else
-                                   64-byte records after room for a log header; its
-                                   records are then packed as they come, into pbuf */
+    int packed;                 /* spilled: its stream is packed into the shared spill
+                                   file as it comes (through pbuf) */
+    int fd;                     /* finishing, written out whole: its file of 64-byte records
+                                   after room for a log header (no name), else -1 */
     struct hist_packer pk;      /* packed: where the packing is */
     unsigned char *pbuf;        /* packed: bytes not yet written (owned) */
     size_t pn, pcap;
@@ -76,10 +70,9 @@ struct jl_load {
     size_t mem_bound, sort_mem;
     int spilling;
     size_t spill_cap;           /* records buffered per worker while spilling */
-    size_t nfiles;              /* spill files open */
-    int ovf_fd;                 /* the overflow file, shared by the workers past the
-                                   open-file limit (no name), else -1 */
-    off_t ovf_end;
+    struct hist_spill *spill;   /* the packed streams' file (a reference), NULL before */
+    uint64_t spill_end;         /* its bytes */
+    int spill_kept;             /* a stream left packed: the history keeps the file open */
     struct rlimit nofile;       /* the open-file limit as it was, restored at the end */
     int nofile_raised;
     uint64_t keep_upto;         /* a spilled stream of at most this many records is read
@@ -111,7 +104,7 @@ static int io_err(struct jl_load *L, const char *what, int e)
  * (O_TMPFILE in $TMPDIR, or where the file system has none a
  * lockstorm-history-XXXXXX file unlinked at once) into *fd. 0 or an error
  * code with L->err set. */
-static int spill_open_q(struct jl_load *L, int *fd, int quiet)
+static int spill_open(struct jl_load *L, int *fd)
 {
     const char *td = getenv("TMPDIR");
     if (!td || !td[0])
@@ -124,24 +117,13 @@ static int spill_open_q(struct jl_load *L, int *fd, int quiet)
         if (*fd >= 0)
             unlink(path); /* the fd keeps the data; nothing has a name to be left behind */
     }
-    if (*fd >= 0) {
-        L->nfiles++;
+    if (*fd >= 0)
         return 0;
-    }
-    if (errno == EMFILE || errno == ENFILE) {
-        if (quiet)
-            return -EMFILE;
-        return ls_err_set(L->err, LS_EIO, "%s: %zu workers spill to disk, one open file each, "
-                          "past the open-file limit (ulimit -n %llu); raise it or split the "
-                          "history by worker", L->path, L->nfiles + 1,
+    if (errno == EMFILE || errno == ENFILE)
+        return ls_err_set(L->err, LS_EIO, "%s: create a spill file: %s (ulimit -n %llu); raise "
+                          "the open-file limit", L->path, strerror(errno),
                           (unsigned long long)L->nofile.rlim_max);
-    }
     return io_err(L, "create a spill file", errno);
-}
-
-static int spill_open(struct jl_load *L, int *fd)
-{
-    return spill_open_q(L, fd, 0);
 }
 
 static int write_all(int fd, const void *buf, size_t n, off_t at)
@@ -177,36 +159,16 @@ static int read_all(int fd, void *buf, size_t n, off_t at)
     return 0;
 }
 
-/* Contract: append n records to the shared overflow file as w's. */
-static int to_overflow(struct jl_load *L, struct jw *w, const struct ev_rec *r, size_t n)
-{
-    size_t bytes = n * sizeof(*r);
-    int rc = write_all(L->ovf_fd, r, bytes, L->ovf_end);
-    if (rc)
-        return io_err(L, "write spill file", -rc);
-    struct jext *last = w->next ? &w->ext[w->next - 1] : NULL;
-    if (last && last->at + (off_t)(last->n * sizeof(*r)) == L->ovf_end) {
-        last->n += n;
-    } else {
-        if (w->next == w->capext) {
-            w->capext = w->capext ? w->capext * 2 : 16;
-            w->ext = xrealloc(w->ext, w->capext * sizeof(*w->ext));
-        }
-        w->ext[w->next].at = L->ovf_end;
-        w->ext[w->next++].n = n;
-    }
-    L->ovf_end += (off_t)bytes;
-    return 0;
-}
-
-/* Contract: w's packed bytes written to its file. 0 or an error code with
- * L->err set. */
+/* Contract: w's packed bytes written to the end of the spill file, a
+ * piece of its stream. 0 or an error code with L->err set. */
 static int write_packed(struct jl_load *L, struct jw *w)
 {
     if (w->pn) {
-        int rc = write_all(w->fd, w->pbuf, w->pn, -1);
+        int rc = write_all(L->spill->fd, w->pbuf, w->pn, (off_t)L->spill_end);
         if (rc)
             return io_err(L, "write spill file", -rc);
+        hist_packer_placed(&w->pk, w->pn, L->spill_end);
+        L->spill_end += w->pn;
         w->pn = 0;
     }
     return 0;
@@ -234,47 +196,23 @@ static inline int put_packed(struct jl_load *L, struct jw *w, const struct ev_re
     return 0;
 }
 
-/* Contract: write w's buffered records to its spill file, packed (and from
- * then on it packs them as they come: add), or past the open-file limit to
- * the shared overflow file as they are. Returns 0 or an error code with
- * L->err set. */
+/* Contract: w's buffered records packed and written to the spill file
+ * (from then on it packs them as they come: add). Returns 0 or an error
+ * code with L->err set. */
 static int flush(struct jl_load *L, struct jw *w)
 {
-    if (w->packed) {
-        int rc = 0;
-        for (size_t j = 0; j < w->n && !rc; j++)
-            rc = put_packed(L, w, &w->buf[j]);
-        if (rc || (rc = write_packed(L, w)) != 0)
-            return rc;
-        L->mem -= w->cap * sizeof(*w->buf);
-        free(w->buf);
-        w->buf = NULL;
-        w->cap = w->n = 0;
+    if (w->n == 0 && !w->packed)
         return 0;
-    }
-    if (w->n == 0)
-        return 0;
+    w->packed = 1;
     int rc = 0;
-    if (!w->has_file && !w->ext) {
-        rc = spill_open_q(L, &w->fd, 1);
-        if (rc == -EMFILE) { /* past the open-file limit */
-            w->ext = xmalloc(16 * sizeof(*w->ext));
-            w->capext = 16;
-            rc = 0;
-        } else if (!rc) {
-            w->has_file = 1;
-            w->packed = 1;
-            return flush(L, w);
-        }
-    }
-    if (rc || (rc = to_overflow(L, w, w->buf, w->n)) != 0)
+    for (size_t j = 0; j < w->n && !rc; j++)
+        rc = put_packed(L, w, &w->buf[j]);
+    if (rc || (rc = write_packed(L, w)) != 0)
         return rc;
-    w->n = 0;
-    if (w->cap > L->spill_cap) {
-        L->mem -= (w->cap - L->spill_cap) * sizeof(*w->buf);
-        w->cap = L->spill_cap;
-        w->buf = xrealloc(w->buf, w->cap * sizeof(*w->buf));
-    }
+    L->mem -= w->cap * sizeof(*w->buf);
+    free(w->buf);
+    w->buf = NULL;
+    w->cap = w->n = 0;
     return 0;
 }
 
@@ -313,18 +251,21 @@ static int flush_all(struct jl_load *L)
     return 0;
 }
 
-/* Contract: from now on every stream goes to its file. Each file stays
- * open to the end (it has no name to open again by), so the soft
- * open-file limit is raised to the hard one until then. */
+/* Contract: from now on every stream goes to the spill file. The soft
+ * open-file limit is raised to the hard one until the load ends: the
+ * streams written out whole at the end each keep a file open for the pass
+ * while they may (fds_left). */
 static int start_spill(struct jl_load *L)
 {
     if (getrlimit(RLIMIT_NOFILE, &L->nofile) == 0 && L->nofile.rlim_cur < L->nofile.rlim_max) {
         struct rlimit up = {L->nofile.rlim_max, L->nofile.rlim_max};
         L->nofile_raised = setrlimit(RLIMIT_NOFILE, &up) == 0;
     }
-    int rc = spill_open(L, &L->ovf_fd);
+    int fd;
+    int rc = spill_open(L, &fd);
     if (rc)
         return rc;
+    L->spill = hist_spill_new(fd);
     L->spilling = 1;
     set_spill_cap(L);
     for (size_t i = 0; i < L->nw; i++) {
@@ -534,7 +475,6 @@ static int sort_file(struct jl_load *L, struct jw *w, size_t n)
     free(heap);
     free(ob);
     close(rc ? ofd : fd); /* the merged file replaces the runs, or is let go */
-    L->nfiles--;
     if (!rc)
         w->fd = ofd;
     return rc ? io_err(L, "merge spill file", -rc) : 0;
@@ -560,66 +500,7 @@ static int map_err(struct jl_load *L, int e)
     return io_err(L, "map spill file", e);
 }
 
-/* Contract: an overflow worker's records (bytes of them) read back: into
- * memory (hw) when it is among the small ones and in order, returning 0;
- * else copied into a spill file of its own (w->fd, as if it had had one
- * all along), returning 1. An error code (< 0) otherwise. */
-static int from_overflow(struct jl_load *L, struct jw *w, struct hist_worker *hw, size_t bytes)
-{
-    int keep = w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2;
-    size_t cap = keep ? bytes : L->sort_mem < bytes ? L->sort_mem : bytes;
-    cap -= cap % sizeof(struct ev_rec);
-    if (cap == 0)
-        cap = sizeof(struct ev_rec);
-    char *a = xmalloc(cap);
-    int rc = 0;
-    if (!keep && (rc = spill_open(L, &w->fd)) != 0) {
-        free(a);
-        return rc;
-    }
-    char zero[EVLOG_HEADER_SIZE] = {0};
-    if (!keep && (rc = write_all(w->fd, zero, sizeof(zero), -1)) != 0)
-        goto io;
-    size_t got = 0;
-    for (size_t e = 0; e < w->next && !rc; e++) {
-        size_t left = w->ext[e].n * sizeof(struct ev_rec);
-        off_t at = w->ext[e].at;
-        while (left && !rc) {
-            size_t k = keep ? left : left < cap ? left : cap;
-            rc = read_all(L->ovf_fd, keep ? a + got : a, k, at);
-            if (!rc && !keep)
-                rc = write_all(w->fd, a, k, -1);
-            got += k;
-            at += (off_t)k;
-            left -= k;
-        }
-    }
-    if (rc)
-        goto io;
-    free(w->ext);
-    w->ext = NULL;
-    if (!keep) {
-        free(a);
-        w->has_file = 1;
-        return 1;
-    }
-    struct ev_rec *r = (struct ev_rec *)(void *)a;
-    if (!w->ordered) {
-        qsort(r, w->total, sizeof(*r), cmp_rec);
-        for (size_t i = 0; i < w->total; i++)
-            r[i].seq = (uint32_t)i;
-    }
-    L->kept_bytes += bytes;
-    hw->owned = r;
-    hw->ev = r;
-    hw->n = (size_t)w->total;
-    return 0;
-io:
-    free(a);
-    return io_err(L, "copy spill file", -rc);
-}
-
-/* Contract: w's packed stream (p, freed here: its file closed) as 64-byte
+/* Contract: w's packed stream (p, freed here) as 64-byte
  * records: into memory for hw (a small stream kept; sorted when w's went
  * back in time), or, hw NULL, into a new spill file (w->fd, after room for
  * a log header) for the mapped path to sort and map. 0 or an error code. */
@@ -659,16 +540,16 @@ static int unpack(struct jl_load *L, struct jw *w, struct hist_pack *p, struct h
     return rc ? io_err(L, "write spill file", -rc) : 0;
 }
 
-/* Contract: worker w's stream into hw: its records in memory; or its spill
- * file read back into memory when it is among the small ones
- * (L->keep_upto); or, packed and in time order, left packed (its file the
- * history's now); else written out whole (sorted when needed) and mapped
- * read-only. The loader's file closed or handed on. 0 or an error code. */
+/* Contract: worker w's stream into hw: its records in memory; or, spilled,
+ * read back into memory when it is among the small ones (L->keep_upto);
+ * or, in time order, left packed (in the spill file, which the history
+ * then shares); else written out whole to a file of its own, sorted, and
+ * mapped read-only. 0 or an error code. */
 static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw)
 {
     hw->id = w->id;
     hw->complete = 1;
-    if (!w->has_file && !w->ext) {
+    if (!w->packed) {
         if (!w->ordered) {
             qsort(w->buf, w->n, sizeof(*w->buf), cmp_rec);
             for (size_t i = 0; i < w->n; i++)
@@ -687,43 +568,25 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
         return rc;
     size_t n = (size_t)w->total;
     size_t bytes = n * EVLOG_REC_SIZE;
-    if (w->ext && (rc = from_overflow(L, w, hw, bytes)) <= 0)
-        return rc; /* read back into memory (0), or an error */
     int keep = w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2;
-    if (w->packed) {
-        struct hist_pack *p = hist_pack_take(&w->pk, w->fd, &w->last, L->path);
-        w->fd = -1;
-        L->nfiles--; /* p's now */
-        if (w->ordered && !keep && L->fds_left > 0) { /* the pass reads it packed */
+    struct hist_pack *p = hist_pack_take(&w->pk, L->spill, &w->last, L->path);
+    if (w->ordered && !keep && (L->spill_kept || L->fds_left > 0)) { /* the pass reads it packed */
+        if (!L->spill_kept) { /* one descriptor for all of them */
             L->fds_left--;
-            hw->pack = p;
-            hw->n = n;
-            return 0;
+            L->spill_kept = 1;
         }
-        /* kept, or not in time order (the sort reads 64-byte records), or
-         * past the descriptors the pass may hold: written out whole */
-        rc = unpack(L, w, p, keep ? hw : NULL);
-        if (rc || keep)
-            return rc;
-    }
-    if (!w->ordered && (rc = sort_file(L, w, n)) != 0)
-        return rc;
-    if (keep) {
-        struct ev_rec *a = xmalloc(bytes);
-        rc = read_all(w->fd, a, bytes, EVLOG_HEADER_SIZE);
-        if (rc) {
-            free(a);
-            return io_err(L, "read spill file", -rc);
-        }
-        L->kept_bytes += bytes;
-        close(w->fd);
-        w->fd = -1;
-        L->nfiles--;
-        hw->owned = a;
-        hw->ev = a;
+        hw->pack = p;
         hw->n = n;
         return 0;
     }
+    /* kept, or not in time order (the sort reads 64-byte records), or no
+     * descriptor for the pass to read with (LS_CHECK_READ=map): written out
+     * whole */
+    rc = unpack(L, w, p, keep ? hw : NULL);
+    if (rc || keep)
+        return rc;
+    if (!w->ordered && (rc = sort_file(L, w, n)) != 0)
+        return rc;
     struct evlog_header hdr;
     evlog_header_init(&hdr, (uint32_t)w->id, 0);
     hdr.flags = EVLOG_F_CLOSED;
@@ -744,7 +607,6 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
         close(w->fd); /* the mapping keeps the data */
     }
     w->fd = -1;
-    L->nfiles--;
     hw->file.hdr = hdr;
     hw->file.map = map;
     hw->file.map_len = len;
@@ -772,7 +634,7 @@ static void choose_kept(struct jl_load *L)
     uint64_t *tot = xmalloc((L->nw ? L->nw : 1) * sizeof(*tot));
     size_t k = 0;
     for (size_t i = 0; i < L->nw; i++)
-        if (L->w[i].has_file || L->w[i].ext)
+        if (L->w[i].packed)
             tot[k++] = L->w[i].total;
     qsort(tot, k, sizeof(*tot), cmp_u64);
     size_t sum = 0;
@@ -890,12 +752,10 @@ static void cleanup(struct jl_load *L)
         if (w->fd >= 0)
             close(w->fd); /* the file has no name: closed, it is gone */
         free(w->buf);
-        free(w->ext);
         free(w->pbuf);
         hist_packer_free(&w->pk);
     }
-    if (L->ovf_fd >= 0)
-        close(L->ovf_fd);
+    hist_spill_drop(L->spill); /* the packed streams keep theirs */
     free(L->w);
     free(L->slot_of);
     if (L->nofile_raised)
@@ -927,7 +787,6 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     L.err = err;
     L.mem_bound = env_bytes("LS_JSONL_MEM_BOUND", JL_MEM_BOUND);
     L.sort_mem = env_bytes("LS_JSONL_SORT_MEM", JL_SORT_MEM);
-    L.ovf_fd = -1;
     jl_parser_init(&L.p, h, path, err);
     /* A file whose records will not fit spills from the start: its record
      * buffers stay small and warm instead of growing (and faulting in new
@@ -945,16 +804,9 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
         L.fds_left = hist_fd_budget(L.nofile_raised ? &L.nofile : NULL);
         h->w = xcalloc(L.nw ? L.nw : 1, sizeof(*h->w));
         h->nworkers = (int)L.nw;
-        /* in worker id order; the overflow workers last, when the others
-         * have let their files go (each needs one of its own, for a while) */
-        for (int pass = 0; pass < 2 && !rc; pass++)
-            for (size_t id = 0, k = 0; id < L.nslot && !rc; id++)
-                if (L.slot_of[id] >= 0) {
-                    struct jw *w = &L.w[L.slot_of[id]];
-                    if ((w->ext != NULL) == pass)
-                        rc = finish_worker(&L, w, &h->w[k]);
-                    k++;
-                }
+        for (size_t id = 0, k = 0; id < L.nslot && !rc; id++) /* in worker id order */
+            if (L.slot_of[id] >= 0)
+                rc = finish_worker(&L, &L.w[L.slot_of[id]], &h->w[k++]);
     }
     cleanup(&L);
     if (rc == 0)

@@ -124,7 +124,7 @@ int hist_run_fd(const struct hist_worker *w, int k, off_t *off)
 {
     if (w->pack) {
         *off = 0;
-        return w->pack->fd;
+        return w->pack->file->fd;
     }
     size_t base, n;
     const struct evlog_file *f = run_log(w, k, &base, &n);

@@ -234,9 +234,42 @@ static inline const unsigned char *get_rec(const unsigned char *s, struct ev_rec
     return s;
 }
 
-struct hist_pack *hist_pack_take(struct hist_packer *pk, int fd, const struct ev_rec *last,
-                                 const char *source)
+void hist_packer_placed(struct hist_packer *pk, uint64_t n, uint64_t off)
 {
+    if (n == 0)
+        return;
+    struct hist_pext *x = pk->next ? &pk->ext[pk->next - 1] : NULL;
+    if (!x || x->off + (pk->placed - x->at) != off) { /* not right after the last piece */
+        if (pk->next == pk->capext) {
+            pk->capext = pk->capext ? pk->capext * 2 : 16;
+            pk->ext = xrealloc(pk->ext, pk->capext * sizeof(*pk->ext));
+        }
+        pk->ext[pk->next++] = (struct hist_pext){pk->placed, off};
+    }
+    pk->placed += n;
+}
+
+struct hist_spill *hist_spill_new(int fd)
+{
+    struct hist_spill *f = xmalloc(sizeof(*f));
+    f->fd = fd;
+    f->refs = 1;
+    return f;
+}
+
+void hist_spill_drop(struct hist_spill *f)
+{
+    if (f && --f->refs == 0) {
+        close(f->fd);
+        free(f);
+    }
+}
+
+struct hist_pack *hist_pack_take(struct hist_packer *pk, struct hist_spill *file,
+                                 const struct ev_rec *last, const char *source)
+{
+    if (pk->placed != pk->bytes) /* a caller's mistake */
+        abort();
     struct hist_pack *p = xcalloc(1, sizeof(*p));
     if (pk->nat == pk->capat) {
         pk->capat = pk->capat + 1;
@@ -244,9 +277,12 @@ struct hist_pack *hist_pack_take(struct hist_packer *pk, int fd, const struct ev
     }
     pk->at[pk->nat++] = pk->bytes; /* the end: block nblocks */
     pk->at = xrealloc(pk->at, pk->nat * sizeof(*pk->at)); /* 8 bytes a block, no more */
-    p->fd = fd;
+    p->file = file;
+    file->refs++;
     p->n = (size_t)pk->n;
     p->at = pk->at;
+    p->ext = pk->ext;
+    p->next = pk->next;
     if (last)
         p->last = *last;
     p->source = source;
@@ -267,6 +303,38 @@ static void pack_die(const struct hist_pack *p, int e)
     exit(3);
 }
 
+/* Contract: up to want bytes of p's stream from byte at (below its end)
+ * read into b, no further than the end of the piece of the file that
+ * holds at (*x: a piece at or before it, moved on to that piece); pread's
+ * answer. */
+static ssize_t pack_pread(const struct hist_pack *p, unsigned char *b, size_t want, uint64_t at,
+                          size_t *x)
+{
+    size_t k = *x;
+    while (k + 1 < p->next && p->ext[k + 1].at <= at)
+        k++;
+    *x = k;
+    uint64_t end = k + 1 < p->next ? p->ext[k + 1].at : p->at[(p->n + HIST_PACK_BLOCK - 1) /
+                                                               HIST_PACK_BLOCK];
+    if (want > end - at)
+        want = (size_t)(end - at);
+    return pread(p->file->fd, b, want, (off_t)(p->ext[k].off + (at - p->ext[k].at)));
+}
+
+/* Contract: the piece of p's stream that holds byte at. */
+static size_t piece_of(const struct hist_pack *p, uint64_t at)
+{
+    size_t lo = 0, hi = p->next; /* the last piece with ext.at <= at is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->ext[mid].at <= at)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_rec *buf)
 {
     if (k == 0)
@@ -280,10 +348,12 @@ void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_re
     size_t i = lo / HIST_PACK_BLOCK * HIST_PACK_BLOCK, stop = lo + k;
     uint64_t at = p->at[lo / HIST_PACK_BLOCK];
     uint64_t end = p->at[(stop + HIST_PACK_BLOCK - 1) / HIST_PACK_BLOCK];
-    size_t have = 0, pos = 0;
+    size_t have = 0, pos = 0, x = piece_of(p, at);
     int64_t prev_t = 0;
     uint16_t prev_res = 0;
     struct ev_rec skip;
+    if (p->next == 0)
+        pack_die(p, 0);
     while (i < stop) {
         if (have - pos < HIST_PACK_MAX_REC && at < end) {
             memmove(b, b + pos, have - pos);
@@ -292,7 +362,7 @@ void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_re
             size_t want = PACK_READ - have;
             if (want > end - at)
                 want = (size_t)(end - at);
-            ssize_t r = pread(p->fd, b + have, want, (off_t)at);
+            ssize_t r = pack_pread(p, b + have, want, at, &x);
             if (r < 0 && errno == EINTR)
                 continue;
             if (r <= 0)
@@ -319,14 +389,15 @@ void hist_pack_free(struct hist_pack *p)
 {
     if (!p)
         return;
-    if (p->fd >= 0)
-        close(p->fd);
+    hist_spill_drop(p->file);
     free(p->at);
+    free(p->ext);
     free(p);
 }
 
 void hist_packer_free(struct hist_packer *pk)
 {
     free(pk->at);
+    free(pk->ext);
     memset(pk, 0, sizeof(*pk));
 }

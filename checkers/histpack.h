@@ -1,10 +1,10 @@
 /*
- * histpack.h: a worker's stream of event records kept packed in a file of
- * its own (the JSONL loader's spill, checkers/histjsonl.c): each record in
- * a few bytes instead of 64 (docs/checkers.md "JSONL histories", the
- * format in histpack.c), read back as whole records by the pass and the
- * readers of history.h (hist_read_recs, hist_reader), never in place.
- * Not for checkers.
+ * histpack.h: workers' streams of event records kept packed in one file
+ * (the JSONL loader's spill, checkers/histjsonl.c): each record in a few
+ * bytes instead of 64 (docs/checkers.md "JSONL histories", the format in
+ * histpack.c), each stream in pieces of the file as they were written,
+ * read back as whole records by the pass and the readers of history.h
+ * (hist_read_recs, hist_reader), never in place. Not for checkers.
  */
 #ifndef LS_HISTPACK_H
 #define LS_HISTPACK_H
@@ -21,6 +21,20 @@
 /* Bytes one record takes packed, at most. */
 #define HIST_PACK_MAX_REC 80
 
+/* The file the streams are written to, shared by them: one file however
+ * many workers (a file each cost the kernel an inode each, 1 s of system
+ * time for 2,000 workers), closed with the last stream (refs). */
+struct hist_spill {
+    int fd;                     /* no name (the loader's own) */
+    int refs;
+};
+
+/* A piece of a stream: its bytes from at on are at off in the file, up to
+ * the next piece's at (the last piece's: up to the stream's end). */
+struct hist_pext {
+    uint64_t at, off;
+};
+
 /* Packing a stream as it comes, a batch of records at a time. */
 struct hist_packer {
     uint64_t n;                 /* records packed so far */
@@ -29,14 +43,20 @@ struct hist_packer {
     uint16_t prev_res;
     uint64_t *at;               /* the byte offset of every block's first record (owned) */
     size_t nat, capat;
+    uint64_t placed;            /* bytes written to the file so far (hist_packer_placed) */
+    struct hist_pext *ext;      /* where they are (owned) */
+    size_t next, capext;
 };
 
 /* A packed stream: what a hist_worker holds (history.h "pack"). */
 struct hist_pack {
-    int fd;                     /* the file (no name; closed by hist_pack_free) */
+    struct hist_spill *file;    /* shared (a reference held: hist_pack_free) */
     size_t n;                   /* records */
-    uint64_t *at;               /* block k's first record at byte at[k]; at[nblocks]: the end
-                                   (8 bytes a block: 6 MB of memory at 10^8 records) */
+    uint64_t *at;               /* block k's first record at byte at[k] of the stream;
+                                   at[nblocks]: its end (8 bytes a block: 6 MB of memory
+                                   at 10^8 records) */
+    struct hist_pext *ext;      /* the stream's pieces in the file, by at */
+    size_t next;
     struct ev_rec last;         /* a copy of the last record (hist_last_rec) */
     const char *source;         /* for a message: the history's file (not owned) */
 };
@@ -45,10 +65,22 @@ struct hist_pack {
  * * HIST_PACK_MAX_REC bytes); returns the bytes written. */
 size_t hist_pack_put(struct hist_packer *pk, const struct ev_rec *r, size_t n, unsigned char *out);
 
-/* Contract: the packed stream of fd that pk wrote (pk's index taken: pk
- * is empty after), last its last record; NULL-free, never fails. */
-struct hist_pack *hist_pack_take(struct hist_packer *pk, int fd, const struct ev_rec *last,
-                                 const char *source);
+/* Contract: the next n bytes pk packed (in the order they were) are now at
+ * off in its file. */
+void hist_packer_placed(struct hist_packer *pk, uint64_t n, uint64_t off);
+
+/* Contract: the packed stream pk wrote to file (every byte placed; pk's
+ * index and pieces taken: pk is empty after; a reference to file taken),
+ * last its last record; never fails. */
+struct hist_pack *hist_pack_take(struct hist_packer *pk, struct hist_spill *file,
+                                 const struct ev_rec *last, const char *source);
+
+/* Contract: a shared file for fd, one reference (the caller's). */
+struct hist_spill *hist_spill_new(int fd);
+
+/* Contract: a reference to f let go; the last closes its file (NULL:
+ * nothing). */
+void hist_spill_drop(struct hist_spill *f);
 
 /* Contract: records [lo, lo + k) of p (lo + k <= p->n) decoded into buf.
  * The file is the loader's own, open and nameless: a read that fails or
@@ -57,7 +89,7 @@ struct hist_pack *hist_pack_take(struct hist_packer *pk, int fd, const struct ev
  * there). */
 void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_rec *buf);
 
-/* Contract: p's file closed, p freed (NULL: nothing). */
+/* Contract: p freed, its reference to the file let go (NULL: nothing). */
 void hist_pack_free(struct hist_pack *p);
 
 /* Contract: pk's memory freed (when its index was never taken). */

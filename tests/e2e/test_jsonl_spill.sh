@@ -5,7 +5,9 @@
 # when blank; a check killed while its history spills to disk leaves
 # nothing in $TMPDIR (the spill files never have a name); a history with
 # more spilling workers than open files allowed gives the same report (the
-# workers past the limit share one overflow file).
+# spilled streams share one file; those out of time order are written out
+# whole one at a time, and past the limit each is mapped and its file let
+# go).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -103,8 +105,8 @@ all "spilled and packed: the same result.json (holds too) and report.html as in 
 check "... and nothing left in \$TMPDIR" [ -z "$(ls -A "$td")" ]
 
 # ---- more spilling workers than open files allowed ----
-# 200 workers, out of time order, under `ulimit -n 64`: those past the limit
-# share one overflow file; the verdict is the one without the limit
+# 200 workers, out of time order, under `ulimit -n 64`: the verdict is the
+# one without the limit
 awk 'BEGIN { for (w = 0; w < 200; w++) for (j = 0; j < 5; j++) {
     printf "{\"t\":%d,\"w\":%d,\"type\":\"enter\",\"res\":\"r%d\"}\n", 1000 - j * 100, w, w
     printf "{\"t\":%d,\"w\":%d,\"type\":\"exit\",\"res\":\"r%d\"}\n", 1050 - j * 100, w, w } }' \

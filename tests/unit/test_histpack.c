@@ -64,31 +64,60 @@ static void gen(struct rng *g, struct ev_rec *r, int64_t *t, size_t idx)
         r->crc = (uint32_t)pick(g);
 }
 
-/* Contract: a new nameless file in tmp with r[0..n) packed into it, in
- * batches of random size; its pack. */
-static struct hist_pack *pack_file(struct rng *g, const struct ev_rec *r, size_t n)
+/* Contract: streams r[j][0..n[j]) (j < k) packed into one new nameless
+ * file in tmp, in batches of random size taken from a stream at random
+ * (so each stream is in pieces, between the others'); their packs in
+ * p[0..k) (the file closed with the last). 0, or -1. */
+static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
+                       struct hist_pack **p)
 {
     int fd = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
-        return NULL;
-    struct hist_packer pk;
-    memset(&pk, 0, sizeof(pk));
+        return -1;
+    struct hist_spill *file = hist_spill_new(fd);
+    struct hist_packer pk[4];
+    size_t done[4] = {0};
+    memset(pk, 0, sizeof(pk));
     unsigned char *out = xmalloc(600 * HIST_PACK_MAX_REC);
-    for (size_t i = 0; i < n;) {
+    uint64_t end = 0;
+    int rc = 0;
+    for (;;) {
+        int j = (int)rng_below(g, (uint64_t)k), left = 0;
+        for (int q = 0; q < k; q++)
+            left += done[q] < n[q];
+        if (!left)
+            break;
+        while (done[j] == n[j])
+            j = (j + 1) % k;
         size_t m = 1 + rng_below(g, 600);
-        if (m > n - i)
-            m = n - i;
-        size_t nb = hist_pack_put(&pk, r + i, m, out);
-        if (nb > m * HIST_PACK_MAX_REC || write(fd, out, nb) != (ssize_t)nb) {
-            close(fd);
-            free(out);
-            hist_packer_free(&pk);
-            return NULL;
+        if (m > n[j] - done[j])
+            m = n[j] - done[j];
+        size_t nb = hist_pack_put(&pk[j], r[j] + done[j], m, out);
+        if (nb > m * HIST_PACK_MAX_REC || pwrite(fd, out, nb, (off_t)end) != (ssize_t)nb) {
+            rc = -1;
+            break;
         }
-        i += m;
+        hist_packer_placed(&pk[j], nb, end);
+        end += nb;
+        done[j] += m;
     }
     free(out);
-    return hist_pack_take(&pk, fd, n ? &r[n - 1] : NULL, "test.jsonl");
+    for (int j = 0; j < k; j++) {
+        if (rc)
+            hist_packer_free(&pk[j]);
+        else
+            p[j] = hist_pack_take(&pk[j], file, n[j] ? &r[j][n[j] - 1] : NULL, "test.jsonl");
+    }
+    hist_spill_drop(file);
+    return rc;
+}
+
+/* Contract: r[0..n) alone in a new file (its bytes where the stream has
+ * them: one piece); its pack, or NULL. */
+static struct hist_pack *pack_file(struct rng *g, struct ev_rec *r, size_t n)
+{
+    struct hist_pack *p = NULL;
+    return pack_shared(g, &r, &n, 1, &p) == 0 ? p : NULL;
 }
 
 static void test_round_trip(void)
@@ -96,28 +125,43 @@ static void test_round_trip(void)
     struct rng g;
     rng_seed(&g, t_env_u64("LS_TEST_SEED", 20261127), 0);
     for (int round = 0; round < 40; round++) {
-        size_t n = round < 4 ? (size_t)round : rng_below(&g, 5000);
-        struct ev_rec *r = xmalloc((n ? n : 1) * sizeof(*r));
-        int64_t t = (int64_t)rng_below(&g, 1000);
-        for (size_t i = 0; i < n; i++)
-            gen(&g, &r[i], &t, i);
-        struct hist_pack *p = pack_file(&g, r, n);
-        REQUIRE(p != NULL);
-        CHECK_INT(p->n, n);
-        CHECK(n == 0 || memcmp(&p->last, &r[n - 1], sizeof(p->last)) == 0);
-        struct ev_rec *b = xmalloc((n ? n : 1) * sizeof(*b));
-        hist_pack_read(p, 0, n, b);
-        CHECKF(n == 0 || memcmp(b, r, n * sizeof(*r)) == 0, "round %d: %zu records", round, n);
-        for (int q = 0; q < 60 && n; q++) { /* from anywhere, any length */
-            size_t lo = rng_below(&g, n), k = rng_below(&g, n - lo + 1);
-            memset(b, 0xa5, (k ? k : 1) * sizeof(*b));
-            hist_pack_read(p, lo, k, b);
-            CHECKF(memcmp(b, r + lo, k * sizeof(*r)) == 0, "round %d: [%zu, %zu) of %zu", round,
-                   lo, lo + k, n);
+        int k = round < 4 ? 1 : 1 + (int)rng_below(&g, 3); /* streams sharing a file */
+        struct ev_rec *r[3];
+        size_t n[3];
+        struct hist_pack *p[3];
+        for (int j = 0; j < k; j++) {
+            n[j] = round < 4 ? (size_t)round : rng_below(&g, 5000);
+            r[j] = xmalloc((n[j] ? n[j] : 1) * sizeof(*r[j]));
+            int64_t t = (int64_t)rng_below(&g, 1000);
+            for (size_t i = 0; i < n[j]; i++)
+                gen(&g, &r[j][i], &t, i);
         }
-        hist_pack_free(p);
-        free(b);
-        free(r);
+        REQUIRE(pack_shared(&g, r, n, k, p) == 0);
+        for (int j = 0; j < k; j++) {
+            CHECK_INT(p[j]->n, n[j]);
+            CHECK(p[j]->file->fd == p[0]->file->fd);
+            CHECK(n[j] == 0 || memcmp(&p[j]->last, &r[j][n[j] - 1], sizeof(p[j]->last)) == 0);
+            struct ev_rec *b = xmalloc((n[j] ? n[j] : 1) * sizeof(*b));
+            hist_pack_read(p[j], 0, n[j], b);
+            CHECKF(n[j] == 0 || memcmp(b, r[j], n[j] * sizeof(*b)) == 0,
+                   "round %d stream %d of %d: %zu records in %zu pieces", round, j, k, n[j],
+                   p[j]->next);
+            for (int q = 0; q < 60 && n[j]; q++) { /* from anywhere, any length */
+                size_t lo = rng_below(&g, n[j]), m = rng_below(&g, n[j] - lo + 1);
+                memset(b, 0xa5, (m ? m : 1) * sizeof(*b));
+                hist_pack_read(p[j], lo, m, b);
+                CHECKF(memcmp(b, r[j] + lo, m * sizeof(*b)) == 0,
+                       "round %d stream %d: [%zu, %zu) of %zu", round, j, lo, lo + m, n[j]);
+            }
+            free(b);
+        }
+        if (k > 1 && n[0] > 1200 && n[1] > 1200) /* pieces, or the test would not be one */
+            CHECKF(p[0]->next > 1 && p[1]->next > 1, "pieces %zu, %zu", p[0]->next, p[1]->next);
+        for (int j = k - 1; j >= 0; j--) { /* the file open until the last is freed */
+            CHECK(fcntl(p[0]->file->fd, F_GETFD) >= 0);
+            hist_pack_free(p[j]);
+            free(r[j]);
+        }
     }
 }
 
@@ -195,7 +239,7 @@ static void test_unreadable(void)
         gen(&g, &r[i], &t, i);
     struct hist_pack *p = pack_file(&g, r, n);
     REQUIRE(p != NULL);
-    REQUIRE(ftruncate(p->fd, (off_t)(p->at[(n - 1) / HIST_PACK_BLOCK] + 1)) == 0);
+    REQUIRE(ftruncate(p->file->fd, (off_t)(p->at[(n - 1) / HIST_PACK_BLOCK] + 1)) == 0);
     struct ev_rec b[8];
     int st = read_status(p, n - 8, 8, b, 0);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
@@ -211,7 +255,7 @@ static void test_unreadable(void)
     size_t from = (size_t)p->at[(n - 1) / HIST_PACK_BLOCK];
     unsigned char junk[4096];
     memset(junk, 0xff, sizeof(junk));
-    REQUIRE(pwrite(p->fd, junk, (size_t)p->at[(n - 1) / HIST_PACK_BLOCK + 1] - from,
+    REQUIRE(pwrite(p->file->fd, junk, (size_t)p->at[(n - 1) / HIST_PACK_BLOCK + 1] - from,
                    (off_t)from) > 0);
     st = read_status(p, n - 8, 8, b, 0);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "malformed: status %d", st);
@@ -231,7 +275,7 @@ static void test_unreadable(void)
     REQUIRE(p != NULL);
     CHECK_INT(p->at[n / HIST_PACK_BLOCK], 4 * n);
     static const unsigned char last[4] = {0xff, 0x01, 0x00, 0x80};
-    REQUIRE(pwrite(p->fd, last, 4, (off_t)(4 * (n - 1))) == 4);
+    REQUIRE(pwrite(p->file->fd, last, 4, (off_t)(4 * (n - 1))) == 4);
     st = read_status(p, 0, n, r, 1);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "at a read's end: status %d", st);
     hist_pack_free(p);

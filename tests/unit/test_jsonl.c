@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "checkers/check.h"
+#include "checkers/histpack.h"
 #include "checkers/jlparse.h"
 #include "harness/verdict.h"
 #include "tests/unit/testing.h"
@@ -890,10 +891,15 @@ static void test_equivalence(void)
             struct ls_err err = {0, ""};
             REQUIRE(history_load_jsonl(path, &h, &err) == 0);
             CHECK_INT(h.nworkers, nw);
-            int spilled = 0, packed = 0;
+            int spilled = 0, packed = 0, shared = 1;
+            const struct hist_spill *file = NULL;
             for (int i = 0; i < h.nworkers; i++) {
                 spilled += h.w[i].file.map != NULL || h.w[i].pack != NULL;
                 packed += h.w[i].pack != NULL;
+                if (h.w[i].pack) { /* one file for all */
+                    shared &= !file || h.w[i].pack->file == file;
+                    file = h.w[i].pack->file;
+                }
                 struct hist_reader rd;
                 hist_reader_init(&rd, &h.w[i]);
                 for (size_t k = 0; k < h.w[i].n; k++)
@@ -904,6 +910,7 @@ static void test_equivalence(void)
              * worker 1's) read packed */
             CHECK_INT(spilled, modes[m][0][0] ? nw : 0);
             CHECK_INT(packed, modes[m][0][0] ? nw - 1 : 0);
+            CHECK(shared && (!file || file->refs == packed));
             char *got = answer(&h);
             CHECKF(strcmp(got, want) == 0, "seed %llu mode %zu:\nwant %.600s\ngot  %.600s",
                    (unsigned long long)seed, m, want, got);
