@@ -117,7 +117,8 @@ size_t hist_pack_put(struct hist_packer *pk, const struct ev_rec *r, size_t n, u
         const struct ev_rec *x = &r[j];
         if (pk->n % HIST_PACK_BLOCK == 0) {
             if (pk->nat == pk->capat) {
-                pk->capat = pk->capat ? pk->capat * 2 : 64;
+                /* 4 at first: with many workers most streams have few blocks */
+                pk->capat = pk->capat ? pk->capat * 2 : 4;
                 pk->at = xrealloc(pk->at, pk->capat * sizeof(*pk->at));
             }
             pk->at[pk->nat++] = pk->bytes + (uint64_t)(o - out);
@@ -241,7 +242,7 @@ void hist_packer_placed(struct hist_packer *pk, uint64_t n, uint64_t off)
     struct hist_pext *x = pk->next ? &pk->ext[pk->next - 1] : NULL;
     if (!x || x->off + (pk->placed - x->at) != off) { /* not right after the last piece */
         if (pk->next == pk->capext) {
-            pk->capext = pk->capext ? pk->capext * 2 : 16;
+            pk->capext = pk->capext ? pk->capext * 2 : 4;
             pk->ext = xrealloc(pk->ext, pk->capext * sizeof(*pk->ext));
         }
         pk->ext[pk->next++] = (struct hist_pext){pk->placed, off};

@@ -25,9 +25,11 @@
 
 /* The pass's read buffers (wpos buf, or the read-ahead rings' chunks):
  * this many bytes in all, shared by the workers read with pread, each
- * buffer or chunk between READ_MIN and READ_MAX records. */
+ * buffer or chunk between READ_MIN and READ_MAX records. Past READ_BYTES /
+ * READ_MIN / 64 workers (16,384) the buffers take READ_MIN records, 1 KB,
+ * a worker: 64 records, as before, held 80 MB for 20,000 workers. */
 #define READ_BYTES ((size_t)16 << 20)
-#define READ_MIN 64
+#define READ_MIN 16
 #define READ_MAX 1024
 
 struct rring;

@@ -66,6 +66,7 @@ struct aheadctl {
  * helper reads ahead must still be in a cache the merging thread reaches
  * when it gets to them. */
 #define RING_BYTES ((size_t)4 << 20)
+#define RING_MIN 64 /* records a chunk, at least (fewer: pass_run_jobs) */
 
 /* A slot's word: the number of the chunk it is for (the chunks of a ring
  * are numbered from 0 in the order they are taken) and its state. */
@@ -839,7 +840,7 @@ static int pass_ahead(struct history *h, const struct pass_consumer *c, int n, i
     for (int i = 0; i < nw; i++)
         atomic_store(&x.a.w[i].bad, SIZE_MAX);
     size_t cap = nring ? RING_BYTES / sizeof(struct ev_rec) / ((size_t)nring * RING_SLOTS) : 0;
-    cap = cap < READ_MIN ? READ_MIN : cap > READ_MAX ? READ_MAX : cap;
+    cap = cap < RING_MIN ? RING_MIN : cap > READ_MAX ? READ_MAX : cap;
     cap -= cap > HIST_PACK_BLOCK ? cap % HIST_PACK_BLOCK : 0; /* a packed stream's blocks */
     /* a chunk holds no more than its log's records; all in one buffer */
     size_t total = 0;
@@ -958,13 +959,21 @@ int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int j
     /* the workers with records: the helpers' share, read ahead in chunks
      * when the pass reads them with pread, else checked ahead in place
      * (docs/checkers.md "The pass on several cores") */
+    int nring = 0;
     for (int i = 0; i < nw; i++) {
         struct wpos tmp;
         memset(&tmp, 0, sizeof(tmp));
         live[i] = h->w[i].n && enter_run(&h->w[i], &tmp, 0) ? 1 + reads_fd(&h->w[i]) : 0;
         nlive += live[i] != 0;
+        nring += live[i] == 2;
     }
     int nh = imin(imin(jobs > PASS_JOBS_MAX ? PASS_JOBS_MAX : jobs, nlive + 1), HELPERS_MAX + 1) - 1;
+    /* so many workers read with pread that their rings, RING_SLOTS chunks
+     * of at least RING_MIN records each, would pass READ_BYTES: one thread
+     * (20,000 workers: 215 MB of rings, and twice one thread's time spent
+     * handing over chunks of a few records) */
+    if ((size_t)nring * RING_SLOTS * RING_MIN * sizeof(struct ev_rec) > READ_BYTES)
+        nh = 0;
     int rc = nh >= 1 ? pass_ahead(h, c, n, nh, live, nlive) : pass_run(h, c, n);
     free(live);
     return rc;
