@@ -679,6 +679,32 @@ static void test_waits_before_any_holder(void)
     sb_free(&sb);
 }
 
+/* At one instant the liveness sweep takes invokes, then grants, then
+ * holder crashes, whatever order they came in (the pass's: worker order):
+ * w1's invoke at 50 waited for its grant at 50 (no stall, not stuck), and
+ * w0's crash at 50 is not followed by that grant (no grant after it). */
+static void test_same_instant_order(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    grant(&sb, 0, "r0", 0, 1, 1, 1000);
+    line(&sb, 2, 0, "enter", "r0", NULL);
+    line(&sb, 50, 0, "crash", NULL, NULL);
+    grant(&sb, 1, "r0", 50, 50, 2, 1000);
+    hold(&sb, 1, "r0", 51, 60);
+    struct history h;
+    struct json *r = check_text(sb.buf, 1, &h);
+    REQUIRE(r != NULL);
+    CHECK(fabs(getd(r, "checks.liveness.longest_stall_ms") - 1) < 1e-9);
+    CHECK_INT(geti(r, "checks.liveness.stuck_resources"), 0);
+    CHECK_INT(geti(r, "checks.liveness.holder_crashes"), 1);
+    CHECK_INT(geti(r, "checks.liveness.crashes_without_next_grant"), 1);
+    CHECK(is_null(r, "checks.liveness.crash_to_next_grant_ms"));
+    CHECK_STR(gets_(r, "checks.mutex.verdict"), "valid");
+    json_free(r);
+    history_free(&h);
+    sb_free(&sb);
+}
+
 static void test_stall_and_stuck(void)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -958,6 +984,7 @@ int main(void)
     RUN(test_lost_updates);
     RUN(test_fence_regression);
     RUN(test_latency_failed);
+    RUN(test_same_instant_order);
     RUN(test_stall_and_stuck);
     RUN(test_waits_before_any_holder);
     RUN(test_grant_replaces_unentered);
