@@ -69,10 +69,11 @@ struct jl_load {
     size_t mem;                 /* bytes of record buffers */
     size_t mem_bound, sort_mem;
     int spilling;
-    size_t spill_cap;           /* records buffered per worker while spilling */
+    size_t pbuf_size;           /* bytes a spilled worker's pbuf holds (set_pbuf_size) */
     struct hist_spill *spill;   /* the packed streams' file (a reference), NULL before */
     uint64_t spill_end;         /* its bytes */
-    int spill_kept;             /* a stream left packed: the history keeps the file open */
+    int spill_kept;             /* streams may be left packed: the history may keep the
+                                   file open (a descriptor of fds_left taken for it first) */
     struct rlimit nofile;       /* the open-file limit as it was, restored at the end */
     int nofile_raised;
     uint64_t keep_upto;         /* a spilled stream of at most this many records is read
@@ -175,16 +176,15 @@ static int write_packed(struct jl_load *L, struct jw *w)
 }
 
 /* Contract: r packed after w's bytes; when they leave no room for it,
- * they are written out first and the buffer (made when there is none)
- * sized to the spill's cap of records, as their 64-byte records would
- * take. 0 or an error code. */
+ * they are written out first (a piece of its stream) and the buffer (made
+ * when there is none) sized to L->pbuf_size. 0 or an error code. */
 static inline int put_packed(struct jl_load *L, struct jw *w, const struct ev_rec *r)
 {
     if (w->pcap - w->pn < HIST_PACK_MAX_REC) {
         int rc = write_packed(L, w);
         if (rc)
             return rc;
-        size_t want = L->spill_cap * sizeof(struct ev_rec);
+        size_t want = L->pbuf_size;
         if (w->pcap != want) {
             L->mem = L->mem - w->pcap + want;
             w->pbuf = xrealloc(w->pbuf, want);
@@ -216,10 +216,18 @@ static int flush(struct jl_load *L, struct jw *w)
     return 0;
 }
 
-static void set_spill_cap(struct jl_load *L)
+/* Contract: L->pbuf_size for the workers so far: their buffers together
+ * half the memory bound, each 32 KB at most (the buffers stay in cache)
+ * and room for 2 records at least. Not more than that: with 60,000
+ * workers buffers of 1 KB passed the bound, and flushing them all every
+ * time left pieces of 2 records in the spill file (16 bytes of memory a
+ * piece, 8 a record). */
+static void set_pbuf_size(struct jl_load *L)
 {
-    size_t per = L->mem_bound / 2 / sizeof(struct ev_rec) / (L->nw ? L->nw : 1);
-    L->spill_cap = per < 16 ? 16 : per > 512 ? 512 : per; /* 32 KB: the buffers stay in cache */
+    size_t per = L->mem_bound / 2 / (L->nw ? L->nw : 1);
+    L->pbuf_size = per < 2 * HIST_PACK_MAX_REC ? 2 * HIST_PACK_MAX_REC
+                   : per > 32768                ? 32768
+                                                : per;
 }
 
 /* Contract: w's buffered records written out (flush) and its buffers let
@@ -267,7 +275,7 @@ static int start_spill(struct jl_load *L)
         return rc;
     L->spill = hist_spill_new(fd);
     L->spilling = 1;
-    set_spill_cap(L);
+    set_pbuf_size(L);
     for (size_t i = 0; i < L->nw; i++) {
         rc = flush(L, &L->w[i]);
         if (rc)
@@ -299,8 +307,10 @@ static struct jw *get_worker(struct jl_load *L, int id)
         w->last_t = INT64_MIN;
         w->fd = -1;
         L->slot_of[id] = (int)L->nw++;
-        if (L->spilling)
-            set_spill_cap(L);
+        if (L->spilling) { /* packed from its first record */
+            set_pbuf_size(L);
+            w->packed = 1;
+        }
     }
     return &L->w[L->slot_of[id]];
 }
@@ -317,29 +327,19 @@ static int add(struct jl_load *L, int id, struct ev_rec *r, size_t lineno)
     w->last_t = r->t;
     if (r->t > L->h->end)
         L->h->end = r->t;
-    if (w->packed) { /* spilled to its own file: packed as it comes */
-        L->events++;
+    L->events++;
+    if (w->packed) { /* spilling: packed as it comes */
         int rc = put_packed(L, w, r);
         return rc ? rc : L->mem > L->mem_bound ? flush_all(L) : 0;
     }
-    if (w->n == w->cap) {
+    if (w->n == w->cap) { /* not spilling yet: in memory */
         size_t cap = w->cap ? w->cap * 2 : 16;
-        if (L->spilling && cap > L->spill_cap)
-            cap = L->spill_cap;
         L->mem += (cap - w->cap) * sizeof(*w->buf);
         w->buf = xrealloc(w->buf, cap * sizeof(*w->buf));
         w->cap = cap;
     }
     w->buf[w->n++] = *r;
-    L->events++;
-    if (!L->spilling)
-        return L->mem > L->mem_bound ? start_spill(L) : 0;
-    if (w->n >= L->spill_cap) {
-        int rc = flush(L, w);
-        if (rc)
-            return rc;
-    }
-    return L->mem > L->mem_bound ? flush_all(L) : 0;
+    return L->mem > L->mem_bound ? start_spill(L) : 0;
 }
 
 static int cmp_rec(const void *a, const void *b)
@@ -509,7 +509,7 @@ static int unpack(struct jl_load *L, struct jw *w, struct hist_pack *p, struct h
     size_t n = p->n;
     if (hw) {
         struct ev_rec *a = xmalloc((n ? n : 1) * sizeof(*a));
-        hist_pack_read(p, 0, n, a);
+        hist_pack_read(p, 0, n, a, NULL);
         hist_pack_free(p);
         if (!w->ordered) {
             qsort(a, n, sizeof(*a), cmp_rec);
@@ -532,7 +532,7 @@ static int unpack(struct jl_load *L, struct jw *w, struct hist_pack *p, struct h
     struct ev_rec *a = xmalloc(JL_PACK_PIECE * sizeof(*a));
     for (size_t i = 0; i < n && !rc; i += JL_PACK_PIECE) {
         size_t m = n - i < JL_PACK_PIECE ? n - i : JL_PACK_PIECE;
-        hist_pack_read(p, i, m, a);
+        hist_pack_read(p, i, m, a, NULL); /* whole blocks */
         rc = write_all(w->fd, a, m * sizeof(*a), -1);
     }
     free(a);
@@ -570,11 +570,7 @@ static int finish_worker(struct jl_load *L, struct jw *w, struct hist_worker *hw
     size_t bytes = n * EVLOG_REC_SIZE;
     int keep = w->total <= L->keep_upto && L->kept_bytes + bytes <= L->mem_bound / 2;
     struct hist_pack *p = hist_pack_take(&w->pk, L->spill, &w->last, L->path);
-    if (w->ordered && !keep && (L->spill_kept || L->fds_left > 0)) { /* the pass reads it packed */
-        if (!L->spill_kept) { /* one descriptor for all of them */
-            L->fds_left--;
-            L->spill_kept = 1;
-        }
+    if (w->ordered && !keep && L->spill_kept) { /* the pass reads it packed */
         hw->pack = p;
         hw->n = n;
         return 0;
@@ -802,6 +798,10 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     if (rc == 0) {
         choose_kept(&L);
         L.fds_left = hist_fd_budget(L.nofile_raised ? &L.nofile : NULL);
+        if (L.spill && L.fds_left > 0) { /* one descriptor for every stream left packed */
+            L.fds_left--;
+            L.spill_kept = 1;
+        }
         h->w = xcalloc(L.nw ? L.nw : 1, sizeof(*h->w));
         h->nworkers = (int)L.nw;
         for (size_t id = 0, k = 0; id < L.nslot && !rc; id++) /* in worker id order */

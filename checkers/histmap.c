@@ -225,10 +225,10 @@ void history_drop(const struct hist_worker *w, size_t from, size_t to)
 /* ---- single records, read with pread where the log allows ---- */
 
 size_t hist_read_recs(const struct hist_worker *w, int fd, off_t off, size_t lo, size_t k,
-                      struct ev_rec *buf)
+                      struct ev_rec *buf, struct hist_pack_cur *cur)
 {
     if (w->pack) {
-        hist_pack_read(w->pack, lo, k, buf);
+        hist_pack_read(w->pack, lo, k, buf, cur);
         return k;
     }
     size_t want = k * sizeof(*buf), got = 0;
@@ -272,7 +272,7 @@ const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i)
         else if (r->hi > r->lo && i < r->lo && r->lo - i <= HIST_READER_BLOCK)
             j = j >= HIST_READER_BLOCK - 1 ? j - (HIST_READER_BLOCK - 1) : 0;
         size_t want = n - j < HIST_READER_BLOCK ? n - j : HIST_READER_BLOCK;
-        if (hist_read_recs(w, fd, off, j, want, r->buf) == want) {
+        if (hist_read_recs(w, fd, off, j, want, r->buf, NULL) == want) {
             r->lo = base + j;
             r->hi = base + j + want;
             return &r->buf[i - r->lo];

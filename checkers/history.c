@@ -819,7 +819,7 @@ void history_cut(struct history *h, int wi, size_t n)
         w->n = n;
         w->complete = 0;
         if (w->pack && n > 0) /* hist_last_rec's copy */
-            hist_pack_read(w->pack, n - 1, 1, &w->pack->last);
+            hist_pack_read(w->pack, n - 1, 1, &w->pack->last, NULL);
         for (int k = 0; k < w->nseg; k++) { /* those past n keep their mapping, no records */
             struct hist_seg *sg = &w->seg[k];
             size_t room = sg->base < n ? n - sg->base : 0;

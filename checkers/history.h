@@ -26,6 +26,7 @@ struct rundir_meta;
 struct series_acc;
 struct hist_evidence;
 struct hist_pack;
+struct hist_pack_cur;
 
 /* What one pass over the history leaves for a later reader: check_run's
  * pass also accumulates the charts' series, which series_build takes. */
@@ -118,10 +119,11 @@ int hist_run_fd(const struct hist_worker *w, int k, off_t *off);
 
 /* Contract: read records [lo, lo + k) of w's run whose record 0 is at
  * offset off of fd (hist_run_fd) into buf; the count read (short: end of
- * file or an error). A packed stream's are decoded (hist_pack_read: never
- * short; a failed read ends the process). */
+ * file or an error). A packed stream's are decoded (hist_pack_read, with
+ * cur, a cursor of that reader's or NULL: never short; a failed read ends
+ * the process). */
 size_t hist_read_recs(const struct hist_worker *w, int fd, off_t off, size_t lo, size_t k,
-                      struct ev_rec *buf);
+                      struct ev_rec *buf, struct hist_pack_cur *cur);
 
 /* Records of one worker's stream looked up one at a time (a search, a
  * window: the timeline, the stories): a log the loader keeps open is read

@@ -336,7 +336,8 @@ static size_t piece_of(const struct hist_pack *p, uint64_t at)
     return lo;
 }
 
-void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_rec *buf)
+void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_rec *buf,
+                    struct hist_pack_cur *cur)
 {
     if (k == 0)
         return;
@@ -349,9 +350,16 @@ void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_re
     size_t i = lo / HIST_PACK_BLOCK * HIST_PACK_BLOCK, stop = lo + k;
     uint64_t at = p->at[lo / HIST_PACK_BLOCK];
     uint64_t end = p->at[(stop + HIST_PACK_BLOCK - 1) / HIST_PACK_BLOCK];
-    size_t have = 0, pos = 0, x = piece_of(p, at);
     int64_t prev_t = 0;
     uint16_t prev_res = 0;
+    if (cur && cur->rec == lo && lo != i && cur->at > at &&
+        cur->at < p->at[lo / HIST_PACK_BLOCK + 1]) { /* where the last read ended: on from there */
+        i = lo;
+        at = cur->at;
+        prev_t = cur->prev_t;
+        prev_res = cur->prev_res;
+    }
+    size_t have = 0, pos = 0, x = piece_of(p, at);
     struct ev_rec skip;
     if (p->next == 0)
         pack_die(p, 0);
@@ -383,6 +391,12 @@ void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_re
         if (pos > have)
             pack_die(p, 0);
         i++;
+    }
+    if (cur) {
+        cur->rec = stop;
+        cur->at = at - (have - pos);
+        cur->prev_t = prev_t;
+        cur->prev_res = prev_res;
     }
 }
 

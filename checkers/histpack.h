@@ -82,12 +82,25 @@ struct hist_spill *hist_spill_new(int fd);
  * nothing). */
 void hist_spill_drop(struct hist_spill *f);
 
-/* Contract: records [lo, lo + k) of p (lo + k <= p->n) decoded into buf.
- * The file is the loader's own, open and nameless: a read that fails or
- * comes back short or malformed ends the process with exit status 3 and
- * one line naming the history (no verdict rests on records that are not
- * there). */
-void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_rec *buf);
+/* Where a read of a stream ended (hist_pack_read), so that the next one,
+ * from there, goes on decoding instead of starting again at its block's
+ * first record (with many workers the pass reads 16 records at a time, a
+ * block is 128). Zeroed: at record 0. */
+struct hist_pack_cur {
+    size_t rec;                 /* the next record */
+    uint64_t at;                /* its first byte in the stream */
+    int64_t prev_t;             /* what decoding it needs of the records before */
+    uint16_t prev_res;
+};
+
+/* Contract: records [lo, lo + k) of p (lo + k <= p->n) decoded into buf;
+ * with cur (one reader's, of p only; NULL: none), from where it says when
+ * it is at lo, and left where this read ended. The file is the loader's
+ * own, open and nameless: a read that fails or comes back short or
+ * malformed ends the process with exit status 3 and one line naming the
+ * history (no verdict rests on records that are not there). */
+void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_rec *buf,
+                    struct hist_pack_cur *cur);
 
 /* Contract: p freed, its reference to the file let go (NULL: nothing). */
 void hist_pack_free(struct hist_pack *p);

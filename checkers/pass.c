@@ -45,7 +45,7 @@ void wpos_fill(struct wpos *c)
     size_t k = c->n - c->i;
     if (k > c->bufcap)
         k = c->bufcap;
-    size_t got = hist_read_recs(&c->h->w[c->wi], c->fd, c->off, c->i, k, c->buf);
+    size_t got = hist_read_recs(&c->h->w[c->wi], c->fd, c->off, c->i, k, c->buf, &c->pcur);
     if (got < k) {
         /* The file is shorter than it was at load (or unreadable): the
          * mapping would fault (SIGBUS) past its end. An unverified log's

@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 
+#include "checkers/histpack.h"
 #include "checkers/history.h"
 #include "checkers/pass.h"
 
@@ -85,6 +86,7 @@ struct wpos {
     size_t vbad;        /* its first bad record (whi: none); the time order is left to the pass */
     const struct history *h; /* (wpos_fill: the resources a record may name) */
     int wi;             /* its worker: h->w[wi] */
+    struct hist_pack_cur pcur; /* a packed stream: where its last read ended */
 };
 
 /* Contract: does c read its fd runs with pread (its own buffer, or the

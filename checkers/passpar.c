@@ -109,7 +109,7 @@ static void chunk_read(const struct history *h, const struct hist_worker *w, str
                        int check)
 {
     size_t k = n - lo < cap ? n - lo : cap;
-    size_t got = hist_read_recs(w, fd, off, lo, k, sl->buf);
+    size_t got = hist_read_recs(w, fd, off, lo, k, sl->buf, NULL); /* chunks of 64 or more */
     sl->shortread = 0;
     if (got < k) { /* as wpos_fill: zeros for an unverified log (a bad record), else in place */
         if (unverified)

@@ -142,16 +142,33 @@ static void test_round_trip(void)
             CHECK(p[j]->file->fd == p[0]->file->fd);
             CHECK(n[j] == 0 || memcmp(&p[j]->last, &r[j][n[j] - 1], sizeof(p[j]->last)) == 0);
             struct ev_rec *b = xmalloc((n[j] ? n[j] : 1) * sizeof(*b));
-            hist_pack_read(p[j], 0, n[j], b);
+            hist_pack_read(p[j], 0, n[j], b, NULL);
             CHECKF(n[j] == 0 || memcmp(b, r[j], n[j] * sizeof(*b)) == 0,
                    "round %d stream %d of %d: %zu records in %zu pieces", round, j, k, n[j],
                    p[j]->next);
             for (int q = 0; q < 60 && n[j]; q++) { /* from anywhere, any length */
                 size_t lo = rng_below(&g, n[j]), m = rng_below(&g, n[j] - lo + 1);
                 memset(b, 0xa5, (m ? m : 1) * sizeof(*b));
-                hist_pack_read(p[j], lo, m, b);
+                hist_pack_read(p[j], lo, m, b, NULL);
                 CHECKF(memcmp(b, r[j] + lo, m * sizeof(*b)) == 0,
                        "round %d stream %d: [%zu, %zu) of %zu", round, j, lo, lo + m, n[j]);
+            }
+            /* with a cursor: on in windows of any size, now and then a jump
+             * (the cursor then not where the read starts) */
+            struct hist_pack_cur cur;
+            memset(&cur, 0, sizeof(cur));
+            for (size_t lo = 0; lo < n[j];) {
+                size_t m = 1 + rng_below(&g, 200);
+                if (m > n[j] - lo)
+                    m = n[j] - lo;
+                memset(b, 0xa5, m * sizeof(*b));
+                hist_pack_read(p[j], lo, m, b, &cur);
+                CHECKF(memcmp(b, r[j] + lo, m * sizeof(*b)) == 0 && cur.rec == lo + m,
+                       "round %d stream %d, cursor: [%zu, %zu) of %zu", round, j, lo, lo + m,
+                       n[j]);
+                lo += m;
+                if (rng_below(&g, 10) == 0) /* back or on, anywhere */
+                    lo = rng_below(&g, n[j]);
             }
             free(b);
         }
@@ -220,7 +237,7 @@ static int read_status(const struct hist_pack *p, size_t lo, size_t k, struct ev
             dup2(dn, 2);
         if (smear)
             smear_stack();
-        hist_pack_read(p, lo, k, buf);
+        hist_pack_read(p, lo, k, buf, NULL);
         _exit(0);
     }
     int st = 0;
@@ -244,7 +261,7 @@ static void test_unreadable(void)
     int st = read_status(p, n - 8, 8, b, 0);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
     /* what is still there reads back */
-    hist_pack_read(p, 0, 8, b);
+    hist_pack_read(p, 0, 8, b, NULL);
     CHECK(memcmp(b, r, sizeof(b)) == 0);
     hist_pack_free(p);
     /* bytes no packer wrote (every byte 0xff: each varint runs to its
