@@ -81,7 +81,8 @@ static __attribute__((noinline)) int resmap_find(struct jl_parser *p, const char
 
 /* Contract: index of name[0..len) (no NUL inside), adding it to
  * h->res_names when new; -1 past JL_MAX_RES resources. */
-static inline int resmap_get(struct jl_parser *p, const char *name, size_t len)
+static inline __attribute__((always_inline)) int resmap_get(struct jl_parser *p,
+                                                             const char *name, size_t len)
 {
     if (p->last >= 0 && len == p->last_len && same_bytes(p->h->res_names[p->last], name, len))
         return p->last; /* lines of one resource tend to come together */

@@ -131,9 +131,12 @@ static inline uint64_t value8(uint64_t w, unsigned n)
 #endif
 
 /* Contract: a plain JSON integer at s[*pos] (at most 18 digits, no '-0',
- * no fraction or exponent) into *v, *pos after it; -1 for anything else. */
-static inline __attribute__((always_inline)) int flat_int(const char *s, size_t len,
-                                                           size_t *pos, int64_t *v)
+ * no fraction or exponent) into *v, *pos after it; -1 for anything else.
+ * With ends_known, whether a '.', 'e' or 'E' follows is not looked at:
+ * the caller compares what follows with text that begins otherwise (a
+ * shape: ',' or '}'). */
+static inline __attribute__((always_inline)) int int_at(const char *s, size_t len, size_t *pos,
+                                                         int64_t *v, int ends_known)
 {
     size_t i = *pos;
     int neg = s[i] == '-';
@@ -160,11 +163,17 @@ static inline __attribute__((always_inline)) int flat_int(const char *s, size_t 
     size_t nd = i - d0;
     if (nd == 0 || nd > 18 || (s[d0] == '0' && (nd > 1 || neg)))
         return -1;
-    if (i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))
+    if (!ends_known && i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))
         return -1;
     *v = neg ? -(int64_t)x : (int64_t)x;
     *pos = i;
     return 0;
+}
+
+static inline __attribute__((always_inline)) int flat_int(const char *s, size_t len,
+                                                           size_t *pos, int64_t *v)
+{
+    return int_at(s, len, pos, v, 0);
 }
 
 /* ---- shapes (jlshape.c) ---- */

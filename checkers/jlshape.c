@@ -159,8 +159,9 @@ size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, st
         i += o->tn;
         struct slot *v = &sl[o->key];
         switch (o->op) {
-        case OP_INT:
-            if (i >= len || flat_int(s, len, &i, &v->i) < 0)
+        case OP_INT: /* the text after it begins with ',' or '}' (the separator after
+                        a value of the line it was learned from): no fraction to check */
+            if (i >= len || int_at(s, len, &i, &v->i, 1) < 0)
                 return 0;
             v->kind = V_INT;
             break;
