@@ -30,6 +30,7 @@
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
 #include "util/stsort.h"
+#include "util/sufcount.h"
 #include "util/xalloc.h"
 
 #define LEASE_NEVER INT64_MAX
@@ -74,6 +75,7 @@ struct hold {
     uint8_t batched;            /* in the enter batch, not yet in the active list */
     uint8_t gone;               /* no longer a live grant: ended, released, lost, replaced */
     uint8_t renewed_late;       /* it had a renewal after loss */
+    uint8_t in_live;            /* in its resource's live list */
     int refs;
     int pending;                /* pending violations naming it */
     struct pviol **pv;          /* those of them made while it had not ended, in the order
@@ -93,17 +95,34 @@ struct slots {                  /* the grants one worker has and may be holding 
 };
 
 struct rstate {
-    struct hold **active;       /* holds entered and not ended, in entry order */
-    int n, cap;
+    struct hold **active;       /* holds entered and not ended, in entry order, and ndead
+                                   that have ended since it was last closed up (done; an
+                                   end searched and closed the gap: the square of the
+                                   active holds when they never end) */
+    int n, cap;                 /* in active, ended ones included */
+    int ndead;
+    int head;                   /* active[0, head) have all ended */
     int64_t last_exit;          /* latest exit of an ended hold */
     int has_exit;
     struct hold **live;         /* grants of the resource, entered or not, until gone and
                                  * time has moved past their end (referenced) */
     int nlive, live_cap;
+    int live_gone;              /* of them gone (purged once they are half the list) */
+    int64_t purged_t;           /* the instant of the last purge */
     uint64_t ser;               /* the last serial given (hold.ser) */
+    struct hold *gmax;          /* with gmax_ok: the first active hold (entry order) with
+                                   the latest grant of those that had one, NULL none */
+    int gmax_ok;                /* 0: to be found again (gmax left the active list) */
+    int64_t lease_hi;           /* with lease_ok: no less than the lease of any active hold
+                                   (INT64_MIN: none): a grant after it finds no valid
+                                   lease among them without looking (flush) */
+    int lease_ok;               /* 0: to be found again (a hold with that lease ended) */
     struct uviol **up;          /* its unlisted violations pending, in the order made (NULL:
                                    resolved since the array was last closed up; owned) */
+    uint64_t *up_ser;           /* the serial of each (increasing: where a hold's begin) */
     int nup, up_cap, up_gone;
+    struct sufcount uc;         /* each one's holds not ended yet, and less capacity + 1:
+                                   lowered for all those a hold's end is one of at once */
 };
 
 /* The violations with one cause: the earliest-entered hold still active
@@ -144,16 +163,21 @@ struct pviol {                  /* a violation whose holds have not all ended */
  * was made and the entering one, whose serial it keeps: a hold that ends
  * is one of the holds of every pending one made since it entered (serial
  * >= its own), and none of the others'. Its overlap ends at the
- * (capacity + 1)-th latest exit of its holds (resolve): the capacity + 1
- * latest seen are kept. */
+ * (capacity + 1)-th latest exit of its holds (resolve). Holds end in time
+ * order (the pass feeds the records in time order, and a worker's log's
+ * end at its last record's place), so that is the exit of the hold whose
+ * end left capacity of them not ended; the count of each one's holds not
+ * ended is kept for all of them at once in its resource's uc (a walk over
+ * them at every end took the square of their number when holds never
+ * end). */
 struct uviol {
     struct incident *inc;
     int64_t ov_start;           /* its entry */
+    int64_t ov_end;             /* with has_end: its overlap's end */
     uint64_t ser;               /* the entering hold's serial */
-    int undone;                 /* its holds not ended yet */
-    int valid;                  /* holds whose lease was valid at the latest grant */
-    int nk;                     /* exits in top so far (at most capacity + 1) */
-    int64_t top[];              /* the latest exits seen: a min-heap */
+    int valid;                  /* holds whose lease was valid at the latest grant, counted
+                                   up to capacity */
+    int has_end;
 };
 
 struct mutex_st {
@@ -294,6 +318,8 @@ static int64_t lease_at_grant(const struct hold *H, const struct hold *x)
 /* Contract: x is no longer a live grant, from t on. */
 static void set_gone(struct mutex_st *m, struct hold *x, int64_t t)
 {
+    if (x->in_live)
+        m->rs[x->res].live_gone++;
     x->gone = 1;
     x->end_t = t;
     x->gone_at = m->joins;
@@ -357,10 +383,16 @@ static void lease_raise(struct mutex_st *m, struct hold *x, int64_t l, int64_t t
         x->raises[x->nraises++] = (struct raise){t, x->lease};
     }
     x->lease = l;
+    if (x->res < m->nrs && l > m->rs[x->res].lease_hi) /* (an active hold's resource has one) */
+        m->rs[x->res].lease_hi = l; /* x may not be active: still a bound */
 }
 
 /* Contract: drop from r's live list the grants gone before t (an end at t
- * stays until time moves on: a renewal at that instant still falls in it). */
+ * stays until time moves on: a renewal at that instant still falls in it)
+ * once they are half of it and time has moved on since the last purge (a
+ * walk at every grant took the square of the live grants when they never
+ * end: a gone grant left in the list only keeps memory longer, every
+ * reader of the list skips it or keeps more of a lease's raises). */
 static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t);
 
 /* Contract: H (a new grant of its resource at T) joins its live grants. */
@@ -369,18 +401,25 @@ static void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int6
     live_purge(m, r, T);
     H->join = ++m->joins;
     push_ptr(&r->live, &r->nlive, &r->live_cap, H);
+    H->in_live = 1;
     H->refs++;
 }
 
 static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t)
 {
+    if (r->live_gone * 2 <= r->nlive || (r->purged_t == t && r->nlive))
+        return;
+    r->purged_t = t;
     int kept = 0;
     for (int k = 0; k < r->nlive; k++) {
         struct hold *y = r->live[k];
-        if (y->gone && y->end_t < t)
+        if (y->gone && y->end_t < t) {
+            y->in_live = 0;
+            r->live_gone--;
             hold_unref(m, y);
-        else
+        } else {
             r->live[kept++] = y;
+        }
     }
     r->nlive = kept;
 }
@@ -498,66 +537,52 @@ static void resolve_unlisted(struct mutex_st *m, struct uviol *u)
         m->broken++;
     else
         m->stale++;
-    int64_t ov_end = u->nk ? u->top[0] : u->ov_start;
-    incident_add(m, u->inc, is_broken, u->ov_start, ov_end, -1);
+    incident_add(m, u->inc, is_broken, u->ov_start, u->has_end ? u->ov_end : u->ov_start, -1);
     free(u);
-}
-
-/* Contract: u has heard of a hold's exit e: kept when it is among the
- * capacity + 1 latest so far (a min-heap of them in top). */
-static void top_add(struct mutex_st *m, struct uviol *u, int64_t e)
-{
-    int k = m->cap + 1, i;
-    if (u->nk < k) {
-        i = u->nk++;
-        for (; i > 0 && u->top[(i - 1) / 2] > e; i = (i - 1) / 2)
-            u->top[i] = u->top[(i - 1) / 2];
-        u->top[i] = e;
-        return;
-    }
-    if (e <= u->top[0])
-        return;
-    i = 0;
-    for (;;) { /* e replaces the least: sift it down */
-        int c = 2 * i + 1;
-        if (c >= k)
-            break;
-        if (c + 1 < k && u->top[c + 1] < u->top[c])
-            c++;
-        if (u->top[c] >= e)
-            break;
-        u->top[i] = u->top[c];
-        i = c;
-    }
-    u->top[i] = e;
 }
 
 /* Contract: a hold of resource res, serial ser, active until now, has
  * ended at exit: each unlisted pending violation of res made since it
- * entered is one of its; those it was the last hold of are resolved. */
+ * entered is one of its (their serials are >= ser: a suffix of r->up);
+ * those it leaves with capacity holds not ended have their overlap's end,
+ * those it was the last hold of are resolved. */
 static void unlisted_heard(struct mutex_st *m, int res, uint64_t ser, int64_t exit)
 {
     struct rstate *r = &m->rs[res];
-    for (int i = r->nup; i-- > 0;) {
-        struct uviol *u = r->up[i];
-        if (!u)
-            continue;
-        if (u->ser < ser)
-            break; /* made before the hold entered, as all before it */
-        top_add(m, u, exit);
-        if (--u->undone == 0) {
-            r->up[i] = NULL;
+    int lo = 0, hi = r->nup;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->up_ser[mid] < ser)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == r->nup)
+        return;
+    sufcount_lower(&r->uc, lo);
+    int got[64], k;
+    while ((k = sufcount_take(&r->uc, 1, got, 64)) > 0)
+        for (int j = 0; j < k; j++) {
+            r->up[got[j]]->ov_end = exit;
+            r->up[got[j]]->has_end = 1;
+        }
+    while ((k = sufcount_take(&r->uc, 0, got, 64)) > 0)
+        for (int j = 0; j < k; j++) {
+            struct uviol *u = r->up[got[j]];
+            r->up[got[j]] = NULL;
             r->up_gone++;
             resolve_unlisted(m, u);
         }
-    }
     if (r->up_gone > 64 && r->up_gone > r->nup / 2) { /* close the gaps, in order */
         int kept = 0;
         for (int i = 0; i < r->nup; i++)
-            if (r->up[i])
+            if (r->up[i]) {
+                r->up_ser[kept] = r->up_ser[i];
                 r->up[kept++] = r->up[i];
+            }
         r->nup = kept;
         r->up_gone = 0;
+        sufcount_close_up(&r->uc); /* the same ones (taken at 0: resolved) */
     }
 }
 
@@ -610,6 +635,23 @@ static void resolve(struct mutex_st *m, struct pviol *v)
     free(v);
 }
 
+/* Contract: r's active list without the holds that have ended (their
+ * references let go), in entry order. */
+static void active_close_up(struct mutex_st *m, struct rstate *r)
+{
+    int kept = 0;
+    for (int k = 0; k < r->n; k++) {
+        struct hold *x = r->active[k];
+        if (x->done)
+            hold_unref(m, x);
+        else
+            r->active[kept++] = x;
+    }
+    r->n = kept;
+    r->ndead = 0;
+    r->head = 0;
+}
+
 /* Contract: hold x has just ended: leave its resource's active list (its
  * exit is now the latest seen there, unless a later one was), and resolve
  * the pending violations that only waited for it. */
@@ -624,19 +666,18 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
     int64_t exit = x->exit;
     x->pv = NULL;
     x->npv = x->pvcap = 0;
-    if (!x->batched) {
+    if (!x->batched && ser) { /* in the active list (flush put it there): ended there */
         struct rstate *r = &m->rs[x->res];
-        for (int k = 0; k < r->n; k++)
-            if (r->active[k] == x) {
-                memmove(&r->active[k], &r->active[k + 1], (size_t)(r->n - k - 1) *
-                        sizeof(*r->active));
-                r->n--;
-                if (!r->has_exit || x->exit > r->last_exit)
-                    r->last_exit = x->exit;
-                r->has_exit = 1;
-                hold_unref(m, x);
-                break;
-            }
+        r->ndead++;
+        if (x == r->gmax)
+            r->gmax_ok = 0;
+        if (x->lease >= r->lease_hi)
+            r->lease_ok = 0;
+        if (!r->has_exit || x->exit > r->last_exit)
+            r->last_exit = x->exit;
+        r->has_exit = 1;
+        if (r->ndead > 16 && r->ndead > r->n / 2)
+            active_close_up(m, r);
     }
     /* the pending violations that name it, in the order they were made
      * (the order of m->pend): those it was the last of are resolved */
@@ -683,6 +724,34 @@ static void push_pending(struct mutex_st *m, struct pviol *v)
     }
 }
 
+/* Contract: r->gmax, found again first when it left the active list. */
+static struct hold *active_gmax(struct rstate *r)
+{
+    if (!r->gmax_ok) {
+        r->gmax = NULL;
+        for (int k = 0; k < r->n; k++)
+            if (!r->active[k]->done && !(r->active[k]->flags & HF_NO_GRANT) &&
+                (!r->gmax || r->active[k]->acquired > r->gmax->acquired))
+                r->gmax = r->active[k];
+        r->gmax_ok = 1;
+    }
+    return r->gmax;
+}
+
+/* Contract: r->lease_hi, found again first when a hold with that lease
+ * ended. */
+static int64_t active_lease_hi(struct rstate *r)
+{
+    if (!r->lease_ok) {
+        r->lease_hi = INT64_MIN;
+        for (int k = 0; k < r->n; k++)
+            if (!r->active[k]->done && r->active[k]->lease > r->lease_hi)
+                r->lease_hi = r->active[k]->lease;
+        r->lease_ok = 1;
+    }
+    return r->lease_hi;
+}
+
 static int batch_cmp(const void *pa, const void *pb)
 {
     const struct hold *a = *(struct hold *const *)pa, *b = *(struct hold *const *)pb;
@@ -712,44 +781,62 @@ static void flush(struct mutex_st *m)
         H->batched = 0;
         if (!H->done)
             H->ser = ++r->ser;
-        if (!H->done && r->n >= m->cap) {
-            struct hold *c = r->active[0];
+        int nact = r->n - r->ndead;
+        if (!H->done && nact >= m->cap) {
+            while (r->active[r->head]->done)
+                r->head++;
+            struct hold *c = r->active[r->head];
             struct incident *inc = c->inc ? c->inc : incident_new(m, c);
             if (inc->n++ == 0)
                 inc->start = H->enter;
             inc->pending++;
             m->nviol++;
             /* The grant judged is the latest of the holds': H's, unless an
-             * active hold was granted after it (H was slow to enter) */
-            struct hold *G = H;
-            int latest = r->n;
-            for (int k = 0; k < r->n; k++) /* a hold without a grant has no grant to judge */
-                if (!(r->active[k]->flags & HF_NO_GRANT) && r->active[k]->acquired > G->acquired) {
-                    G = r->active[k];
-                    latest = k;
-                }
+             * active hold was granted after it (H was slow to enter): the
+             * first such in entry order (a hold without a grant has no
+             * grant to judge) */
+            struct hold *g = active_gmax(r), *G = g && g->acquired > H->acquired ? g : H;
             if (m->nviol > m->p->max_violations) { /* not listed: no holders kept */
-                struct uviol *u = xmalloc(sizeof(*u) + (size_t)(m->cap + 1) * sizeof(u->top[0]));
+                struct uviol *u = xmalloc(sizeof(*u));
                 u->inc = inc;
                 u->ov_start = H->enter;
+                u->ov_end = 0;
+                u->has_end = 0;
                 u->ser = H->ser;
-                u->nk = 0;
                 u->valid = 0;
-                u->undone = r->n + 1; /* the active holds and H: none has ended */
-                for (int k = 0; k <= r->n; k++)
-                    if (k != latest)
-                        u->valid += lease_at_grant(G, k < r->n ? r->active[k] : H) > G->acquired;
+                /* the holds whose lease was valid at G's grant, G's own
+                 * aside, counted up to capacity (all its class needs); none
+                 * when no lease the others had reaches past that grant (a
+                 * lease as it stood then is never more than the hold's
+                 * latest; lease_hi counts the active holds, G among them
+                 * unless G is H) */
+                int64_t lh = active_lease_hi(r), hi = G != H && H->lease > lh ? H->lease : lh;
+                for (int k = 0; hi > G->acquired && k <= r->n && u->valid < m->cap; k++) {
+                    struct hold *x = k < r->n ? r->active[k] : H;
+                    if (x != G && !x->done)
+                        u->valid += lease_at_grant(G, x) > G->acquired;
+                }
                 if (r->nup == r->up_cap) {
                     r->up_cap = r->up_cap ? 2 * r->up_cap : 16;
                     r->up = xrealloc(r->up, (size_t)r->up_cap * sizeof(*r->up));
+                    r->up_ser = xrealloc(r->up_ser, (size_t)r->up_cap * sizeof(*r->up_ser));
                 }
+                r->up_ser[r->nup] = u->ser;
                 r->up[r->nup++] = u;
+                /* the active holds and H, none ended (capacity of them at least) */
+                sufcount_push(&r->uc, nact + 1, nact + 1 - m->cap);
             } else {
+                if (r->ndead) /* (only for the listed ones) */
+                    active_close_up(m, r);
                 struct pviol *v = xmalloc(sizeof(*v) + (size_t)(r->n + 1) * sizeof(v->hs[0]));
                 v->n = r->n + 1;
                 v->undone = 0;
                 v->valid = 0;
                 v->lag = xmalloc((size_t)(r->n + 1) * sizeof(*v->lag));
+                int latest = r->n;
+                for (int k = 0; k < r->n && G != H; k++)
+                    if (r->active[k] == G)
+                        latest = k;
                 v->latest = latest;
                 for (int k = 0; k <= r->n; k++) {
                     if (k == v->latest)
@@ -782,6 +869,11 @@ static void flush(struct mutex_st *m)
             hold_unref(m, H);
         } else {
             push_ptr(&r->active, &r->n, &r->cap, H); /* the batch's reference moves here */
+            if (r->gmax_ok && !(H->flags & HF_NO_GRANT) &&
+                (!r->gmax || H->acquired > r->gmax->acquired))
+                r->gmax = H;
+            if (r->lease_ok && H->lease > r->lease_hi)
+                r->lease_hi = H->lease;
         }
     }
     m->nbatch = 0;
@@ -1079,6 +1171,7 @@ static void mutex_end(void *st)
             if (m->rs[r].up[i])
                 resolve_unlisted(m, m->rs[r].up[i]);
         m->rs[r].nup = m->rs[r].up_gone = 0;
+        sufcount_free(&m->rs[r].uc);
     }
 }
 
@@ -1192,6 +1285,8 @@ static int mutex_finish(void *st, struct json *res)
             free(u);
         }
         free(m->rs[r].up);
+        free(m->rs[r].up_ser);
+        sufcount_free(&m->rs[r].uc);
         free(m->rs[r].active);
         free(m->rs[r].live);
     }

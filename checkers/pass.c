@@ -106,6 +106,17 @@ int pass_run(struct history *h, const struct pass_consumer *c, int n)
     return pass_run_ahead(h, c, n, NULL);
 }
 
+/* Contract: is record p of ps's worker wi (the one ps is at now, after
+ * record p - 1) damaged? The same judgement the pass makes when it takes
+ * the record. */
+static int next_bad(struct ahead *a, struct wpos *ps, int wi, size_t p, const struct history *h)
+{
+    const struct ev_rec *r = wpos_rec(ps);
+    return ps->vchk ? (ps->i >= ps->vbad) | (r->t < ps->prev_t)
+           : a      ? ahead_bad(a, wi, p, h, r, ps->i, ps->prev_t)
+                    : !rec_ok(h, r, ps->i, ps->prev_t);
+}
+
 int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, struct ahead *a)
 {
     int rc = 0;
@@ -153,6 +164,12 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
     }
     struct cursor top = win[1];
     free(win);
+    /* the logs could not be read again: a damaged record ends its log, and
+     * is looked at as soon as it is its log's next, so that the log ends
+     * at its last good record's place in the merged order (at the damaged
+     * record's own time it ended too late: the holds a consumer ends then
+     * end at an earlier time than records it was given before) */
+    int cut_early = h->memo && h->memo->reload_failed;
     while (nw > 0 && top.t != INT64_MAX) {
         int wi = top.wi;
         const struct hist_worker *w = &h->w[wi];
@@ -195,7 +212,12 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
             history_cut(h, wi, p);
         ps->prev_t = r->t;
         struct cursor x = {INT64_MAX, wi};
-        if (!bad && p + 1 < w->n && (++ps->i < ps->n || next_run(w, ps, p))) {
+        int more = !bad && p + 1 < w->n && (++ps->i < ps->n || next_run(w, ps, p));
+        if (more && cut_early && ps->unverified && next_bad(a, ps, wi, p + 1, h)) {
+            history_cut(h, wi, p + 1); /* its next record is damaged: it ends here */
+            more = 0;
+        }
+        if (more) {
             x.t = key_of(wpos_rec(ps)->t);
         } else {
             worker_done(c, n, wi);

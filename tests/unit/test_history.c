@@ -594,6 +594,92 @@ static int has_warning(const struct json *r, const char *needle)
     return 0;
 }
 
+static double numv(const struct json *v)
+{
+    return v->is_int ? (double)v->i : v->d;
+}
+
+/* Contract: worker id's closed log of the n records r in dir. 0 or -1. */
+static int write_recs(const char *dir, int id, struct ev_rec *r, int n)
+{
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/events/worker-%03d.bin", dir, id);
+    struct evlog_writer *w;
+    struct ls_err err = {0, ""};
+    if (evlog_open(&w, path, (uint32_t)id, 0, 0, 0, &err) != 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        evlog_append(w, &r[i]);
+    return evlog_close(w, &err);
+}
+
+/* The logs cannot be read again and one of them is damaged: the pass cuts
+ * it at its last good record, and its worker's log ends at that record's
+ * place in the merged order, not at the damaged record's (its own time,
+ * later). Worker 0 holds r0 from 10 ms without a lease, its last good
+ * record at 100, the damaged one (an exit) at 500, one more after it (a
+ * damaged last record is found at load); worker 1 holds from 50
+ * to 300, worker 2 from 60 to 70. So the hold of 0 ends at 100 (open), and
+ * both violations (1 entering on 0; 2 on 0 and 1) end at the second latest
+ * exit of their holds: 100. Ended at the damaged record's place, 0's hold
+ * ended after 1's exit at 300 was heard, and a violation counted without
+ * its holders (past the listed ones) ended at 300. */
+static void test_rundir_cut_in_place(void)
+{
+    char dir[4096], path[8192], saved[8192];
+    REQUIRE(rundir_workers(dir, sizeof(dir), "cutplace", 1, 3) == 0);
+    struct ev_rec a[5] = {rec(5, EV_ACQUIRE_OK, 0), rec(10, EV_ENTER, 0),
+                          rec(100, EV_STORE_READ, 0), rec(500, EV_EXIT, 0),
+                          rec(510, EV_RELEASE_INVOKE, 0)}; /* a valid last record: the log
+                                                              is left to the pass */
+    a[0].flags = EVF_NO_LEASE;
+    struct ev_rec b[3] = {rec(40, EV_ACQUIRE_OK, 0), rec(50, EV_ENTER, 0), rec(300, EV_EXIT, 0)};
+    struct ev_rec c[3] = {rec(55, EV_ACQUIRE_OK, 0), rec(60, EV_ENTER, 0), rec(70, EV_EXIT, 0)};
+    b[0].valid_until = c[0].valid_until = 1000 * 1000000LL;
+    REQUIRE(write_recs(dir, 0, a, 5) == 0 && write_recs(dir, 1, b, 3) == 0 &&
+            write_recs(dir, 2, c, 3) == 0);
+    snprintf(path, sizeof(path), "%s/events/worker-000.bin", dir);
+    int fd = open(path, O_WRONLY);
+    REQUIRE(fd >= 0);
+    CHECK(pwrite(fd, "\x55\x55", 2, EVLOG_HEADER_SIZE + 3 * EVLOG_REC_SIZE + 40) == 2);
+    close(fd);
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    snprintf(saved, sizeof(saved), "%s/run.json.saved", dir);
+    for (int listed = 0; listed <= 2; listed++)
+        for (int jobs = 1; jobs <= 2; jobs++) {
+            struct history h;
+            struct ls_err err = {0, ""};
+            REQUIRE(history_load_rundir(dir, &h, &err) == 0);
+            CHECK_INT(h.w[0].unverified, 1);
+            REQUIRE(rename(path, saved) == 0); /* read again, it fails */
+            struct check_params p;
+            check_params_from(&h, &p);
+            p.max_violations = listed;
+            p.jobs = jobs;
+            p.par_min_events = 0;
+            struct json *r = check_run(&h, &p);
+            REQUIRE(rename(saved, path) == 0);
+            CHECK_INT(h.w[0].n, 3);
+            CHECK(has_warning(r, "reading them again failed"));
+            CHECKF(geti(r, "checks.mutex.violations") == 2 && geti(r, "checks.mutex.incidents") == 1,
+                   "listed %d, %d threads: %lld violations, %lld incidents", listed, jobs,
+                   (long long)geti(r, "checks.mutex.violations"),
+                   (long long)geti(r, "checks.mutex.incidents"));
+            const struct json *e = json_path(r, "incidents.0.end_ms");
+            CHECKF(listed == 0 || (e && e->type == JSON_NUM && fabs(numv(e) - 100) < 1e-9),
+                   "listed %d, %d threads: the incident ends at %g ms", listed, jobs,
+                   e && e->type == JSON_NUM ? numv(e) : -1.0);
+            if (listed > 0) {
+                const struct json *ov = json_path(r, "violations.0.overlap_ms");
+                CHECKF(ov && ov->type == JSON_NUM && fabs(numv(ov) - 50) < 1e-9,
+                       "listed %d: the first overlap lasts %g ms", listed,
+                       ov && ov->type == JSON_NUM ? numv(ov) : -1.0);
+            }
+            json_free(r);
+            history_free(&h);
+        }
+}
+
 static void test_rundir_deferred(void)
 {
     char dir[4096], path[8192];
@@ -1232,6 +1318,7 @@ int main(void)
     RUN(test_rundir);
     RUN(test_rundir_workload);
     RUN(test_rundir_deferred);
+    RUN(test_rundir_cut_in_place);
     RUN(test_rundir_shrunk);
     RUN(test_damaged_ahead);
     RUN(test_ring_wait_skewed);
