@@ -145,16 +145,32 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
         pos[i].rr = a->rr[i];
     struct xbig big = {0};
     alloc_bufs(h, pos, &big);
+    /* the logs could not be read again: a damaged record ends its log, and
+     * is looked at as soon as it is its log's next (its first too), so
+     * that the log ends at its last good record's place in the merged
+     * order (at the damaged record's own time it ended too late: the holds
+     * a consumer ends then end at an earlier time than records it was
+     * given before; a log damaged at its first record ended at that
+     * record's time, and the records of that instant were judged before
+     * the others' exits at it came) */
+    int cut_early = h->memo && h->memo->reload_failed;
     for (int i = 0; i < m; i++) {
         win[m + i] = (struct cursor){INT64_MAX, i};
-        if (i < nw && h->w[i].n && enter_run(&h->w[i], &pos[i], 0)) {
+        int first = i < nw && h->w[i].n && enter_run(&h->w[i], &pos[i], 0);
+        if (first) {
+            pos[i].prev_t = INT64_MIN;
+            if (cut_early && pos[i].unverified && next_bad(a, &pos[i], i, 0, h)) {
+                history_cut(h, i, 0); /* no good record: ended first */
+                first = 0;
+            }
+        }
+        if (first) {
             if (pos[i].fd < 0) /* pread maps nothing; the kernel reads ahead for it */
                 history_willneed(&h->w[i], 0, 2 * DROP_EVERY);
-            pos[i].prev_t = INT64_MIN;
             win[m + i].t = key_of(wpos_rec(&pos[i])->t);
-        }
-        else if (i < nw)
+        } else if (i < nw) {
             worker_done(c, n, i);
+        }
     }
     /* Build: winners bottom-up, each inner node keeps the loser. */
     for (int k = m - 1; k >= 1; k--) {
@@ -164,12 +180,6 @@ int pass_run_ahead(struct history *h, const struct pass_consumer *c, int n, stru
     }
     struct cursor top = win[1];
     free(win);
-    /* the logs could not be read again: a damaged record ends its log, and
-     * is looked at as soon as it is its log's next, so that the log ends
-     * at its last good record's place in the merged order (at the damaged
-     * record's own time it ended too late: the holds a consumer ends then
-     * end at an earlier time than records it was given before) */
-    int cut_early = h->memo && h->memo->reload_failed;
     while (nw > 0 && top.t != INT64_MAX) {
         int wi = top.wi;
         const struct hist_worker *w = &h->w[wi];

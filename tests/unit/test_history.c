@@ -613,6 +613,45 @@ static int write_recs(const char *dir, int id, struct ev_rec *r, int n)
     return evlog_close(w, &err);
 }
 
+/* Contract: record k of worker id's log in dir damaged (its checksum no
+ * longer matches; its time kept). */
+static void damage_rec(const char *dir, int id, size_t k)
+{
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/events/worker-%03d.bin", dir, id);
+    int fd = open(path, O_WRONLY);
+    REQUIRE(fd >= 0);
+    CHECK(pwrite(fd, "\x55\x55", 2, (off_t)(EVLOG_HEADER_SIZE + k * EVLOG_REC_SIZE + 40)) == 2);
+    close(fd);
+}
+
+/* Contract: dir's history loaded into *h (worker dw's log left to the
+ * pass) and checked on jobs threads, listing `listed` violations, into *r;
+ * with unreadable, run.json is away while it is checked, so that the logs
+ * cannot be read again. */
+static void check_cut(const char *dir, int dw, struct history *h, int unreadable, int jobs,
+                      int listed, struct json **r)
+{
+    *r = NULL; /* (and h empty) when a REQUIRE below returns */
+    memset(h, 0, sizeof(*h));
+    char path[8192], saved[8192];
+    struct ls_err err = {0, ""};
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    snprintf(saved, sizeof(saved), "%s/run.json.saved", dir);
+    REQUIRE(history_load_rundir(dir, h, &err) == 0);
+    CHECK_INT(h->w[dw].unverified, 1);
+    if (unreadable)
+        REQUIRE(rename(path, saved) == 0);
+    struct check_params p;
+    check_params_from(h, &p);
+    p.max_violations = listed;
+    p.jobs = jobs;
+    p.par_min_events = 0;
+    *r = check_run(h, &p);
+    if (unreadable)
+        REQUIRE(rename(saved, path) == 0);
+}
+
 /* The logs cannot be read again and one of them is damaged: the pass cuts
  * it at its last good record, and its worker's log ends at that record's
  * place in the merged order, not at the damaged record's (its own time,
@@ -626,7 +665,7 @@ static int write_recs(const char *dir, int id, struct ev_rec *r, int n)
  * its holders (past the listed ones) ended at 300. */
 static void test_rundir_cut_in_place(void)
 {
-    char dir[4096], path[8192], saved[8192];
+    char dir[4096];
     REQUIRE(rundir_workers(dir, sizeof(dir), "cutplace", 1, 3) == 0);
     struct ev_rec a[5] = {rec(5, EV_ACQUIRE_OK, 0), rec(10, EV_ENTER, 0),
                           rec(100, EV_STORE_READ, 0), rec(500, EV_EXIT, 0),
@@ -638,27 +677,16 @@ static void test_rundir_cut_in_place(void)
     b[0].valid_until = c[0].valid_until = 1000 * 1000000LL;
     REQUIRE(write_recs(dir, 0, a, 5) == 0 && write_recs(dir, 1, b, 3) == 0 &&
             write_recs(dir, 2, c, 3) == 0);
-    snprintf(path, sizeof(path), "%s/events/worker-000.bin", dir);
-    int fd = open(path, O_WRONLY);
-    REQUIRE(fd >= 0);
-    CHECK(pwrite(fd, "\x55\x55", 2, EVLOG_HEADER_SIZE + 3 * EVLOG_REC_SIZE + 40) == 2);
-    close(fd);
-    snprintf(path, sizeof(path), "%s/run.json", dir);
-    snprintf(saved, sizeof(saved), "%s/run.json.saved", dir);
+    damage_rec(dir, 0, 3);
     for (int listed = 0; listed <= 2; listed++)
         for (int jobs = 1; jobs <= 2; jobs++) {
             struct history h;
-            struct ls_err err = {0, ""};
-            REQUIRE(history_load_rundir(dir, &h, &err) == 0);
-            CHECK_INT(h.w[0].unverified, 1);
-            REQUIRE(rename(path, saved) == 0); /* read again, it fails */
-            struct check_params p;
-            check_params_from(&h, &p);
-            p.max_violations = listed;
-            p.jobs = jobs;
-            p.par_min_events = 0;
-            struct json *r = check_run(&h, &p);
-            REQUIRE(rename(saved, path) == 0);
+            struct json *r;
+            check_cut(dir, 0, &h, 1, jobs, listed, &r);
+            if (!r) {
+                history_free(&h);
+                return;
+            }
             CHECK_INT(h.w[0].n, 3);
             CHECK(has_warning(r, "reading them again failed"));
             CHECKF(geti(r, "checks.mutex.violations") == 2 && geti(r, "checks.mutex.incidents") == 1,
@@ -675,6 +703,41 @@ static void test_rundir_cut_in_place(void)
                        "listed %d: the first overlap lasts %g ms", listed,
                        ov && ov->type == JSON_NUM ? numv(ov) : -1.0);
             }
+            json_free(r);
+            history_free(&h);
+        }
+}
+
+/* The same when the damaged record is a log's first: the log has no good
+ * record and ends before any record is taken. Worker 1's first record (at
+ * 50 ms) is damaged; worker 2 exits at 50, the instant worker 0 enters:
+ * touching, no violation. Ended at the damaged record's time, worker 1's
+ * log made the checker judge the entries at 50 before worker 2's exit at
+ * 50 came: a violation. */
+static void test_rundir_cut_first(void)
+{
+    char dir[4096];
+    REQUIRE(rundir_workers(dir, sizeof(dir), "cutfirst", 1, 3) == 0);
+    struct ev_rec a[3] = {rec(40, EV_ACQUIRE_OK, 0), rec(50, EV_ENTER, 0), rec(60, EV_EXIT, 0)};
+    struct ev_rec b[2] = {rec(50, EV_STORE_READ, 0), rec(70, EV_STORE_READ, 0)};
+    struct ev_rec c[3] = {rec(10, EV_ACQUIRE_OK, 0), rec(20, EV_ENTER, 0), rec(50, EV_EXIT, 0)};
+    a[0].valid_until = c[0].valid_until = 1000 * 1000000LL;
+    REQUIRE(write_recs(dir, 0, a, 3) == 0 && write_recs(dir, 1, b, 2) == 0 &&
+            write_recs(dir, 2, c, 3) == 0);
+    damage_rec(dir, 1, 0);
+    for (int again = 0; again <= 1; again++) /* read again: it fails, or not */
+        for (int jobs = 1; jobs <= 3; jobs++) {
+            struct history h;
+            struct json *r;
+            check_cut(dir, 1, &h, !again, jobs, 50, &r);
+            if (!r) {
+                history_free(&h);
+                return;
+            }
+            CHECKF(geti(r, "checks.mutex.violations") == 0 && h.w[1].n == 0,
+                   "read again %s, %d threads: %lld violations, worker 1 kept %zu records",
+                   again ? "fine" : "failed", jobs, (long long)geti(r, "checks.mutex.violations"),
+                   (size_t)h.w[1].n);
             json_free(r);
             history_free(&h);
         }
@@ -1319,6 +1382,7 @@ int main(void)
     RUN(test_rundir_workload);
     RUN(test_rundir_deferred);
     RUN(test_rundir_cut_in_place);
+    RUN(test_rundir_cut_first);
     RUN(test_rundir_shrunk);
     RUN(test_damaged_ahead);
     RUN(test_ring_wait_skewed);
