@@ -110,9 +110,13 @@ struct rstate {
     int live_gone;              /* of them gone (purged once they are half the list) */
     int64_t purged_t;           /* the instant of the last purge */
     uint64_t ser;               /* the last serial given (hold.ser) */
-    struct hold *gmax;          /* with gmax_ok: the first active hold (entry order) with
-                                   the latest grant of those that had one, NULL none */
-    int gmax_ok;                /* 0: to be found again (gmax left the active list) */
+    struct hold **gh;           /* with gh_ok: the active holds that had a grant, a heap:
+                                   the latest grant on top, the first entered of those (ser)
+                                   among equals; ended ones left in it until they come to
+                                   the top (referenced). Dropped once they are half of it,
+                                   made again when a violation asks: a history without
+                                   violations never keeps it */
+    int ngh, gh_cap, gh_ok;
     int64_t lease_hi;           /* with lease_ok: no less than the lease of any active hold
                                    (INT64_MIN: none): a grant after it finds no valid
                                    lease among them without looking (flush) */
@@ -635,6 +639,53 @@ static void resolve(struct mutex_st *m, struct pviol *v)
     free(v);
 }
 
+/* Contract: a above b in r->gh: a later grant, or the same and entered
+ * first. */
+static int gh_above(const struct hold *a, const struct hold *b)
+{
+    return a->acquired > b->acquired || (a->acquired == b->acquired && a->ser < b->ser);
+}
+
+static void gh_down(struct rstate *r, int i)
+{
+    struct hold *x = r->gh[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= r->ngh)
+            break;
+        if (c + 1 < r->ngh && gh_above(r->gh[c + 1], r->gh[c]))
+            c++;
+        if (!gh_above(r->gh[c], x))
+            break;
+        r->gh[i] = r->gh[c];
+        i = c;
+    }
+    r->gh[i] = x;
+}
+
+/* Contract: x (active now, with a grant) into r->gh, referenced. */
+static void gh_push(struct rstate *r, struct hold *x)
+{
+    if (r->ngh == r->gh_cap) {
+        r->gh_cap = r->gh_cap ? 2 * r->gh_cap : 8;
+        r->gh = xrealloc(r->gh, (size_t)r->gh_cap * sizeof(*r->gh));
+    }
+    int i = r->ngh++;
+    for (; i > 0 && gh_above(x, r->gh[(i - 1) / 2]); i = (i - 1) / 2)
+        r->gh[i] = r->gh[(i - 1) / 2];
+    r->gh[i] = x;
+    x->refs++;
+}
+
+/* Contract: r->gh let go (made again when next asked: active_gmax). */
+static void gh_drop(struct mutex_st *m, struct rstate *r)
+{
+    for (int k = 0; k < r->ngh; k++)
+        hold_unref(m, r->gh[k]);
+    r->ngh = 0;
+    r->gh_ok = 0;
+}
+
 /* Contract: r's active list without the holds that have ended (their
  * references let go), in entry order. */
 static void active_close_up(struct mutex_st *m, struct rstate *r)
@@ -669,13 +720,13 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
     if (!x->batched && ser) { /* in the active list (flush put it there): ended there */
         struct rstate *r = &m->rs[x->res];
         r->ndead++;
-        if (x == r->gmax)
-            r->gmax_ok = 0;
         if (x->lease >= r->lease_hi)
             r->lease_ok = 0;
         if (!r->has_exit || x->exit > r->last_exit)
             r->last_exit = x->exit;
         r->has_exit = 1;
+        if (r->ngh > 16 && r->ngh > 2 * (r->n - r->ndead)) /* x may be let go from here on */
+            gh_drop(m, r);
         if (r->ndead > 16 && r->ndead > r->n / 2)
             active_close_up(m, r);
     }
@@ -724,18 +775,24 @@ static void push_pending(struct mutex_st *m, struct pviol *v)
     }
 }
 
-/* Contract: r->gmax, found again first when it left the active list. */
-static struct hold *active_gmax(struct rstate *r)
+/* Contract: the first active hold (entry order) with the latest grant of
+ * those that had one, NULL none: the top of r->gh once the ended holds
+ * there are let go. */
+static struct hold *active_gmax(struct mutex_st *m, struct rstate *r)
 {
-    if (!r->gmax_ok) {
-        r->gmax = NULL;
+    if (!r->gh_ok) {
         for (int k = 0; k < r->n; k++)
-            if (!r->active[k]->done && !(r->active[k]->flags & HF_NO_GRANT) &&
-                (!r->gmax || r->active[k]->acquired > r->gmax->acquired))
-                r->gmax = r->active[k];
-        r->gmax_ok = 1;
+            if (!r->active[k]->done && !(r->active[k]->flags & HF_NO_GRANT))
+                gh_push(r, r->active[k]);
+        r->gh_ok = 1;
     }
-    return r->gmax;
+    while (r->ngh && r->gh[0]->done) {
+        struct hold *x = r->gh[0];
+        r->gh[0] = r->gh[--r->ngh];
+        gh_down(r, 0);
+        hold_unref(m, x);
+    }
+    return r->ngh ? r->gh[0] : NULL;
 }
 
 /* Contract: r->lease_hi, found again first when a hold with that lease
@@ -795,7 +852,7 @@ static void flush(struct mutex_st *m)
              * active hold was granted after it (H was slow to enter): the
              * first such in entry order (a hold without a grant has no
              * grant to judge) */
-            struct hold *g = active_gmax(r), *G = g && g->acquired > H->acquired ? g : H;
+            struct hold *g = active_gmax(m, r), *G = g && g->acquired > H->acquired ? g : H;
             if (m->nviol > m->p->max_violations) { /* not listed: no holders kept */
                 struct uviol *u = xmalloc(sizeof(*u));
                 u->inc = inc;
@@ -869,9 +926,8 @@ static void flush(struct mutex_st *m)
             hold_unref(m, H);
         } else {
             push_ptr(&r->active, &r->n, &r->cap, H); /* the batch's reference moves here */
-            if (r->gmax_ok && !(H->flags & HF_NO_GRANT) &&
-                (!r->gmax || H->acquired > r->gmax->acquired))
-                r->gmax = H;
+            if (r->gh_ok && !(H->flags & HF_NO_GRANT))
+                gh_push(r, H);
             if (r->lease_ok && H->lease > r->lease_hi)
                 r->lease_hi = H->lease;
         }
@@ -1288,6 +1344,7 @@ static int mutex_finish(void *st, struct json *res)
         free(m->rs[r].up_ser);
         sufcount_free(&m->rs[r].uc);
         free(m->rs[r].active);
+        free(m->rs[r].gh);
         free(m->rs[r].live);
     }
     for (size_t i = 0; i < m->nchunks; i++) {
