@@ -94,6 +94,23 @@ struct slots {                  /* the grants one worker has and may be holding 
                                  * may still come for it), referenced; NULL none */
 };
 
+/* Active holds in a heap by a key, the largest on top (the smaller tie
+ * among equals), each entry referenced. An entry goes stale when its hold
+ * ends or no longer has that key (its owner tells which: active_gmax,
+ * active_lease_hi), and is dropped when it comes to the top; once the
+ * entries are more than twice the active holds the heap is let go, made
+ * again when next asked (ok 0): a history that never asks keeps none. */
+struct hent {
+    int64_t key;
+    uint64_t tie;
+    struct hold *x;
+};
+
+struct hheap {
+    struct hent *a;
+    int n, cap, ok;
+};
+
 struct rstate {
     struct hold **active;       /* holds entered and not ended, in entry order, and ndead
                                    that have ended since it was last closed up (done; an
@@ -110,17 +127,9 @@ struct rstate {
     int live_gone;              /* of them gone (purged once they are half the list) */
     int64_t purged_t;           /* the instant of the last purge */
     uint64_t ser;               /* the last serial given (hold.ser) */
-    struct hold **gh;           /* with gh_ok: the active holds that had a grant, a heap:
-                                   the latest grant on top, the first entered of those (ser)
-                                   among equals; ended ones left in it until they come to
-                                   the top (referenced). Dropped once they are half of it,
-                                   made again when a violation asks: a history without
-                                   violations never keeps it */
-    int ngh, gh_cap, gh_ok;
-    int64_t lease_hi;           /* with lease_ok: no less than the lease of any active hold
-                                   (INT64_MIN: none): a grant after it finds no valid
-                                   lease among them without looking (flush) */
-    int lease_ok;               /* 0: to be found again (a hold with that lease ended) */
+    struct hheap gh;            /* its active holds that had a grant by grant time, the
+                                   first entered (ser) among equals (active_gmax) */
+    struct hheap lh;            /* its active holds by lease (active_lease_hi) */
     struct uviol **up;          /* its unlisted violations pending, in the order made (NULL:
                                    resolved since the array was last closed up; owned) */
     uint64_t *up_ser;           /* the serial of each (increasing: where a hold's begin) */
@@ -369,6 +378,65 @@ static void raises_trim(struct mutex_st *m, struct hold *x, int64_t now)
     }
 }
 
+static int he_above(const struct hent *a, const struct hent *b)
+{
+    return a->key > b->key || (a->key == b->key && a->tie < b->tie);
+}
+
+static void hh_down(struct hheap *q, int i)
+{
+    struct hent e = q->a[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && he_above(&q->a[c + 1], &q->a[c]))
+            c++;
+        if (!he_above(&q->a[c], &e))
+            break;
+        q->a[i] = q->a[c];
+        i = c;
+    }
+    q->a[i] = e;
+}
+
+/* Contract: x into q under key, tie, referenced. */
+static void hh_push(struct hheap *q, int64_t key, uint64_t tie, struct hold *x)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 8;
+        q->a = xrealloc(q->a, (size_t)q->cap * sizeof(*q->a));
+    }
+    struct hent e = {key, tie, x};
+    int i = q->n++;
+    for (; i > 0 && he_above(&e, &q->a[(i - 1) / 2]); i = (i - 1) / 2)
+        q->a[i] = q->a[(i - 1) / 2];
+    q->a[i] = e;
+    x->refs++;
+}
+
+/* Contract: q's top let go. */
+static void hh_pop(struct mutex_st *m, struct hheap *q)
+{
+    struct hold *x = q->a[0].x;
+    q->a[0] = q->a[--q->n];
+    if (q->n)
+        hh_down(q, 0);
+    hold_unref(m, x);
+}
+
+/* Contract: q let go, to be made again when next asked, when its entries
+ * are more than twice the live holds they stand for. */
+static void hh_trim(struct mutex_st *m, struct hheap *q, int live)
+{
+    if (q->n <= 16 || q->n <= 2 * live)
+        return;
+    for (int k = 0; k < q->n; k++)
+        hold_unref(m, q->a[k].x);
+    q->n = 0;
+    q->ok = 0;
+}
+
 /* Contract: raise x's lease to l (a renew_ok at t), keeping what it was
  * before t (one raise per instant: the first one's "before"). */
 static void lease_raise(struct mutex_st *m, struct hold *x, int64_t l, int64_t t)
@@ -387,8 +455,13 @@ static void lease_raise(struct mutex_st *m, struct hold *x, int64_t l, int64_t t
         x->raises[x->nraises++] = (struct raise){t, x->lease};
     }
     x->lease = l;
-    if (x->res < m->nrs && l > m->rs[x->res].lease_hi) /* (an active hold's resource has one) */
-        m->rs[x->res].lease_hi = l; /* x may not be active: still a bound */
+    if (x->ser && !x->done) { /* active: its resource's leases hear of it */
+        struct rstate *r = &m->rs[x->res];
+        if (r->lh.ok) {
+            hh_push(&r->lh, l, 0, x); /* its entry with the lease before is stale now */
+            hh_trim(m, &r->lh, r->n - r->ndead);
+        }
+    }
 }
 
 /* Contract: drop from r's live list the grants gone before t (an end at t
@@ -639,53 +712,6 @@ static void resolve(struct mutex_st *m, struct pviol *v)
     free(v);
 }
 
-/* Contract: a above b in r->gh: a later grant, or the same and entered
- * first. */
-static int gh_above(const struct hold *a, const struct hold *b)
-{
-    return a->acquired > b->acquired || (a->acquired == b->acquired && a->ser < b->ser);
-}
-
-static void gh_down(struct rstate *r, int i)
-{
-    struct hold *x = r->gh[i];
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= r->ngh)
-            break;
-        if (c + 1 < r->ngh && gh_above(r->gh[c + 1], r->gh[c]))
-            c++;
-        if (!gh_above(r->gh[c], x))
-            break;
-        r->gh[i] = r->gh[c];
-        i = c;
-    }
-    r->gh[i] = x;
-}
-
-/* Contract: x (active now, with a grant) into r->gh, referenced. */
-static void gh_push(struct rstate *r, struct hold *x)
-{
-    if (r->ngh == r->gh_cap) {
-        r->gh_cap = r->gh_cap ? 2 * r->gh_cap : 8;
-        r->gh = xrealloc(r->gh, (size_t)r->gh_cap * sizeof(*r->gh));
-    }
-    int i = r->ngh++;
-    for (; i > 0 && gh_above(x, r->gh[(i - 1) / 2]); i = (i - 1) / 2)
-        r->gh[i] = r->gh[(i - 1) / 2];
-    r->gh[i] = x;
-    x->refs++;
-}
-
-/* Contract: r->gh let go (made again when next asked: active_gmax). */
-static void gh_drop(struct mutex_st *m, struct rstate *r)
-{
-    for (int k = 0; k < r->ngh; k++)
-        hold_unref(m, r->gh[k]);
-    r->ngh = 0;
-    r->gh_ok = 0;
-}
-
 /* Contract: r's active list without the holds that have ended (their
  * references let go), in entry order. */
 static void active_close_up(struct mutex_st *m, struct rstate *r)
@@ -720,13 +746,11 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
     if (!x->batched && ser) { /* in the active list (flush put it there): ended there */
         struct rstate *r = &m->rs[x->res];
         r->ndead++;
-        if (x->lease >= r->lease_hi)
-            r->lease_ok = 0;
         if (!r->has_exit || x->exit > r->last_exit)
             r->last_exit = x->exit;
         r->has_exit = 1;
-        if (r->ngh > 16 && r->ngh > 2 * (r->n - r->ndead)) /* x may be let go from here on */
-            gh_drop(m, r);
+        hh_trim(m, &r->gh, r->n - r->ndead); /* x may be let go from here on */
+        hh_trim(m, &r->lh, r->n - r->ndead);
         if (r->ndead > 16 && r->ndead > r->n / 2)
             active_close_up(m, r);
     }
@@ -776,37 +800,34 @@ static void push_pending(struct mutex_st *m, struct pviol *v)
 }
 
 /* Contract: the first active hold (entry order) with the latest grant of
- * those that had one, NULL none: the top of r->gh once the ended holds
- * there are let go. */
+ * those that had one, NULL none. */
 static struct hold *active_gmax(struct mutex_st *m, struct rstate *r)
 {
-    if (!r->gh_ok) {
+    struct hheap *q = &r->gh;
+    if (!q->ok) {
         for (int k = 0; k < r->n; k++)
             if (!r->active[k]->done && !(r->active[k]->flags & HF_NO_GRANT))
-                gh_push(r, r->active[k]);
-        r->gh_ok = 1;
+                hh_push(q, r->active[k]->acquired, r->active[k]->ser, r->active[k]);
+        q->ok = 1;
     }
-    while (r->ngh && r->gh[0]->done) {
-        struct hold *x = r->gh[0];
-        r->gh[0] = r->gh[--r->ngh];
-        gh_down(r, 0);
-        hold_unref(m, x);
-    }
-    return r->ngh ? r->gh[0] : NULL;
+    while (q->n && q->a[0].x->done)
+        hh_pop(m, q);
+    return q->n ? q->a[0].x : NULL;
 }
 
-/* Contract: r->lease_hi, found again first when a hold with that lease
- * ended. */
-static int64_t active_lease_hi(struct rstate *r)
+/* Contract: the latest lease of r's active holds, INT64_MIN none. */
+static int64_t active_lease_hi(struct mutex_st *m, struct rstate *r)
 {
-    if (!r->lease_ok) {
-        r->lease_hi = INT64_MIN;
+    struct hheap *q = &r->lh;
+    if (!q->ok) {
         for (int k = 0; k < r->n; k++)
-            if (!r->active[k]->done && r->active[k]->lease > r->lease_hi)
-                r->lease_hi = r->active[k]->lease;
-        r->lease_ok = 1;
+            if (!r->active[k]->done)
+                hh_push(q, r->active[k]->lease, 0, r->active[k]);
+        q->ok = 1;
     }
-    return r->lease_hi;
+    while (q->n && (q->a[0].x->done || q->a[0].key != q->a[0].x->lease))
+        hh_pop(m, q);
+    return q->n ? q->a[0].key : INT64_MIN;
 }
 
 static int batch_cmp(const void *pa, const void *pb)
@@ -865,9 +886,9 @@ static void flush(struct mutex_st *m)
                  * aside, counted up to capacity (all its class needs); none
                  * when no lease the others had reaches past that grant (a
                  * lease as it stood then is never more than the hold's
-                 * latest; lease_hi counts the active holds, G among them
-                 * unless G is H) */
-                int64_t lh = active_lease_hi(r), hi = G != H && H->lease > lh ? H->lease : lh;
+                 * latest; the latest lease of the active holds counts G's
+                 * too unless G is H: a bound, not always the answer) */
+                int64_t lh = active_lease_hi(m, r), hi = G != H && H->lease > lh ? H->lease : lh;
                 for (int k = 0; hi > G->acquired && k <= r->n && u->valid < m->cap; k++) {
                     struct hold *x = k < r->n ? r->active[k] : H;
                     if (x != G && !x->done)
@@ -926,10 +947,10 @@ static void flush(struct mutex_st *m)
             hold_unref(m, H);
         } else {
             push_ptr(&r->active, &r->n, &r->cap, H); /* the batch's reference moves here */
-            if (r->gh_ok && !(H->flags & HF_NO_GRANT))
-                gh_push(r, H);
-            if (r->lease_ok && H->lease > r->lease_hi)
-                r->lease_hi = H->lease;
+            if (r->gh.ok && !(H->flags & HF_NO_GRANT))
+                hh_push(&r->gh, H->acquired, H->ser, H);
+            if (r->lh.ok)
+                hh_push(&r->lh, H->lease, 0, H);
         }
     }
     m->nbatch = 0;
@@ -1344,7 +1365,8 @@ static int mutex_finish(void *st, struct json *res)
         free(m->rs[r].up_ser);
         sufcount_free(&m->rs[r].uc);
         free(m->rs[r].active);
-        free(m->rs[r].gh);
+        free(m->rs[r].gh.a);
+        free(m->rs[r].lh.a);
         free(m->rs[r].live);
     }
     for (size_t i = 0; i < m->nchunks; i++) {
