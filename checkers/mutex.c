@@ -132,10 +132,11 @@ struct rstate {
     struct hheap lh;            /* its active holds by lease (active_lease_hi) */
     struct uviol **up;          /* its unlisted violations pending, in the order made (NULL:
                                    resolved since the array was last closed up; owned) */
-    uint64_t *up_ser;           /* the serial of each (increasing: where a hold's begin) */
+    uint64_t *up_ser;           /* the serial of each (increasing: a hold's end is one of
+                                   those from its own serial on) */
     int nup, up_cap, up_gone;
-    struct sufcount uc;         /* each one's holds not ended yet, and less capacity + 1:
-                                   lowered for all those a hold's end is one of at once */
+    struct sufcount uc;         /* each one's holds not ended yet (level 0), and that less
+                                   capacity (level 1), lowered for all of them at once */
 };
 
 /* The violations with one cause: the earliest-entered hold still active
