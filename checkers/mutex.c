@@ -19,211 +19,18 @@
  * (renewed-after-loss, docs/checkers.md). It never asks the lock and never
  * invents an overlap from a missing record. Its pairing is the pass's only
  * one: it tells a listener (pass.h "hold listener": the charts' series)
- * each hold as it ends.
+ * each hold as it ends. The violations and incidents, pending until their
+ * holds have ended, are in mutex_viol.c (shared structures: mutex_int.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkers/check.h"
 #include "checkers/checkutil.h"
-#include "checkers/pass.h"
+#include "checkers/mutex_int.h"
 #include "util/stsort.h"
-#include "util/sufcount.h"
 #include "util/xalloc.h"
-
-#define LEASE_NEVER INT64_MAX
-
-/* Hold flags. */
-#define HF_FENCE 0x01    /* the grant carried a fence */
-#define HF_CRASH 0x02    /* ended by the worker's crash record */
-#define HF_OPEN 0x04     /* no exit and no crash: ended at the log's last record */
-#define HF_NO_GRANT 0x08 /* enter without a preceding acquire_ok */
-
-struct incident;
-
-/* A raise of a grant's lease: at time t, from the lease it had before. */
-struct raise {
-    int64_t t, before;
-};
-
-/* One hold, from its grant until nothing refers to it any more (its
- * worker's slot, the enter batch, its resource's active list, pending
- * violations, the incident it caused). Pooled: no allocation per hold. A
- * hold is the closed interval [enter, exit]; it overlaps another only on
- * an interval of positive length, so a hold of zero length (exit == enter)
- * overlaps nothing, though it counts as a hold. */
-struct hold {
-    int64_t enter, exit;
-    int64_t acquired;           /* grant time (= enter without a grant) */
-    int64_t lease;              /* L: lease end incl. renewals; LEASE_NEVER = no expiry */
-    int64_t lease0;             /* the grant's own lease */
-    int64_t end_t;              /* when it stopped being a live grant (gone set) */
-    uint64_t id;                /* serial, from 1 */
-    uint64_t join;              /* when it joined its resource's live grants (mutex_st.joins) */
-    uint64_t gone_at;           /* mutex_st.joins when it was gone (gone set) */
-    struct raise *raises;       /* its lease's raises at distinct times, in time order: those
-                                   a later grant may still ask about (lease_at; owned) */
-    int nraises, raises_cap;
-    uint64_t fence;
-    char token[EVLOG_TOKEN_LEN];
-    int32_t worker;             /* worker id */
-    uint16_t res;
-    uint16_t flags;
-    uint8_t entered, done;      /* entered; ended (exit, crash or end of log) */
-    uint8_t batched;            /* in the enter batch, not yet in the active list */
-    uint8_t gone;               /* no longer a live grant: ended, released, lost, replaced */
-    uint8_t renewed_late;       /* it had a renewal after loss */
-    uint8_t in_live;            /* in its resource's live list */
-    int refs;
-    int pending;                /* pending violations naming it */
-    struct pviol **pv;          /* those of them made while it had not ended, in the order
-                                   they were made (owned; NULL once it has ended) */
-    int npv, pvcap;
-    struct incident *inc;       /* the incident it causes, NULL none (yet) */
-    uint64_t ser;               /* its serial among its resource's holds that were active
-                                   (from 1, in the order they entered); 0: never active */
-    struct hold *next_free;
-};
-
-struct slots {                  /* the grants one worker has and may be holding */
-    struct hold **a;
-    int n, cap;
-    struct hold *exited;        /* its last exited hold until a release outcome (a `lost`
-                                 * may still come for it), referenced; NULL none */
-};
-
-/* Active holds in a heap by a key, the largest on top (the smaller tie
- * among equals), each entry referenced. An entry goes stale when its hold
- * ends or no longer has that key (its owner tells which: active_gmax,
- * active_lease_hi), and is dropped when it comes to the top; once the
- * entries are more than twice the active holds the heap is let go, made
- * again when next asked (ok 0): a history that never asks keeps none. */
-struct hent {
-    int64_t key;
-    uint64_t tie;
-    struct hold *x;
-};
-
-struct hheap {
-    struct hent *a;
-    int n, cap, ok;
-};
-
-struct rstate {
-    struct hold **active;       /* holds entered and not ended, in entry order, and ndead
-                                   that have ended since it was last closed up (done; an
-                                   end searched and closed the gap: the square of the
-                                   active holds when they never end) */
-    int n, cap;                 /* in active, ended ones included */
-    int ndead;
-    int head;                   /* active[0, head) have all ended */
-    int64_t last_exit;          /* latest exit of an ended hold */
-    int has_exit;
-    struct hold **live;         /* grants of the resource, entered or not, until gone and
-                                 * time has moved past their end (referenced) */
-    int nlive, live_cap;
-    int live_gone;              /* of them gone (purged once they are half the list) */
-    int64_t purged_t;           /* the instant of the last purge */
-    uint64_t ser;               /* the last serial given (hold.ser) */
-    struct hheap gh;            /* its active holds that had a grant by grant time, the
-                                   first entered (ser) among equals (active_gmax) */
-    struct hheap lh;            /* its active holds by lease (active_lease_hi) */
-    struct uviol **up;          /* its unlisted violations pending, in the order made (NULL:
-                                   resolved since the array was last closed up; owned) */
-    uint64_t *up_ser;           /* the serial of each (increasing: a hold's end is one of
-                                   those from its own serial on) */
-    int nup, up_cap, up_gone;
-    struct sufcount uc;         /* each one's holds not ended yet (level 0), and that less
-                                   capacity (level 1), lowered for all of them at once */
-};
-
-/* The violations with one cause: the earliest-entered hold still active
- * at each of their entries. Open while its cause is active (only then can
- * a violation join), done once its cause has ended and its violations are
- * resolved (they decide its class and end). */
-struct incident {
-    struct hold *cause;         /* referenced until done */
-    struct json *obj;           /* its listed entry to fill, or NULL past the listed ones */
-    int64_t n;                  /* its violations */
-    int64_t start, end;         /* first overlap start, last overlap end (so far) */
-    int pending;                /* its violations not resolved yet */
-    int broken;                 /* one of them is lock-broken */
-    int64_t *listed;            /* indexes of its listed violations (listed incidents) */
-    int nlisted, listed_cap;
-    uint8_t *faults;            /* per fault window: met by one of its overlaps (listed) */
-};
-
-struct pviol {                  /* a violation whose holds have not all ended */
-    struct json *obj;           /* its listed entry to fill, or NULL past the listed ones */
-    int64_t index;              /* its place in violations[], from 0 */
-    struct incident *inc;       /* the incident it belongs to */
-    int undone;                 /* holds not ended yet */
-    int at;                     /* its place in mutex_st.pend */
-    int valid;                  /* holds whose lease was valid at the latest grant */
-    int n;                      /* holders: the active ones, then the entering one */
-    int latest;                 /* the holder with the latest grant (the one judged) */
-    int64_t *lag;               /* each holder's lease as it stood at the latest grant (n of
-                                   them; that holder's own unused) */
-    struct hold *hs[];
-};
-
-/* A violation past the listed ones whose holds have not all ended: what
- * its class and overlap need, and not its holders. (Kept as a pviol, a
- * violation among n active holds names all n, and n holds that never end
- * (a worker entering again without an exit) made n^2 entries: 5,000 such
- * holds took 536 MB.) Its holds are the resource's active holds when it
- * was made and the entering one, whose serial it keeps: a hold that ends
- * is one of the holds of every pending one made since it entered (serial
- * >= its own), and none of the others'. Its overlap ends at the
- * (capacity + 1)-th latest exit of its holds (resolve). Holds end in time
- * order (the pass feeds the records in time order, and a worker's log's
- * end at its last record's place), so that is the exit of the hold whose
- * end left capacity of them not ended; the count of each one's holds not
- * ended is kept for all of them at once in its resource's uc (a walk over
- * them at every end took the square of their number when holds never
- * end). */
-struct uviol {
-    struct incident *inc;
-    int64_t ov_start;           /* its entry */
-    int64_t ov_end;             /* with has_end: its overlap's end */
-    uint64_t ser;               /* the entering hold's serial */
-    int valid;                  /* holds whose lease was valid at the latest grant, counted
-                                   up to capacity */
-    int has_end;
-};
-
-struct mutex_st {
-    const struct history *h;
-    const struct check_params *p;
-    int cap;
-    struct slots *ws;
-    struct rstate *rs;          /* indexed by the resource field, nrs of them: each */
-    int nrs;                    /* resource entered has one (grown at its enter) */
-    struct hold *free_list;
-    struct hold **chunks;
-    size_t nchunks;
-    struct hold **batch;        /* entries at batch_t, judged once time moves on */
-    int nbatch, batch_cap;
-    int64_t batch_t;
-    struct pviol **pend;
-    int npend, pend_cap;
-    int pend_gone;              /* resolved ones in pend (NULL) since it was last closed up */
-    struct json *viol;          /* the listed violations (owned until finish) */
-    struct json *incs;          /* the listed incidents (owned until finish) */
-    int64_t nviol, near, stale, broken, holds;
-    int64_t ninc, inc_stale, inc_broken;
-    size_t no_grant, stray_exit, open;
-    int64_t *exits;
-    size_t exits_cap;
-    uint64_t next_id;
-    uint64_t joins;             /* grants joined a live list so far (hold.join, gone_at) */
-    int64_t lost_left, lost_expired, lost_no_lease, lost_unmatched, ral, ral_holds;
-    struct json *anom;          /* the listed anomalies (owned until finish) */
-    int64_t nanom_listed[3];    /* per anomaly class: listed so far */
-    struct hold_listener listen; /* told each hold as it ends; ended NULL: none */
-};
 
 enum { AN_RAL, AN_LOST_LEFT, AN_LOST_EXPIRED };
 static const char *const an_names[] = {"renewed-after-loss", "lost-with-lease-left", "expired"};
@@ -248,18 +55,6 @@ static struct hold *hold_new(struct mutex_st *m)
     return x;
 }
 
-static void hold_unref(struct mutex_st *m, struct hold *x)
-{
-    if (--x->refs == 0) {
-        free(x->raises);
-        x->raises = NULL;
-        free(x->pv);
-        x->pv = NULL;
-        x->next_free = m->free_list;
-        m->free_list = x;
-    }
-}
-
 static void push_ptr(struct hold ***a, int *n, int *cap, struct hold *x)
 {
     if (*n == *cap) {
@@ -272,12 +67,6 @@ static void push_ptr(struct hold ***a, int *n, int *cap, struct hold *x)
 static int64_t lease_of(const struct ev_rec *r)
 {
     return (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Leases as they stood. A grant is judged by the leases the resource's
@@ -423,7 +212,7 @@ static void hh_pop(struct mutex_st *m, struct hheap *q)
     q->a[0] = q->a[--q->n];
     if (q->n)
         hh_down(q, 0);
-    hold_unref(m, x);
+    mutex_hold_unref(m, x);
 }
 
 /* Contract: q let go, to be made again when next asked, when its entries
@@ -433,7 +222,7 @@ static void hh_trim(struct mutex_st *m, struct hheap *q, int live)
     if (q->n <= 16 || q->n <= 2 * live)
         return;
     for (int k = 0; k < q->n; k++)
-        hold_unref(m, q->a[k].x);
+        mutex_hold_unref(m, q->a[k].x);
     q->n = 0;
     q->ok = 0;
 }
@@ -494,223 +283,12 @@ static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t)
         if (y->gone && y->end_t < t) {
             y->in_live = 0;
             r->live_gone--;
-            hold_unref(m, y);
+            mutex_hold_unref(m, y);
         } else {
             r->live[kept++] = y;
         }
     }
     r->nlive = kept;
-}
-
-static struct json *holder_json(const struct hold *x)
-{
-    struct json *o = json_new_obj();
-    json_obj_set_int(o, "worker", x->worker);
-    json_obj_set(o, "token", json_new_strn(x->token, strnlen(x->token, EVLOG_TOKEN_LEN)));
-    json_obj_set(o, "fence", (x->flags & HF_FENCE) ? json_new_int((int64_t)x->fence)
-                                                   : json_new_null());
-    json_obj_set_num(o, "acquired_ms", ns_ms(x->acquired));
-    json_obj_set(o, "valid_until_ms",
-                 x->lease == LEASE_NEVER ? json_new_null() : json_new_num(ns_ms(x->lease)));
-    json_obj_set_num(o, "enter_ms", ns_ms(x->enter));
-    json_obj_set_num(o, "exit_ms", ns_ms(x->exit));
-    if (x->flags & HF_CRASH)
-        json_obj_set_bool(o, "crashed", 1);
-    if (x->flags & HF_OPEN)
-        json_obj_set_bool(o, "unterminated", 1);
-    return o;
-}
-
-/* Contract: a new incident caused by hold c (active, causing none yet),
- * listed when it is among the first max_violations. */
-static struct incident *incident_new(struct mutex_st *m, struct hold *c)
-{
-    struct incident *inc = xcalloc(1, sizeof(*inc));
-    m->ninc++;
-    if (m->ninc <= m->p->max_violations) {
-        inc->obj = json_arr_push(m->incs, json_new_obj());
-        json_obj_set_int(inc->obj, "id", m->ninc);
-        if (m->h->nfaults > 0)
-            inc->faults = xcalloc((size_t)m->h->nfaults, 1);
-    }
-    inc->cause = c;
-    c->refs++;
-    c->inc = inc;
-    return inc;
-}
-
-/* Contract: inc's cause has ended and its last violation is resolved:
- * count it by class, fill its listed entry, let go of its cause, free it. */
-static void incident_done(struct mutex_st *m, struct incident *inc)
-{
-    if (inc->broken)
-        m->inc_broken++;
-    else
-        m->inc_stale++;
-    struct json *o = inc->obj;
-    if (o) {
-        json_obj_set_str(o, "class", inc->broken ? "lock-broken" : "stale-holder");
-        json_obj_set_str(o, "resource", check_res_name(m->h, inc->cause->res));
-        json_obj_set(o, "cause", holder_json(inc->cause));
-        json_obj_set_int(o, "violations", inc->n);
-        /* resolved in any order: listed in violations[] order */
-        if (inc->nlisted > 1)
-            qsort(inc->listed, (size_t)inc->nlisted, sizeof(*inc->listed), cmp_i64);
-        struct json *l = json_obj_set(o, "listed", json_new_arr());
-        for (int k = 0; k < inc->nlisted; k++)
-            json_arr_push(l, json_new_int(inc->listed[k]));
-        json_obj_set_num(o, "start_ms", ns_ms(inc->start));
-        json_obj_set_num(o, "end_ms", ns_ms(inc->end));
-        struct json *fl = json_obj_set(o, "faults", json_new_arr());
-        for (int f = 0; inc->faults && f < m->h->nfaults; f++)
-            if (inc->faults[f])
-                json_arr_push(fl, json_new_int(m->h->faults[f].id));
-        json_obj_set(o, "first_violation",
-                     inc->nlisted ? json_new_int(inc->listed[0]) : json_new_null());
-    }
-    inc->cause->inc = NULL;
-    hold_unref(m, inc->cause);
-    free(inc->listed);
-    free(inc->faults);
-    free(inc);
-}
-
-/* Contract: a violation of inc whose holds have all ended, lock-broken or
- * not, its overlap [ov_start, ov_end], listed at index (-1: not listed),
- * added to inc; inc is done when it was its last pending violation (its
- * cause, one of the violation's holds, has ended: no more will join). */
-static void incident_add(struct mutex_st *m, struct incident *inc, int is_broken,
-                         int64_t ov_start, int64_t ov_end, int64_t index)
-{
-    inc->broken |= is_broken;
-    if (ov_end > inc->end)
-        inc->end = ov_end;
-    if (inc->obj) {
-        for (int f = 0; inc->faults && f < m->h->nfaults; f++) {
-            const struct fault_window *fw = &m->h->faults[f];
-            if (!fw->skipped && fw->start <= ov_end && fw->end >= ov_start)
-                inc->faults[f] = 1;
-        }
-        if (index >= 0) {
-            if (inc->nlisted == inc->listed_cap) {
-                inc->listed_cap = inc->listed_cap ? 2 * inc->listed_cap : 4;
-                inc->listed = xrealloc(inc->listed,
-                                       (size_t)inc->listed_cap * sizeof(*inc->listed));
-            }
-            inc->listed[inc->nlisted++] = index;
-        }
-    }
-    if (--inc->pending == 0)
-        incident_done(m, inc);
-}
-
-/* Contract: every hold of u has ended (else: the latest exits seen):
- * classify it, add it to its incident, free it. Its overlap ends where
- * resolve's would: the (capacity + 1)-th latest exit of its holds, the
- * least of the capacity + 1 latest kept. */
-static void resolve_unlisted(struct mutex_st *m, struct uviol *u)
-{
-    int is_broken = u->valid >= m->cap;
-    if (is_broken)
-        m->broken++;
-    else
-        m->stale++;
-    incident_add(m, u->inc, is_broken, u->ov_start, u->has_end ? u->ov_end : u->ov_start, -1);
-    free(u);
-}
-
-/* Contract: a hold of resource res, serial ser, active until now, has
- * ended at exit: each unlisted pending violation of res made since it
- * entered is one of its (their serials are >= ser: a suffix of r->up);
- * those it leaves with capacity holds not ended have their overlap's end,
- * those it was the last hold of are resolved. */
-static void unlisted_heard(struct mutex_st *m, int res, uint64_t ser, int64_t exit)
-{
-    struct rstate *r = &m->rs[res];
-    int lo = 0, hi = r->nup;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (r->up_ser[mid] < ser)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == r->nup)
-        return;
-    sufcount_lower(&r->uc, lo);
-    int got[64], k;
-    while ((k = sufcount_take(&r->uc, 1, got, 64)) > 0)
-        for (int j = 0; j < k; j++) {
-            r->up[got[j]]->ov_end = exit;
-            r->up[got[j]]->has_end = 1;
-        }
-    while ((k = sufcount_take(&r->uc, 0, got, 64)) > 0)
-        for (int j = 0; j < k; j++) {
-            struct uviol *u = r->up[got[j]];
-            r->up[got[j]] = NULL;
-            r->up_gone++;
-            resolve_unlisted(m, u);
-        }
-    if (r->up_gone > 64 && r->up_gone > r->nup / 2) { /* close the gaps, in order */
-        int kept = 0;
-        for (int i = 0; i < r->nup; i++)
-            if (r->up[i]) {
-                r->up_ser[kept] = r->up_ser[i];
-                r->up[kept++] = r->up[i];
-            }
-        r->nup = kept;
-        r->up_gone = 0;
-        sufcount_close_up(&r->uc); /* the same ones (taken at 0: resolved) */
-    }
-}
-
-/* Contract: every hold of v has ended: classify it, fill its listed entry,
- * add it to its incident (done with it when it was the last), let go of
- * its holds and free v. */
-static void resolve(struct mutex_st *m, struct pviol *v)
-{
-    const struct hold *H = v->hs[v->n - 1];
-    if ((size_t)v->n > m->exits_cap) {
-        m->exits_cap = (size_t)v->n + 16;
-        m->exits = xrealloc(m->exits, m->exits_cap * sizeof(*m->exits));
-    }
-    for (int k = 0; k < v->n; k++)
-        m->exits[k] = v->hs[k]->exit;
-    qsort(m->exits, (size_t)v->n, sizeof(*m->exits), cmp_i64);
-    int64_t ov_start = H->enter, ov_end = m->exits[v->n - m->cap - 1];
-    int is_broken = v->valid >= m->cap;
-    if (is_broken)
-        m->broken++;
-    else
-        m->stale++;
-    if (v->obj) {
-        struct json *o = v->obj;
-        json_obj_set_str(o, "resource", check_res_name(m->h, H->res));
-        json_obj_set_str(o, "class", is_broken ? "lock-broken" : "stale-holder");
-        json_obj_set_num(o, "overlap_start_ms", ns_ms(ov_start));
-        json_obj_set_num(o, "overlap_ms", ns_ms(ov_end - ov_start));
-        struct json *hl = json_obj_set(o, "holders", json_new_arr());
-        for (int k = 0; k < v->n; k++) {
-            struct json *x = json_arr_push(hl, holder_json(v->hs[k]));
-            if (k != v->latest) /* the lease the class was decided by */
-                json_obj_set(x, "valid_until_at_grant_ms",
-                             v->lag[k] == LEASE_NEVER ? json_new_null()
-                                                      : json_new_num(ns_ms(v->lag[k])));
-        }
-        struct json *fl = json_obj_set(o, "faults", json_new_arr());
-        for (int f = 0; f < m->h->nfaults; f++) {
-            const struct fault_window *fw = &m->h->faults[f];
-            if (!fw->skipped && fw->start <= ov_end && fw->end >= ov_start)
-                json_arr_push(fl, json_new_int(fw->id));
-        }
-    }
-    incident_add(m, v->inc, is_broken, ov_start, ov_end, v->obj ? v->index : -1);
-    for (int k = 0; k < v->n; k++) {
-        v->hs[k]->pending--;
-        hold_unref(m, v->hs[k]);
-    }
-    free(v->lag);
-    free(v);
 }
 
 /* Contract: r's active list without the holds that have ended (their
@@ -721,7 +299,7 @@ static void active_close_up(struct mutex_st *m, struct rstate *r)
     for (int k = 0; k < r->n; k++) {
         struct hold *x = r->active[k];
         if (x->done)
-            hold_unref(m, x);
+            mutex_hold_unref(m, x);
         else
             r->active[kept++] = x;
     }
@@ -762,12 +340,12 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
         if (--v->undone == 0) {
             m->pend[v->at] = NULL;
             m->pend_gone++;
-            resolve(m, v);
+            mutex_resolve(m, v);
         }
     }
     free(pv);
     if (ser) /* it was active: the unlisted violations made since it entered are its too */
-        unlisted_heard(m, res, ser, exit);
+        mutex_unlisted_heard(m, res, ser, exit);
     if (m->pend_gone > 64 && m->pend_gone > m->npend / 2) { /* close the gaps, in order */
         int kept = 0;
         for (int i = 0; i < m->npend; i++)
@@ -777,26 +355,6 @@ static void hold_ended(struct mutex_st *m, struct hold *x)
             }
         m->npend = kept;
         m->pend_gone = 0;
-    }
-}
-
-static void push_pending(struct mutex_st *m, struct pviol *v)
-{
-    if (m->npend == m->pend_cap) {
-        m->pend_cap = m->pend_cap ? m->pend_cap * 2 : 16;
-        m->pend = xrealloc(m->pend, (size_t)m->pend_cap * sizeof(*m->pend));
-    }
-    v->at = m->npend;
-    m->pend[m->npend++] = v;
-    for (int k = 0; k < v->n; k++) { /* each undone hold hears of it when it ends */
-        struct hold *x = v->hs[k];
-        if (x->done)
-            continue;
-        if (x->npv == x->pvcap) {
-            x->pvcap = x->pvcap ? 2 * x->pvcap : 4;
-            x->pv = xrealloc(x->pv, (size_t)x->pvcap * sizeof(*x->pv));
-        }
-        x->pv[x->npv++] = v;
     }
 }
 
@@ -865,7 +423,7 @@ static void flush(struct mutex_st *m)
             while (r->active[r->head]->done)
                 r->head++;
             struct hold *c = r->active[r->head];
-            struct incident *inc = c->inc ? c->inc : incident_new(m, c);
+            struct incident *inc = c->inc ? c->inc : mutex_incident_new(m, c);
             if (inc->n++ == 0)
                 inc->start = H->enter;
             inc->pending++;
@@ -934,9 +492,9 @@ static void flush(struct mutex_st *m)
                     v->undone += !x->done;
                 }
                 if (v->undone == 0)
-                    resolve(m, v);
+                    mutex_resolve(m, v);
                 else
-                    push_pending(m, v);
+                    mutex_push_pending(m, v);
             }
         } else if (r->has_exit && H->enter - r->last_exit <= m->p->near_miss) {
             m->near++;
@@ -945,7 +503,7 @@ static void flush(struct mutex_st *m)
             if (!r->has_exit || H->exit > r->last_exit)
                 r->last_exit = H->exit;
             r->has_exit = 1;
-            hold_unref(m, H);
+            mutex_hold_unref(m, H);
         } else {
             push_ptr(&r->active, &r->n, &r->cap, H); /* the batch's reference moves here */
             if (r->gh.ok && !(H->flags & HF_NO_GRANT))
@@ -966,7 +524,7 @@ static void slot_remove(struct mutex_st *m, struct slots *s, int k, int64_t t)
     if (!x->gone)
         set_gone(m, x, t);
     s->a[k] = s->a[--s->n];
-    hold_unref(m, x);
+    mutex_hold_unref(m, x);
 }
 
 /* Contract: hold x of worker index wi ends at t (flag: HF_CRASH, HF_OPEN or
@@ -1096,7 +654,7 @@ static void lost_classify(struct mutex_st *m, struct slots *s, const struct ev_r
 static void exited_clear(struct mutex_st *m, struct slots *s)
 {
     if (s->exited)
-        hold_unref(m, s->exited);
+        mutex_hold_unref(m, s->exited);
     s->exited = NULL;
 }
 
@@ -1128,7 +686,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         if (k < s->n) { /* replaces a grant never entered, in its place */
             struct hold *old = s->a[k];
             set_gone(m, old, r->t);
-            hold_unref(m, old);
+            mutex_hold_unref(m, old);
             s->a[k] = x;
         } else {
             push_ptr(&s->a, &s->n, &s->cap, x);
@@ -1241,13 +799,13 @@ static void mutex_end(void *st)
         flush(m);
     for (int i = 0; i < m->npend; i++) /* every hold has ended by now */
         if (m->pend[i])
-            resolve(m, m->pend[i]);
+            mutex_resolve(m, m->pend[i]);
     m->npend = 0;
     m->pend_gone = 0;
     for (int r = 0; r < m->nrs; r++) { /* none is left: each heard its last hold end */
         for (int i = 0; i < m->rs[r].nup; i++)
             if (m->rs[r].up[i])
-                resolve_unlisted(m, m->rs[r].up[i]);
+                mutex_resolve_unlisted(m, m->rs[r].up[i]);
         m->rs[r].nup = m->rs[r].up_gone = 0;
         sufcount_free(&m->rs[r].uc);
     }
