@@ -98,12 +98,17 @@ check "its end waited for the node to answer again (stall >= 1 s)" \
     num_cmp "$(jfield "$e" stall_ms)" ">=" 1000
 t_no_leftovers "$d"
 
-# With a command timeout longer than the stall, acquires wait it out.
+# With a command timeout longer than the stall, acquires wait it out. No
+# lock is broken; a grant can come out of the stall with its lease already
+# run out (its SET ran just before DEBUG SLEEP, the reply went out after
+# it, while the key expired and another client's queued SET took it): a
+# stale holder when it enters anyway, which the checker reports (seen
+# once in a loaded CI run: 2 violations), so only lock-broken ones fail.
 d=$T_TMP/sleep
 run_ls "$d" "$WL/faults/stall.yaml" --set duration=3s --set lock.options.timeout=3s \
     --set faults.0.mode=sleep
 expect_val "$d" latency.acquire.max_ms ">=" 950
-expect_val "$d" checks.mutex.violations == 0
+expect_val "$d" checks.mutex.by_class.lock_broken == 0
 check "the sleep stall was DEBUG SLEEP" grep -q '"command":"DEBUG SLEEP 1.000"' "$d/faults.jsonl"
 t_no_leftovers "$d"
 

@@ -103,7 +103,10 @@ t_no_leftovers "$d"
 # of the holder's worker takes its program too, and the restarted worker
 # (epoch 1) starts a new one, whose counters are kept apart
 d=$T_TMP/crash
-run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3"]' --set 'faults=[{kind: kill, target: holder, at: 500ms}]' --set 'expect={}' --set duration=3s
+# (the verdict is the mutex checker's: liveness may find the resource
+# stuck when the programs' crashes and paced restarts leave no grant for
+# the last 2 s, seen once in a loaded CI run and once in 8 runs here)
+run_ls "$d" "$WL/record/redis-pause-long.yaml" --set 'lock.options.command=[tests/fixtures/record_program.py, --crash-after, "3"]' --set 'faults=[{kind: kill, target: holder, at: 500ms}]' --set 'expect={checks.mutex.violations: 0}' --set duration=3s
 check "crashing program: exit 0 ($RC)" [ "$RC" -eq 0 ]
 expect_val "$d" counts.crashes ">" 1
 expect_val "$d" adapter.processes == 5
