@@ -1004,20 +1004,27 @@ static int record_loop(struct wctx *c, int64_t stop_grace, struct ls_err *err)
     if (c->lk.ops->record_ctl(&c->lk, LOCK_REC_START, why, sizeof(why)) < 0)
         return ls_err_set(err, LS_EENV, "worker %d: record: cannot start the program: %s",
                           c->a->id, why);
-    int stop_sent = 0;
+    int stop_sent = 0, prog_gone = 0;
     int64_t end = c->deadline;
     for (;;) {
         if (g_abort || c->log_failed)
             break;
         if (!stop_sent && (ls_now_ns() >= c->deadline || stopping(c))) {
-            c->lk.ops->record_ctl(&c->lk, LOCK_REC_STOP, why, sizeof(why)); /* gone: it ends */
+            /* a program already gone (it crashed and its restart was not
+             * due yet) says nothing more: what it wrote before it ended is
+             * read below, without waiting stop_grace for a `stopped` that
+             * cannot come (the run's end, and every open wait with it,
+             * stretched by that grace before) */
+            prog_gone = c->lk.ops->record_ctl(&c->lk, LOCK_REC_STOP, why, sizeof(why)) < 0;
             stop_sent = 1;
-            end = ls_now_ns() + stop_grace;
+            end = prog_gone ? ls_now_ns() : ls_now_ns() + stop_grace;
         }
-        if (stop_sent && ls_now_ns() >= end)
+        if (stop_sent && !prog_gone && ls_now_ns() >= end)
             break;
         struct lock_rec e;
         int r = c->lk.ops->record_next(&c->lk, end, &e);
+        if (r <= 0 && prog_gone)
+            break; /* nothing queued is left */
         if (r <= 0)
             continue;
         if (e.what == LREC_STOPPED)

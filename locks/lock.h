@@ -219,7 +219,9 @@ struct lock_ops {
      * locks by itself and reports what it did (locks/record.c). The worker
      * calls record_ctl(LOCK_REC_START) at go, then record_next until the
      * deadline, record_ctl(LOCK_REC_STOP), and record_next until
-     * LREC_STOPPED or its grace ends; never acquire/renew/release.
+     * LREC_STOPPED or its grace ends (when the stop fails, the program
+     * being gone, only until what is queued is read); never
+     * acquire/renew/release.
      * record_ctl returns 0, or -1 with why (one line). record_next waits
      * until the absolute CLOCK_MONOTONIC until_ns: 1 with *rec filled, 0 at
      * until_ns or on a signal. NULL (both) for every other implementation. */
