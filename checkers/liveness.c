@@ -65,6 +65,9 @@ struct rlive {
     int cur_kind;           /* enum wait_kind of the stretch going on */
     int64_t cur_start;
     int64_t unserved_start; /* start of the unserved (free or expired) stretch, NONE */
+    int64_t wait_seen;      /* with waited: the latest attempt record (invoke or outcome) */
+    int waited;
+    int inflight;           /* attempts invoked with no outcome yet (pend of a worker) */
 };
 
 struct wcount {
@@ -73,6 +76,7 @@ struct wcount {
     int nheld, held_cap;
     int unentered;          /* of them, those no enter came for (grants never released
                              * pile up: the searches for an unentered one skip them) */
+    int pend;               /* 1 + the resource of its attempt with no outcome yet, 0 none */
 };
 
 struct liveness_st {
@@ -331,6 +335,28 @@ static void push_lev(struct liveness_st *l, int64_t t, int res, int kind)
     l->batch[l->nbatch++] = (struct lev){t, (uint16_t)res, (uint8_t)kind};
 }
 
+/* Contract: worker w's attempt record of res at t (invoke: a new attempt;
+ * else its outcome) noted: the latest instant a waiter of res was seen,
+ * and the attempts with no outcome yet. A worker's attempt ends at its
+ * outcome, its next invoke or its crash; one with no end waited until the
+ * run's end. */
+static void wait_note(struct liveness_st *l, struct wcount *w, int res, int64_t t, int invoke)
+{
+    struct rlive *x = &l->rl[res];
+    if (!x->waited || t > x->wait_seen) {
+        x->wait_seen = t;
+        x->waited = 1;
+    }
+    if (w->pend && (invoke || w->pend == res + 1)) {
+        l->rl[w->pend - 1].inflight--;
+        w->pend = 0;
+    }
+    if (invoke) {
+        w->pend = res + 1;
+        x->inflight++;
+    }
+}
+
 static void liveness_event(void *st, int wi, const struct ev_rec *r)
 {
     struct liveness_st *l = st;
@@ -339,10 +365,12 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
     case EV_ACQUIRE_INVOKE:
         l->attempts++;
         w->attempts++;
+        wait_note(l, w, r->res, r->t, 1);
         push_lev(l, r->t, r->res, KIND_INVOKE);
         break;
     case EV_ACQUIRE_OK: {
         w->grants++;
+        wait_note(l, w, r->res, r->t, 0);
         push_lev(l, r->t, r->res, KIND_GRANT);
         /* a grant replaces the worker's grant of res never entered, in its
          * place (as checkers/mutex.c does): that one has no release to come */
@@ -373,12 +401,15 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         break;
     case EV_ACQUIRE_BUSY:
         l->busy++;
+        wait_note(l, w, r->res, r->t, 0);
         break;
     case EV_ACQUIRE_FAIL:
         l->failed++;
+        wait_note(l, w, r->res, r->t, 0);
         break;
     case EV_ACQUIRE_UNKNOWN:
         l->unknown++;
+        wait_note(l, w, r->res, r->t, 0);
         break;
     case EV_RELEASE_OK:
     case EV_RELEASE_NOT_OWNER:
@@ -401,6 +432,8 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         holder_renew(l, wi, r->res, r->t, (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
         break;
     case EV_CRASH: /* the resources it had a grant of when it crashed */
+        if (w->pend) /* its attempt ended here */
+            wait_note(l, w, w->pend - 1, r->t, 0);
         for (int j = 0; j < w->nheld; j++) {
             push_lev(l, r->t, w->held[j].res, KIND_CRASH);
             holder_remove(l, w->held[j].id, w->held[j].res, r->t);
@@ -442,6 +475,19 @@ static void *liveness_init(const struct history *h, const struct check_params *p
     return l;
 }
 
+/* Contract: when x's wait still open at the run's end (first_wait set)
+ * ended: `end` while an attempt is in flight (a worker blocked in its
+ * acquire waited until the run's end), else its waiters' last attempt
+ * record. Workers that stopped trying (the run's duration over, a program
+ * gone) wait no more: the run's end can be later (its stop, a grace). */
+static int64_t wait_end(const struct rlive *x, int64_t end)
+{
+    if (x->first_wait == NONE || x->inflight > 0 || !x->waited)
+        return end;
+    int64_t seen = x->wait_seen > x->first_wait ? x->wait_seen : x->first_wait;
+    return seen < end ? seen : end;
+}
+
 static int liveness_finish(void *st, struct json *res)
 {
     struct liveness_st *ls = st;
@@ -468,7 +514,7 @@ static int liveness_finish(void *st, struct json *res)
         crash_no_grant += x->pending_crashes;
         if (!x->seen || x->first_wait == NONE)
             continue;
-        int64_t stall = h->end - x->first_wait;
+        int64_t stall = wait_end(x, h->end) - x->first_wait;
         if (stall < 0)
             stall = 0;
         if (stall > longest || longest_res < 0) {
@@ -485,7 +531,9 @@ static int liveness_finish(void *st, struct json *res)
         struct rlive *x = &rl[r];
         if (!x->acct)
             continue;
-        int64_t end = h->end > x->acct_t ? h->end : x->acct_t;
+        int64_t end = wait_end(x, h->end > x->acct_t ? h->end : x->acct_t);
+        if (end < x->acct_t)
+            end = x->acct_t;
         advance(ls, x, r, end);
         stretch_close(ls, x, r, end);
         x->open_stall = x->unserved_start != NONE && x->first_wait != NONE

@@ -840,9 +840,54 @@ static void test_grant_replaces_unentered(void)
     sb_free(&sb);
 }
 
+/* A wait still open at the run's end ends at its waiters' last attempt
+ * record, not at the run's end: w0 crashes holding r0 at 1 (lease to 501),
+ * w1 tries every 100 ms up to its busy at 403 and stops; the run goes on
+ * to 3000 (w2's hold of r9). The old rule counted r0's wait to 3000 (2998
+ * ms with nothing granted) and called it stuck: a record-mode program gone
+ * at the deadline, its worker waiting a stop grace, did that. An attempt
+ * still in flight at the end (an invoke with no outcome: a worker blocked
+ * in its acquire) waits to the end: stuck; one ended by its worker's
+ * crash waited until the crash. */
+static void test_open_wait_end(void)
+{
+    for (int tail = 0; tail < 3; tail++) {
+        struct strbuf sb = STRBUF_INIT;
+        grant(&sb, 0, "r0", 0, 0.5, -1, 501);
+        line(&sb, 0.6, 0, "enter", "r0", NULL);
+        line(&sb, 1, 0, "crash", NULL, NULL);
+        for (int i = 0; i < 5; i++) {
+            line(&sb, 2 + 100 * i, 1, "acquire_invoke", "r0", "\"attempt\":1");
+            line(&sb, 3 + 100 * i, 1, "acquire_busy", "r0", NULL);
+        }
+        if (tail >= 1)
+            line(&sb, 500, 1, "acquire_invoke", "r0", "\"attempt\":1");
+        if (tail == 2)
+            line(&sb, 600, 1, "crash", NULL, NULL);
+        grant(&sb, 2, "r9", 0, 1, -1, -1);
+        hold(&sb, 2, "r9", 2, 3000);
+        struct history h;
+        struct json *r = check_text(sb.buf, 1, &h);
+        REQUIRE(r != NULL);
+        double stall = tail == 0 ? 401 : tail == 1 ? 3000.5 - 2 : 598;
+        CHECKF(fabs(getd(r, "checks.liveness.longest_stall_ms") - stall) < 1e-6,
+               "tail %d: stall %g, want %g", tail, getd(r, "checks.liveness.longest_stall_ms"),
+               stall);
+        CHECKF(geti(r, "checks.liveness.stuck_resources") == (tail == 1), "tail %d: stuck %lld",
+               tail, (long long)geti(r, "checks.liveness.stuck_resources"));
+        /* free: r0 from the first invoke at 2 to the wait's end (its holder
+         * crashed at 1), and the first grants' own round trips (0.5 + 1) */
+        CHECKF(fabs(getd(r, "checks.liveness.waits.free.total_ms") - (stall + 1.5)) < 1e-6,
+               "tail %d: free %g", tail, getd(r, "checks.liveness.waits.free.total_ms"));
+        json_free(r);
+        history_free(&h);
+        sb_free(&sb);
+    }
+}
+
 /* Waits split by what the waiters waited behind (docs/checkers.md
  * "Waits"). r0: w1 waits 5..6002 behind w0's 6 s hold inside its lease,
- * then 1.5 ms with the lock free. r1: w3 waits from 5 to the end behind a
+ * then 1.5 ms with the lock free. r1: w3 tries from 5 to the end behind a
  * hold inside its lease: the old open-stall rule called that stuck (6 s
  * with nothing granted, over the 2 s of a history), it is not. r2: w5
  * waits behind w4 inside its lease until 1001, behind it past its lease
@@ -862,8 +907,12 @@ static void test_waits(void)
     hold(&sb, 1, "r0", 6003, 6004);
     grant(&sb, 2, "r1", 0, 1, -1, 10001);
     hold(&sb, 2, "r1", 2, 6004);
-    line(&sb, 5, 3, "acquire_invoke", "r1", "\"attempt\":1");
-    line(&sb, 6, 3, "acquire_busy", "r1", NULL);
+    for (int i = 0; i < 6; i++) { /* and at the end (an open wait ends at its last attempt) */
+        line(&sb, 5 + 1000 * i, 3, "acquire_invoke", "r1", "\"attempt\":1");
+        line(&sb, 6 + 1000 * i, 3, "acquire_busy", "r1", NULL);
+    }
+    line(&sb, 6004, 3, "acquire_invoke", "r1", "\"attempt\":1");
+    line(&sb, 6004.5, 3, "acquire_busy", "r1", NULL);
     grant(&sb, 4, "r2", 0, 1, -1, 1001);
     hold(&sb, 4, "r2", 2, 3000);
     line(&sb, 5, 5, "acquire_invoke", "r2", "\"attempt\":1");
@@ -989,6 +1038,7 @@ int main(void)
     RUN(test_waits_before_any_holder);
     RUN(test_grant_replaces_unentered);
     RUN(test_waits);
+    RUN(test_open_wait_end);
     RUN(test_stats_details);
     RUN(test_registry);
     t_rmdir(tmp);
