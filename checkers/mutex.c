@@ -523,8 +523,101 @@ static void slot_remove(struct mutex_st *m, struct slots *s, int k, int64_t t)
     struct hold *x = s->a[k];
     if (!x->gone)
         set_gone(m, x, t);
+    if (__builtin_expect(s->ix.tab != NULL, 0)) {
+        keyslots_del(&s->ix, k, s->n - 1);
+        if (s->n == 1)
+            keyslots_free(&s->ix);
+    }
     s->a[k] = s->a[--s->n];
     mutex_hold_unref(m, x);
+}
+
+/* A worker's grants are searched by resource through an index (util/
+ * keyslots.h) once it has this many at once; below, a walk over them is
+ * cheaper. Either way a search finds the same position. */
+#define SLOTS_INDEXED_FROM 32
+
+/* Contract: s's grants, many now, indexed from here on. */
+static __attribute__((noinline)) void slots_index(struct slots *s)
+{
+    for (int k = 0; k < s->n; k++)
+        keyslots_add(&s->ix, k, s->a[k]->res);
+}
+
+/* Contract: x appended to s's grants. */
+static inline __attribute__((always_inline)) void slot_push(struct slots *s, struct hold *x)
+{
+    push_ptr(&s->a, &s->n, &s->cap, x);
+    if (__builtin_expect(s->ix.tab != NULL, 0))
+        keyslots_add(&s->ix, s->n - 1, x->res);
+    else if (__builtin_expect(s->n >= SLOTS_INDEXED_FROM, 0))
+        slots_index(s);
+}
+
+/* The searches below through the index: each as its walk would answer. */
+static __attribute__((noinline)) int slot_first_ix(const struct slots *s, int res, int ent)
+{
+    int best = s->n;
+    for (int k = keyslots_head(&s->ix, (uint16_t)res); k >= 0; k = s->ix.nx[k])
+        if (k < best && !s->a[k]->entered == !ent)
+            best = k;
+    return best;
+}
+
+static __attribute__((noinline)) int slot_last_unentered_ix(const struct slots *s, int res)
+{
+    int best = -1;
+    for (int k = keyslots_head(&s->ix, (uint16_t)res); k >= 0; k = s->ix.nx[k])
+        if (k > best && !s->a[k]->entered)
+            best = k;
+    return best;
+}
+
+static __attribute__((noinline)) int slot_next_of_ix(const struct slots *s, int res, int after)
+{
+    int best = s->n;
+    for (int k = keyslots_head(&s->ix, (uint16_t)res); k >= 0; k = s->ix.nx[k])
+        if (k > after && k < best)
+            best = k;
+    return best;
+}
+
+/* Contract: the first position in s of a grant of res entered (ent 1) or
+ * not (ent 0); s->n none. */
+static inline __attribute__((always_inline)) int slot_first(const struct slots *s, int res,
+                                                             int ent)
+{
+    if (__builtin_expect(s->ix.tab != NULL, 0))
+        return slot_first_ix(s, res, ent);
+    for (int k = 0; k < s->n; k++)
+        if (s->a[k]->res == res && !s->a[k]->entered == !ent)
+            return k;
+    return s->n;
+}
+
+/* Contract: the last position in s of a grant of res not entered; -1 none. */
+static inline __attribute__((always_inline)) int slot_last_unentered(const struct slots *s,
+                                                                      int res)
+{
+    if (__builtin_expect(s->ix.tab != NULL, 0))
+        return slot_last_unentered_ix(s, res);
+    int k = s->n - 1;
+    while (k >= 0 && (s->a[k]->res != res || s->a[k]->entered))
+        k--;
+    return k;
+}
+
+/* Contract: the next position after `after` (-1: from the start) in s of
+ * a grant of res; s->n none. In position order, as a walk meets them. */
+static inline __attribute__((always_inline)) int slot_next_of(const struct slots *s, int res,
+                                                               int after)
+{
+    if (__builtin_expect(s->ix.tab != NULL, 0))
+        return slot_next_of_ix(s, res, after);
+    int k = after + 1;
+    while (k < s->n && s->a[k]->res != res)
+        k++;
+    return k;
 }
 
 /* Contract: hold x of worker index wi ends at t (flag: HF_CRASH, HF_OPEN or
@@ -623,12 +716,13 @@ static void renewal_check(struct mutex_st *m, struct hold *x, const struct ev_re
 static void lost_classify(struct mutex_st *m, struct slots *s, const struct ev_rec *r)
 {
     struct hold *x = NULL;
-    for (int k = 0; k < s->n && !x; k++)
-        if (s->a[k]->res == r->res && memcmp(s->a[k]->token, r->token, EVLOG_TOKEN_LEN) == 0)
+    for (int k = slot_next_of(s, r->res, -1); k < s->n && !x; k = slot_next_of(s, r->res, k))
+        if (memcmp(s->a[k]->token, r->token, EVLOG_TOKEN_LEN) == 0)
             x = s->a[k];
-    for (int k = 0; k < s->n && !x; k++)
-        if (s->a[k]->res == r->res)
-            x = s->a[k];
+    if (!x) {
+        int k = slot_next_of(s, r->res, -1);
+        x = k < s->n ? s->a[k] : NULL;
+    }
     if (!x && s->exited && s->exited->res == r->res)
         x = s->exited;
     if (!x) {
@@ -671,9 +765,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
             rs_grow(m, res);
         if (s->exited && s->exited->res == res)
             exited_clear(m, s);
-        for (k = 0; k < s->n; k++)
-            if (s->a[k]->res == res && !s->a[k]->entered)
-                break;
+        k = slot_first(s, res, 0);
         struct hold *x = hold_new(m);
         x->id = ++m->next_id;
         x->acquired = r->t;
@@ -687,9 +779,9 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
             struct hold *old = s->a[k];
             set_gone(m, old, r->t);
             mutex_hold_unref(m, old);
-            s->a[k] = x;
+            s->a[k] = x; /* the same resource: the index stands */
         } else {
-            push_ptr(&s->a, &s->n, &s->cap, x);
+            slot_push(s, x);
         }
         live_join(m, &m->rs[res], x, r->t);
         break;
@@ -697,9 +789,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
     case EV_ENTER: {
         if (res >= m->nrs)
             rs_grow(m, res);
-        for (k = s->n - 1; k >= 0; k--)
-            if (s->a[k]->res == res && !s->a[k]->entered)
-                break;
+        k = slot_last_unentered(s, res);
         if (k < 0) {
             struct hold *x = hold_new(m);
             x->id = ++m->next_id;
@@ -708,7 +798,7 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
             x->worker = m->h->w[wi].id;
             x->res = (uint16_t)res;
             x->flags = HF_NO_GRANT;
-            push_ptr(&s->a, &s->n, &s->cap, x);
+            slot_push(s, x);
             k = s->n - 1;
             m->no_grant++;
             live_join(m, &m->rs[res], x, r->t);
@@ -723,18 +813,16 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         break;
     }
     case EV_RENEW_OK:
-        for (k = 0; k < s->n; k++) {
+        for (k = slot_next_of(s, res, -1); k < s->n; k = slot_next_of(s, res, k)) {
             struct hold *x = s->a[k];
-            if (x->res == res && x->lease != LEASE_NEVER) {
+            if (x->lease != LEASE_NEVER) {
                 renewal_check(m, x, r);
                 lease_raise(m, x, lease_of(r), r->t);
             }
         }
         break;
     case EV_EXIT:
-        for (k = 0; k < s->n; k++)
-            if (s->a[k]->res == res && s->a[k]->entered)
-                break;
+        k = slot_first(s, res, 1);
         if (k == s->n) {
             m->stray_exit++;
             break;
@@ -754,11 +842,9 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         if (r->type != EV_LOST && s->exited && s->exited->res == res)
             exited_clear(m, s);
         /* A grant that ends before anyone entered it is no hold. */
-        for (k = 0; k < s->n; k++)
-            if (s->a[k]->res == res && !s->a[k]->entered) {
-                slot_remove(m, s, k, r->t);
-                break;
-            }
+        k = slot_first(s, res, 0);
+        if (k < s->n)
+            slot_remove(m, s, k, r->t);
         break;
     case EV_CRASH:
         exited_clear(m, s);
@@ -908,8 +994,10 @@ static int mutex_finish(void *st, struct json *res)
         free(m->pend[i]->lag);
         free(m->pend[i]);
     }
-    for (int i = 0; i < m->h->nworkers; i++)
+    for (int i = 0; i < m->h->nworkers; i++) {
         free(m->ws[i].a);
+        keyslots_free(&m->ws[i].ix);
+    }
     for (int r = 0; r < m->nrs; r++) {
         for (int i = 0; i < m->rs[r].nup; i++) { /* left pending: the pass stopped early */
             struct uviol *u = m->rs[r].up[i];

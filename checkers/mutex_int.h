@@ -13,6 +13,7 @@
 #include "checkers/check.h"
 #include "checkers/pass.h"
 #include "util/json.h"
+#include "util/keyslots.h"
 #include "util/sufcount.h"
 
 #define LEASE_NEVER INT64_MAX
@@ -72,6 +73,8 @@ struct hold {
 struct slots {                  /* the grants one worker has and may be holding */
     struct hold **a;
     int n, cap;
+    struct keyslots ix;         /* a's positions by resource once they were many
+                                   (SLOTS_INDEXED_FROM), until a is empty again */
     struct hold *exited;        /* its last exited hold until a release outcome (a `lost`
                                  * may still come for it), referenced; NULL none */
 };

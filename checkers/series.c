@@ -22,6 +22,7 @@
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
 #include "util/hist.h"
+#include "util/keyslots.h"
 #include "util/xalloc.h"
 
 #define RATE_MAX_BUCKETS 300
@@ -103,8 +104,14 @@ struct tgrant {
 struct tstate {
     struct tgrant *g;           /* owned */
     int ng, cap;
+    struct keyslots ix;         /* g's positions by resource once they were many (as the
+                                   mutex checker's, SLOTS_INDEXED_FROM), until g is empty */
     int64_t last;               /* its latest record */
+    int64_t to;                 /* the window's end */
+    int nin;                    /* grants entered at or before it */
 };
+
+#define SLOTS_INDEXED_FROM 32
 
 struct thold {
     int64_t enter, exit, lease;
@@ -256,7 +263,57 @@ static struct tgrant *slot_push(struct tstate *s, int res, int64_t lease)
         s->g = xrealloc(s->g, (size_t)s->cap * sizeof(*s->g));
     }
     s->g[s->ng] = (struct tgrant){lease, res, 0, 0};
+    if (s->ix.tab) {
+        keyslots_add(&s->ix, s->ng, (uint16_t)res);
+    } else if (s->ng + 1 >= SLOTS_INDEXED_FROM) {
+        for (int i = 0; i <= s->ng; i++)
+            keyslots_add(&s->ix, i, (uint16_t)s->g[i].res);
+    }
     return &s->g[s->ng++];
+}
+
+/* Contract: slot i leaves s (the last one takes its place). */
+static void slot_drop(struct tstate *s, int i)
+{
+    s->nin -= s->g[i].entered && s->g[i].enter <= s->to;
+    if (s->ix.tab)
+        keyslots_del(&s->ix, i, s->ng - 1);
+    s->g[i] = s->g[--s->ng];
+    if (s->ng == 0 && s->ix.tab)
+        keyslots_free(&s->ix);
+}
+
+/* Contract: the first slot of s of a grant of res entered (ent 1) or not
+ * (ent 0); s->ng none. */
+static int slot_first(const struct tstate *s, int res, int ent)
+{
+    if (!s->ix.tab) {
+        for (int i = 0; i < s->ng; i++)
+            if (s->g[i].res == res && !s->g[i].entered == !ent)
+                return i;
+        return s->ng;
+    }
+    int best = s->ng;
+    for (int i = keyslots_head(&s->ix, (uint16_t)res); i >= 0; i = s->ix.nx[i])
+        if (i < best && !s->g[i].entered == !ent)
+            best = i;
+    return best;
+}
+
+/* Contract: the last slot of s of a grant of res not entered; -1 none. */
+static int slot_last_unentered(const struct tstate *s, int res)
+{
+    if (!s->ix.tab) {
+        int i = s->ng - 1;
+        while (i >= 0 && (s->g[i].res != res || s->g[i].entered))
+            i--;
+        return i;
+    }
+    int best = -1;
+    for (int i = keyslots_head(&s->ix, (uint16_t)res); i >= 0; i = s->ix.nx[i])
+        if (i > best && !s->g[i].entered)
+            best = i;
+    return best;
 }
 
 /* Contract: one record r of worker `worker` through its timeline state s;
@@ -273,54 +330,56 @@ static void timeline_step(struct tstate *s, const struct ev_rec *r, int worker,
     switch (r->type) {
     case EV_ACQUIRE_OK:
         /* a grant of a resource whose last grant was never entered replaces it in place */
-        for (i = 0; i < s->ng; i++)
-            if (g[i].res == r->res && !g[i].entered)
-                break;
+        i = slot_first(s, r->res, 0);
         if (i < s->ng)
             g[i] = (struct tgrant){l, r->res, 0, 0};
         else
             slot_push(s, r->res, l);
         break;
     case EV_ENTER:
-        for (i = s->ng - 1; i >= 0; i--)
-            if (g[i].res == r->res && !g[i].entered)
-                break;
+        i = slot_last_unentered(s, r->res);
         struct tgrant *x = i >= 0 ? &g[i] : slot_push(s, r->res, NO_LEASE); /* no grant */
         x->entered = 1;
         x->enter = r->t;
+        s->nin += r->t <= s->to;
         break;
     case EV_RENEW_OK:
         /* as the mutex checker's lease_raise: a renewal without a lease lifts the expiry */
-        for (i = 0; i < s->ng; i++)
-            if (g[i].res == r->res && g[i].lease != NO_LEASE && l > g[i].lease)
-                g[i].lease = l;
+        if (!s->ix.tab) {
+            for (i = 0; i < s->ng; i++)
+                if (g[i].res == r->res && g[i].lease != NO_LEASE && l > g[i].lease)
+                    g[i].lease = l;
+        } else {
+            for (i = keyslots_head(&s->ix, (uint16_t)r->res); i >= 0; i = s->ix.nx[i])
+                if (g[i].lease != NO_LEASE && l > g[i].lease)
+                    g[i].lease = l;
+        }
         break;
     case EV_EXIT:
-    case EV_CRASH:
-        /* An exit ends the entered grant of its resource; a crash ends
-         * every entered one (and forgets the rest). */
-        for (i = 0; i < s->ng; i++) {
-            if (!g[i].entered || (r->type == EV_EXIT && g[i].res != r->res))
-                continue;
-            hold_end(k, &g[i], r->t, worker, r->type == EV_CRASH);
-            if (r->type == EV_EXIT) {
-                g[i] = g[--s->ng];
-                break;
-            }
+        /* An exit ends the entered grant of its resource */
+        i = slot_first(s, r->res, 1);
+        if (i < s->ng) {
+            hold_end(k, &g[i], r->t, worker, 0);
+            slot_drop(s, i);
         }
-        if (r->type == EV_CRASH)
-            s->ng = 0;
+        break;
+    case EV_CRASH:
+        /* a crash ends every entered one (and forgets the rest) */
+        for (i = 0; i < s->ng; i++)
+            if (g[i].entered)
+                hold_end(k, &g[i], r->t, worker, 1);
+        s->ng = 0;
+        s->nin = 0;
+        keyslots_free(&s->ix);
         break;
     case EV_RELEASE_OK:
     case EV_RELEASE_NOT_OWNER:
     case EV_RELEASE_FAIL:
     case EV_LOST:
         /* A grant that ends before anyone entered it is no hold. */
-        for (i = 0; i < s->ng; i++)
-            if (g[i].res == r->res && !g[i].entered) {
-                g[i] = g[--s->ng];
-                break;
-            }
+        i = slot_first(s, r->res, 0);
+        if (i < s->ng)
+            slot_drop(s, i);
         break;
     default:
         break;
@@ -334,15 +393,8 @@ static void timeline_end(struct tstate *s, int worker, struct hold_sink *k)
         if (s->g[i].entered)
             hold_end(k, &s->g[i], s->last, worker, 2);
     s->ng = 0;
-}
-
-/* Has s a grant entered at or before t? */
-static int entered_by(const struct tstate *s, int64_t t)
-{
-    for (int i = 0; i < s->ng; i++)
-        if (s->g[i].entered && s->g[i].enter <= t)
-            return 1;
-    return 0;
+    s->nin = 0;
+    keyslots_free(&s->ix);
 }
 
 /* Contract: append to k worker w's holds that intersect [k->from, k->to]
@@ -363,14 +415,16 @@ static void worker_holds(const struct hist_worker *w, int64_t lookback, struct h
     }
     struct tstate s;
     memset(&s, 0, sizeof(s));
+    s.to = k->to;
     size_t i = lo;
     for (; i < w->n && hist_reader_rec(&rd, i)->t <= k->to; i++)
         timeline_step(&s, hist_reader_rec(&rd, i), w->id, k);
-    while (i < w->n && entered_by(&s, k->to)) /* holds entered in the window end later */
+    while (i < w->n && s.nin > 0) /* holds entered in the window end later */
         timeline_step(&s, hist_reader_rec(&rd, i++), w->id, k);
     if (i >= w->n)
         timeline_end(&s, w->id, k);
     free(s.g);
+    keyslots_free(&s.ix);
     hist_reader_done(&rd); /* what the search and the scan read in place */
 }
 
