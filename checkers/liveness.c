@@ -30,17 +30,43 @@
 /* What waiting workers wait behind (docs/checkers.md "Waits"). */
 enum wait_kind { WK_NONE, WK_HELD, WK_FREE, WK_EXPIRED, WK__N };
 
-struct lholder {            /* a grant of the resource with no release outcome yet */
-    int wi;
-    int64_t id;             /* the grant's (struct wheld.id) */
+/* A grant with no release outcome yet, in the checker's pool of holders: its
+ * slot stays while it lives (its worker's grant and heap entries name it),
+ * its place in its resource's holders moves. */
+struct lholder {
     int64_t lease;          /* LEASE_NEVER: no expiry */
+    int pos;                /* its place in its resource's holders; free: the next free slot */
+    uint32_t gen;           /* raised when it leaves: heap entries naming it go stale (one
+                             * would be taken for live again only after 2^32 reuses of
+                             * its slot, with the same lease, before it left its heap) */
 };
 
 struct wheld {              /* a worker's grant with no release outcome yet */
     int res;
     int entered;            /* an enter came: a later grant no longer replaces it */
-    int64_t id;             /* its entry in the resource's holders */
+    int slot;               /* its holder in the pool */
 };
+
+/* A resource's holders by lease, the latest on top: an entry is stale once
+ * its holder has left (gen) or has another lease (a renewal pushed the new
+ * one), and is dropped when it comes to the top. Kept only while the
+ * holders are more than LH_WALK (ok set; else let go, made again from the
+ * holders when next asked), let go once its entries are more than twice
+ * the holders + 16. */
+struct lhent {
+    int64_t lease;
+    uint32_t slot, gen;
+};
+
+struct lheap {
+    struct lhent *a;
+    int n, cap, ok;
+};
+
+/* Holders up to which the capacity-th latest lease is found by a walk
+ * over them (cheaper than a heap for the few holders of a lock that is
+ * released). */
+#define LH_WALK 16
 
 struct lev {
     int64_t t;
@@ -56,8 +82,9 @@ struct rlive {
     int64_t open_stall;     /* stall still open at the end */
     const char *stuck_why;  /* non-NULL: stuck (static text, or "" = open unserved wait) */
     int seen;               /* the resource has events (the fields above are set) */
-    struct lholder *hold;   /* its holders (owned) */
+    int *hold;              /* its holders' slots, in no order (owned) */
     int nhold, hold_cap;
+    struct lheap q;         /* its holders by lease (owned) */
     int64_t served_until;   /* while waiting: served (held within a lease) until then:
                              * the capacity-th latest lease of the holders, NONE fewer */
     int acct;               /* the accounting below has started */
@@ -68,6 +95,19 @@ struct rlive {
     int64_t wait_seen;      /* with waited: the latest attempt record (invoke or outcome) */
     int waited;
     int inflight;           /* attempts invoked with no outcome yet (pend of a worker) */
+    /* A wait's time after its last attempt record, with no attempt in
+     * flight, is held back: a wait if another attempt record comes, not if
+     * none does (docs/checkers.md "Stall": the last wait ends at its last
+     * attempt record). Its totals are counted (taken out again at the end),
+     * its stretches' lengths kept here until the next attempt record. */
+    int64_t tent[WK__N];    /* held-back totals */
+    int64_t tlong[WK__N];   /* held-back longest stretch of each kind closed (thas bit k) */
+    int64_t tuns;           /* held-back longest unserved stretch closed (thas bit WK__N) */
+    unsigned thas;
+    int snapped;            /* the accounting passed wait_seen: the stretch and the unserved
+                               one going on there, kept */
+    int snap_kind;
+    int64_t snap_start, snap_uns;
 };
 
 struct wcount {
@@ -97,29 +137,54 @@ struct liveness_st {
     int wait_longest_res[WK__N];
     int64_t unserved_longest;
     int unserved_res;
-    int64_t next_id;        /* the last grant id given */
-    int64_t *top;           /* served_update's capacity latest leases (cap > 1; owned) */
+    struct lholder *pool;   /* the holders of every resource (owned) */
+    int npool, pool_cap;
+    int pool_free;          /* the first free slot, -1 none */
+    int64_t *top;           /* served_update's walk: the capacity latest leases (cap > 1;
+                             * owned) */
+    struct lhent *tops;     /* served_update's heap: the entries taken off (cap > 1; owned) */
 };
+
+/* Contract: is x's time from `at` on held back (see struct rlive)? */
+static inline int held_back(const struct rlive *x, int64_t at)
+{
+    return x->waited && x->inflight <= 0 && x->first_wait != NONE && at >= x->wait_seen;
+}
+
+/* Contract: a stretch of kind k (WK__N: unserved) of resource r, len long,
+ * ending at `at`, into the longest: at once, or held back with x's. */
+static void longest_note(struct liveness_st *l, struct rlive *x, int r, int k, int64_t len,
+                         int64_t at)
+{
+    if (at > x->wait_seen && held_back(x, at)) {
+        int64_t *c = k == WK__N ? &x->tuns : &x->tlong[k];
+        if (!(x->thas & 1u << k) || len > *c)
+            *c = len;
+        x->thas |= 1u << k;
+    } else if (k == WK__N) {
+        if (len > l->unserved_longest || l->unserved_res < 0) {
+            l->unserved_longest = len;
+            l->unserved_res = r;
+        }
+    } else if (len > l->wait_longest[k] || l->wait_longest_res[k] < 0) {
+        l->wait_longest[k] = len;
+        l->wait_longest_res[k] = r;
+    }
+}
 
 /* Contract: close x's stretch of its current kind at `at` (res r): the
  * longest per kind. */
 static void stretch_close(struct liveness_st *l, struct rlive *x, int r, int64_t at)
 {
-    int k = x->cur_kind;
-    if (k != WK_NONE && (at - x->cur_start > l->wait_longest[k] || l->wait_longest_res[k] < 0)) {
-        l->wait_longest[k] = at - x->cur_start;
-        l->wait_longest_res[k] = r;
-    }
+    if (x->cur_kind != WK_NONE)
+        longest_note(l, x, r, x->cur_kind, at - x->cur_start, at);
 }
 
 static void unserved_close(struct liveness_st *l, struct rlive *x, int r, int64_t at)
 {
     if (x->unserved_start == NONE)
         return;
-    if (at - x->unserved_start > l->unserved_longest || l->unserved_res < 0) {
-        l->unserved_longest = at - x->unserved_start;
-        l->unserved_res = r;
-    }
+    longest_note(l, x, r, WK__N, at - x->unserved_start, at);
     x->unserved_start = NONE;
 }
 
@@ -144,7 +209,15 @@ static void advance(struct liveness_st *l, struct rlive *x, int r, int64_t t)
     }
     while (x->acct_t < t) {
         int64_t from = x->acct_t, until = t;
-        int k;
+        int k, hb = held_back(x, from);
+        if (hb && !x->snapped) { /* the last attempt record's instant: what goes on there */
+            x->snapped = 1;
+            x->snap_kind = x->cur_kind;
+            x->snap_start = x->cur_start;
+            x->snap_uns = x->unserved_start;
+        } else if (!hb && held_back(x, until) && until > x->wait_seen) {
+            until = x->wait_seen; /* held back from there on */
+        }
         if (x->first_wait == NONE || !x->seen) {
             k = WK_NONE;
         } else if (x->served_until != NONE && x->served_until > from) {
@@ -160,6 +233,8 @@ static void advance(struct liveness_st *l, struct rlive *x, int r, int64_t t)
             x->cur_start = from;
         }
         l->wait_total[k] += until - from;
+        if (hb)
+            x->tent[k] += until - from;
         if (k == WK_FREE || k == WK_EXPIRED) {
             if (x->unserved_start == NONE)
                 x->unserved_start = from;
@@ -170,28 +245,124 @@ static void advance(struct liveness_st *l, struct rlive *x, int r, int64_t t)
     }
 }
 
+/* Contract: holder s with its lease into heap q. */
+static void lh_push(struct liveness_st *l, struct lheap *q, int s)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 16;
+        q->a = xrealloc(q->a, (size_t)q->cap * sizeof(*q->a));
+    }
+    struct lhent e = {l->pool[s].lease, (uint32_t)s, l->pool[s].gen};
+    int i = q->n++;
+    for (; i > 0 && q->a[(i - 1) / 2].lease < e.lease; i = (i - 1) / 2)
+        q->a[i] = q->a[(i - 1) / 2];
+    q->a[i] = e;
+}
+
+static void lh_down(struct lheap *q, int i)
+{
+    struct lhent e = q->a[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && q->a[c + 1].lease > q->a[c].lease)
+            c++;
+        if (q->a[c].lease <= e.lease)
+            break;
+        q->a[i] = q->a[c];
+        i = c;
+    }
+    q->a[i] = e;
+}
+
+/* Contract: q's top let go. */
+static void lh_pop(struct lheap *q)
+{
+    q->a[0] = q->a[--q->n];
+    if (q->n)
+        lh_down(q, 0);
+}
+
+/* Contract: x's heap hears that holder s has come or has a new lease
+ * (when it is kept), and is let go once its entries are more than twice
+ * the holders + 16 (the stale ones are dropped only at the top). */
+static void lh_note(struct liveness_st *l, struct rlive *x, int s)
+{
+    if (!x->q.ok)
+        return;
+    lh_push(l, &x->q, s);
+    if (x->q.n > 2 * x->nhold + 16) {
+        x->q.n = 0;
+        x->q.ok = 0;
+    }
+}
+
 /* Contract: x->served_until from its holders: the capacity-th latest
- * lease, NONE with fewer holders. One walk over the holders keeping the
- * capacity latest leases seen, in order (a semaphore's capacity is small;
- * holders can be many: grants never released pile up). */
+ * lease, NONE with fewer holders. Up to LH_WALK holders, one walk keeping
+ * the capacity latest leases seen, in order (a semaphore's capacity is
+ * small), and x's heap let go; past them, from x's heap (made from the
+ * holders when it was let go: grants never released pile up, and a walk
+ * at every holder that leaves took the square of their number): the stale
+ * entries on top dropped, then the capacity - 1 latest taken off, the
+ * next one read and those put back. */
 static void served_update(struct liveness_st *l, struct rlive *x)
 {
-    if (x->nhold < l->cap) {
-        x->served_until = NONE;
+    int cap = l->cap;
+    struct lheap *q = &x->q;
+    if (x->nhold < cap || x->nhold <= LH_WALK) {
+        q->n = 0;
+        q->ok = 0;
+        if (x->nhold < cap) {
+            x->served_until = NONE;
+            return;
+        }
+        int64_t one, *top = cap == 1 ? &one : l->top; /* descending, cap of them */
+        int n = 0;
+        for (int k = 0; k < x->nhold; k++) {
+            int64_t v = l->pool[x->hold[k]].lease;
+            if (n == cap && v <= top[n - 1])
+                continue;
+            int j = n < cap ? n++ : n - 1;
+            for (; j > 0 && top[j - 1] < v; j--)
+                top[j] = top[j - 1];
+            top[j] = v;
+        }
+        x->served_until = top[cap - 1];
         return;
     }
-    int64_t one, *top = l->cap == 1 ? &one : l->top; /* descending, l->cap of them */
-    int n = 0;
-    for (int k = 0; k < x->nhold; k++) {
-        int64_t v = x->hold[k].lease;
-        if (n == l->cap && v <= top[n - 1])
-            continue;
-        int j = n < l->cap ? n++ : n - 1;
-        for (; j > 0 && top[j - 1] < v; j--)
-            top[j] = top[j - 1];
-        top[j] = v;
+    if (!q->ok) { /* made from the holders, heap order in one sweep up */
+        if (q->cap < x->nhold) {
+            q->cap = 2 * x->nhold;
+            q->a = xrealloc(q->a, (size_t)q->cap * sizeof(*q->a));
+        }
+        for (int k = 0; k < x->nhold; k++) {
+            int s = x->hold[k];
+            q->a[k] = (struct lhent){l->pool[s].lease, (uint32_t)s, l->pool[s].gen};
+        }
+        q->n = x->nhold;
+        for (int i = q->n / 2 - 1; i >= 0; i--)
+            lh_down(q, i);
+        q->ok = 1;
     }
-    x->served_until = top[l->cap - 1];
+    /* every holder has one entry that is not stale: nhold >= cap of them */
+    int taken = 0;
+    for (;;) {
+        const struct lholder *h = &l->pool[q->a[0].slot];
+        if (h->gen != q->a[0].gen || h->lease != q->a[0].lease) {
+            lh_pop(q);
+            continue;
+        }
+        if (taken == cap - 1)
+            break;
+        l->tops[taken++] = q->a[0];
+        lh_pop(q);
+    }
+    x->served_until = q->a[0].lease;
+    while (taken > 0) { /* back in, not stale (lh_push reads them from the pool) */
+        int s = (int)l->tops[--taken].slot;
+        lh_push(l, q, s);
+    }
 }
 
 /* Contract: served_update's answer after lease was added to x's holders
@@ -209,7 +380,7 @@ static void served_raise(struct liveness_st *l, struct rlive *x, int64_t lease)
 }
 
 /* Contract: served_update's answer after a holder whose lease was `lease`
- * left x's holders: a walk only when it may have been the latest. */
+ * left x's holders: asked again only when it may have been the latest. */
 static void served_drop(struct liveness_st *l, struct rlive *x, int64_t lease)
 {
     if (l->cap == 1 && x->nhold >= 1 && lease < x->served_until)
@@ -227,50 +398,76 @@ static struct rlive *touch(struct liveness_st *l, int res, int64_t t)
     return x;
 }
 
-/* Contract: grant `id` of worker wi holds res from t with `lease`; an
- * entry with id `old` (a grant never entered it replaces, 0: none) leaves
- * at the same instant. */
-static void holder_add(struct liveness_st *l, int wi, int64_t id, int64_t old, int res, int64_t t,
-                       int64_t lease)
+/* Contract: holder s leaves x's holders (the last one takes its place)
+ * and the pool (its heap entries stale from now on). */
+static void holder_leave(struct liveness_st *l, struct rlive *x, int s)
+{
+    struct lholder *h = &l->pool[s];
+    int64_t gone = h->lease;
+    int last = x->hold[--x->nhold];
+    x->hold[h->pos] = last;
+    l->pool[last].pos = h->pos;
+    h->gen++;
+    h->pos = l->pool_free;
+    l->pool_free = s;
+    served_drop(l, x, gone);
+}
+
+/* Contract: a grant holds res from t with `lease`; holder `old` (a grant
+ * never entered it replaces, -1: none) leaves at the same instant. Returns
+ * the new holder's slot. */
+static int holder_add(struct liveness_st *l, int old, int res, int64_t t, int64_t lease)
 {
     struct rlive *x = touch(l, res, t);
-    for (int k = 0; old && k < x->nhold; k++)
-        if (x->hold[k].id == old) {
-            int64_t gone = x->hold[k].lease;
-            x->hold[k] = x->hold[--x->nhold];
-            served_drop(l, x, gone);
-            break;
+    if (old >= 0)
+        holder_leave(l, x, old);
+    int s = l->pool_free;
+    if (s >= 0) {
+        l->pool_free = l->pool[s].pos;
+    } else {
+        if (l->npool == l->pool_cap) {
+            l->pool_cap = l->pool_cap ? 2 * l->pool_cap : 64;
+            l->pool = xrealloc(l->pool, (size_t)l->pool_cap * sizeof(*l->pool));
         }
+        s = l->npool++;
+        l->pool[s].gen = 0;
+    }
     if (x->nhold == x->hold_cap) {
         x->hold_cap = x->hold_cap ? 2 * x->hold_cap : 2;
         x->hold = xrealloc(x->hold, (size_t)x->hold_cap * sizeof(*x->hold));
     }
-    x->hold[x->nhold++] = (struct lholder){wi, id, lease};
+    l->pool[s].lease = lease;
+    l->pool[s].pos = x->nhold;
+    x->hold[x->nhold++] = s;
+    lh_note(l, x, s);
     served_raise(l, x, lease);
+    return s;
 }
 
-static void holder_remove(struct liveness_st *l, int64_t id, int res, int64_t t)
+/* Contract: holder s of res leaves at t. */
+static void holder_remove(struct liveness_st *l, int s, int res, int64_t t)
 {
-    struct rlive *x = touch(l, res, t);
-    for (int k = 0; k < x->nhold; k++)
-        if (x->hold[k].id == id) {
-            int64_t gone = x->hold[k].lease;
-            x->hold[k] = x->hold[--x->nhold];
-            served_drop(l, x, gone);
-            return;
-        }
-    served_update(l, x);
+    holder_leave(l, touch(l, res, t), s);
 }
 
-static void holder_renew(struct liveness_st *l, int wi, int res, int64_t t, int64_t lease)
+/* Contract: worker w's grants of res have their lease raised to `lease`
+ * at t (those with a lease, to a later one): its own grants are visited,
+ * not the resource's holders. */
+static void holder_renew(struct liveness_st *l, const struct wcount *w, int res, int64_t t,
+                         int64_t lease)
 {
     struct rlive *x = touch(l, res, t);
     int raised = 0;
-    for (int k = 0; k < x->nhold; k++)
-        if (x->hold[k].wi == wi && x->hold[k].lease != LEASE_NEVER && lease > x->hold[k].lease) {
-            x->hold[k].lease = lease;
+    for (int j = 0; j < w->nheld; j++) {
+        if (w->held[j].res != res)
+            continue;
+        struct lholder *h = &l->pool[w->held[j].slot];
+        if (h->lease != LEASE_NEVER && lease > h->lease) {
+            h->lease = lease;
+            lh_note(l, x, w->held[j].slot);
             raised = 1;
         }
+    }
     if (raised) /* else nothing changed */
         served_raise(l, x, lease);
 }
@@ -335,6 +532,30 @@ static void push_lev(struct liveness_st *l, int64_t t, int res, int kind)
     l->batch[l->nbatch++] = (struct lev){t, (uint16_t)res, (uint8_t)kind};
 }
 
+/* Contract: a waiter of resource r seen at t: its time held back before t
+ * was a wait (its longest stretches count now); the time from t on is
+ * held back once no attempt is in flight (advance: accounted later, with
+ * wait_seen then t and the attempts in flight as they are after t). */
+static void wait_seen(struct liveness_st *l, int r, int64_t t)
+{
+    struct rlive *x = &l->rl[r];
+    if (x->thas) {
+        for (int k = WK_HELD; k <= WK__N; k++)
+            if (x->thas & 1u << k) {
+                x->thas &= ~(1u << k);
+                longest_note(l, x, r, k, k == WK__N ? x->tuns : x->tlong[k], NONE);
+            }
+    }
+    if (x->snapped) {
+        for (int k = 0; k < WK__N; k++)
+            x->tent[k] = 0;
+        x->snapped = 0;
+    }
+    if (!x->waited || t > x->wait_seen)
+        x->wait_seen = t;
+    x->waited = 1;
+}
+
 /* Contract: worker w's attempt record of res at t (invoke: a new attempt;
  * else its outcome) noted: the latest instant a waiter of res was seen,
  * and the attempts with no outcome yet. A worker's attempt ends at its
@@ -342,18 +563,16 @@ static void push_lev(struct liveness_st *l, int64_t t, int res, int kind)
  * run's end. */
 static void wait_note(struct liveness_st *l, struct wcount *w, int res, int64_t t, int invoke)
 {
-    struct rlive *x = &l->rl[res];
-    if (!x->waited || t > x->wait_seen) {
-        x->wait_seen = t;
-        x->waited = 1;
-    }
-    if (w->pend && (invoke || w->pend == res + 1)) {
+    wait_seen(l, res, t);
+    if (w->pend && (invoke || w->pend == res + 1)) { /* its attempt waited until now */
+        if (w->pend != res + 1)
+            wait_seen(l, w->pend - 1, t);
         l->rl[w->pend - 1].inflight--;
         w->pend = 0;
     }
     if (invoke) {
         w->pend = res + 1;
-        x->inflight++;
+        l->rl[res].inflight++;
     }
 }
 
@@ -382,13 +601,11 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
                 w->held_cap = w->held_cap ? w->held_cap * 2 : 8;
                 w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
             }
-            w->held[w->nheld++] = (struct wheld){r->res, 0, 0};
+            w->held[w->nheld++] = (struct wheld){r->res, 0, -1};
             w->unentered++;
         }
-        int64_t old = w->held[j].id;
-        w->held[j].id = ++l->next_id;
-        holder_add(l, wi, w->held[j].id, old, r->res, r->t,
-                   (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
+        w->held[j].slot = holder_add(l, w->held[j].slot, r->res, r->t,
+                                     (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
         break;
     }
     case EV_ENTER: /* the latest grant of res never entered, as checkers/mutex.c */
@@ -417,26 +634,26 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
     case EV_LOST:
         for (int j = 0; j < w->nheld; j++)
             if (w->held[j].res == r->res) {
-                int64_t id = w->held[j].id;
+                int s = w->held[j].slot;
                 w->unentered -= !w->held[j].entered;
                 w->held[j] = w->held[--w->nheld];
                 if (l->nbatch && r->t != l->batch_t)
                     flush(l);
-                holder_remove(l, id, r->res, r->t);
+                holder_remove(l, s, r->res, r->t);
                 break;
             }
         break;
     case EV_RENEW_OK:
         if (l->nbatch && r->t != l->batch_t)
             flush(l);
-        holder_renew(l, wi, r->res, r->t, (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
+        holder_renew(l, w, r->res, r->t, (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
         break;
     case EV_CRASH: /* the resources it had a grant of when it crashed */
         if (w->pend) /* its attempt ended here */
             wait_note(l, w, w->pend - 1, r->t, 0);
         for (int j = 0; j < w->nheld; j++) {
             push_lev(l, r->t, w->held[j].res, KIND_CRASH);
-            holder_remove(l, w->held[j].id, w->held[j].res, r->t);
+            holder_remove(l, w->held[j].slot, w->held[j].res, r->t);
             l->ncrash++;
         }
         w->nheld = 0;
@@ -467,8 +684,11 @@ static void *liveness_init(const struct history *h, const struct check_params *p
     l->crash_max = -1;
     l->longest_res = -1;
     l->cap = p->capacity > 0 ? p->capacity : 1;
-    if (l->cap > 1)
+    if (l->cap > 1) {
         l->top = xmalloc((size_t)l->cap * sizeof(*l->top));
+        l->tops = xmalloc((size_t)l->cap * sizeof(*l->tops));
+    }
+    l->pool_free = -1;
     for (int k = 0; k < WK__N; k++)
         l->wait_longest_res[k] = -1;
     l->unserved_res = -1;
@@ -531,10 +751,25 @@ static int liveness_finish(void *st, struct json *res)
         struct rlive *x = &rl[r];
         if (!x->acct)
             continue;
-        int64_t end = wait_end(x, h->end > x->acct_t ? h->end : x->acct_t);
-        if (end < x->acct_t)
-            end = x->acct_t;
-        advance(ls, x, r, end);
+        int64_t end = h->end > x->acct_t ? h->end : x->acct_t;
+        if (held_back(x, x->wait_seen)) {
+            /* its last wait ended at its last attempt record: what was
+             * held back after it was no wait; the stretches going on then
+             * end there */
+            end = x->wait_seen;
+            if (x->snapped) {
+                for (int k = 0; k < WK__N; k++)
+                    ls->wait_total[k] -= x->tent[k];
+                x->thas = 0;
+                x->cur_kind = x->snap_kind;
+                x->cur_start = x->snap_start;
+                x->unserved_start = x->snap_uns;
+            } else {
+                advance(ls, x, r, end);
+            }
+        } else {
+            advance(ls, x, r, end);
+        }
         stretch_close(ls, x, r, end);
         x->open_stall = x->unserved_start != NONE && x->first_wait != NONE
                             ? end - x->unserved_start : 0;
@@ -619,12 +854,16 @@ static int liveness_finish(void *st, struct json *res)
 
     for (int i = 0; i < h->nworkers; i++)
         free(wc[i].held);
-    for (int r = 0; r < ls->maxres; r++)
+    for (int r = 0; r < ls->maxres; r++) {
         free(rl[r].hold);
+        free(rl[r].q.a);
+    }
     free(rl);
     free(wc);
     free(ls->batch);
     free(ls->top);
+    free(ls->tops);
+    free(ls->pool);
     free(ls);
     return verdict;
 }
