@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "checkers/check.h"
+#include "tests/unit/oracle_test.h"
 #include "tests/unit/testing.h"
 #include "util/json.h"
 #include "util/rng.h"
@@ -416,35 +417,6 @@ static void print_waits(const char *who, const struct owaits *o)
             o->longest[K_FREE], o->total[K_EXPIRED], o->longest[K_EXPIRED], o->unserved, o->stall);
 }
 
-/* Contract: h as the JSONL loader builds it from g's logs (workers in id
- * order; resources r0.. by number), pointing at g's records. */
-static void as_history(const struct gen *g, struct history *h)
-{
-    memset(h, 0, sizeof(*h));
-    h->source = strdup("generated");
-    h->w = calloc((size_t)g->nw, sizeof(*h->w));
-    h->res_names = calloc((size_t)g->nres, sizeof(*h->res_names));
-    if (!h->source || !h->w || !h->res_names)
-        abort();
-    for (int w = 0; w < g->nw; w++) {
-        if (!g->nev[w])
-            continue;
-        struct hist_worker *x = &h->w[h->nworkers++];
-        x->id = w;
-        x->ev = g->ev[w];
-        x->n = g->nev[w];
-        x->complete = 1;
-        if (x->ev[x->n - 1].t > h->end)
-            h->end = x->ev[x->n - 1].t;
-    }
-    for (; h->nres < g->nres; h->nres++) {
-        char name[16];
-        snprintf(name, sizeof(name), "r%d", h->nres);
-        if (!(h->res_names[h->nres] = strdup(name)))
-            abort();
-    }
-}
-
 static void test_oracle(void)
 {
     struct timespec now;
@@ -461,7 +433,7 @@ static void test_oracle(void)
     for (uint64_t i = 0; i < n; i++) {
         gen_history(&g);
         struct history h;
-        as_history(&g, &h);
+        oracle_history(g.ev, g.nev, g.nw, g.nres, &h);
         struct owaits want, got;
         oracle(&g, h.end, &want);
         struct check_params p;

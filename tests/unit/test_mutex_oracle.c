@@ -20,6 +20,7 @@
 
 #include "checkers/check.h"
 #include "tests/unit/mutex_test.h"
+#include "tests/unit/oracle_test.h"
 #include "tests/unit/testing.h"
 #include "util/rng.h"
 #include "util/strbuf.h"
@@ -535,36 +536,6 @@ static int differ(struct verdicts *a, struct verdicts *b, char *why, size_t len)
     return what != NULL;
 }
 
-/* Contract: h as the JSONL loader builds it from g's logs (workers in id
- * order, each log in its own order; resources r0.. by number), pointing
- * at g's records: h owns none of them (history_free frees the rest). */
-static void as_history(const struct gen *g, struct history *h)
-{
-    memset(h, 0, sizeof(*h));
-    h->source = strdup("generated");
-    h->w = calloc((size_t)g->nw, sizeof(*h->w));
-    h->res_names = calloc((size_t)g->nres, sizeof(*h->res_names));
-    if (!h->source || !h->w || !h->res_names)
-        abort();
-    for (int w = 0; w < g->nw; w++) {
-        if (!g->nev[w])
-            continue;
-        struct hist_worker *x = &h->w[h->nworkers++];
-        x->id = w;
-        x->ev = g->ev[w];
-        x->n = g->nev[w];
-        x->complete = 1;
-        if (x->ev[x->n - 1].t > h->end)
-            h->end = x->ev[x->n - 1].t;
-    }
-    for (; h->nres < g->nres; h->nres++) {
-        char name[16];
-        snprintf(name, sizeof(name), "r%d", h->nres);
-        if (!(h->res_names[h->nres] = strdup(name)))
-            abort();
-    }
-}
-
 /* Contract: judge h (g's history, by memory or by JSONL) and compare with
  * the oracle's o. Returns 0 when they agree; else which part differs
  * (index into the parts of test_oracle), the first time with the history
@@ -713,7 +684,7 @@ static void test_oracle(void)
         gen_history(&g);
         oracle(&g, &want);
         struct history h;
-        as_history(&g, &h);
+        oracle_history(g.ev, g.nev, g.nw, g.nres, &h);
         int k = compare(&g, &h, &want, "in memory", seed, i, &bad);
         if (k < 0 && i % 10 == 0) {
             FILE *f = fopen(path, "w");
