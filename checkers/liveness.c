@@ -17,6 +17,7 @@
 #include "checkers/check.h"
 #include "checkers/checkutil.h"
 #include "checkers/pass.h"
+#include "util/keyslots.h"
 #include "util/stsort.h"
 #include "util/xalloc.h"
 
@@ -117,7 +118,77 @@ struct wcount {
     int unentered;          /* of them, those no enter came for (grants never released
                              * pile up: the searches for an unentered one skip them) */
     int pend;               /* 1 + the resource of its attempt with no outcome yet, 0 none */
+    struct keyslots ix;     /* held's positions by resource once they were many
+                               (HELD_INDEXED_FROM), until held is empty again */
 };
+
+/* A worker's grants are searched by resource through an index once it has
+ * this many (one worker holding thousands of resources: a batch job's
+ * locks), as the mutex checker's are (checkers/mutex.c slot_push); a
+ * search finds the position a walk would. */
+#define HELD_INDEXED_FROM 32
+
+/* Contract: a grant of res appended to w's, not entered; its position. */
+static int held_push(struct wcount *w, int res)
+{
+    if (w->nheld == w->held_cap) {
+        w->held_cap = w->held_cap ? w->held_cap * 2 : 8;
+        w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
+    }
+    w->held[w->nheld] = (struct wheld){res, 0, -1};
+    if (w->ix.tab) {
+        keyslots_add(&w->ix, w->nheld, (uint16_t)res);
+    } else if (w->nheld + 1 >= HELD_INDEXED_FROM) {
+        for (int j = 0; j <= w->nheld; j++)
+            keyslots_add(&w->ix, j, (uint16_t)w->held[j].res);
+    }
+    return w->nheld++;
+}
+
+/* Contract: w's grant at j gone (the last one takes its place). */
+static void held_drop(struct wcount *w, int j)
+{
+    w->unentered -= !w->held[j].entered;
+    if (w->ix.tab) {
+        keyslots_del(&w->ix, j, w->nheld - 1);
+        if (w->nheld == 1)
+            keyslots_free(&w->ix);
+    }
+    w->held[j] = w->held[--w->nheld];
+}
+
+/* Contract: the first position after `after` (-1: from the start) of w's
+ * grants of res, entered or not (ent -1: either); w->nheld none. */
+static int held_next(const struct wcount *w, int res, int ent, int after)
+{
+    if (!w->ix.tab) {
+        for (int j = after + 1; j < w->nheld; j++)
+            if (w->held[j].res == res && (ent < 0 || !w->held[j].entered == !ent))
+                return j;
+        return w->nheld;
+    }
+    int best = w->nheld;
+    for (int j = keyslots_head(&w->ix, (uint16_t)res); j >= 0; j = w->ix.nx[j])
+        if (j > after && j < best && (ent < 0 || !w->held[j].entered == !ent))
+            best = j;
+    return best;
+}
+
+/* Contract: the last position of w's grants of res not entered; -1 none. */
+static int held_last_unentered(const struct wcount *w, int res)
+{
+    if (!w->ix.tab) {
+        int j = w->nheld - 1;
+        while (j >= 0 && (w->held[j].res != res || w->held[j].entered))
+            j--;
+        return j;
+    }
+    int best = -1;
+    for (int j = keyslots_head(&w->ix, (uint16_t)res); j >= 0; j = w->ix.nx[j])
+        if (j > best && !w->held[j].entered)
+            best = j;
+    return best;
+}
 
 struct liveness_st {
     const struct history *h;
@@ -458,9 +529,7 @@ static void holder_renew(struct liveness_st *l, const struct wcount *w, int res,
 {
     struct rlive *x = touch(l, res, t);
     int raised = 0;
-    for (int j = 0; j < w->nheld; j++) {
-        if (w->held[j].res != res)
-            continue;
+    for (int j = held_next(w, res, -1, -1); j < w->nheld; j = held_next(w, res, -1, j)) {
         struct lholder *h = &l->pool[w->held[j].slot];
         if (h->lease != LEASE_NEVER && lease > h->lease) {
             h->lease = lease;
@@ -593,15 +662,9 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         push_lev(l, r->t, r->res, KIND_GRANT);
         /* a grant replaces the worker's grant of res never entered, in its
          * place (as checkers/mutex.c does): that one has no release to come */
-        int j = w->unentered ? 0 : w->nheld;
-        while (j < w->nheld && (w->held[j].res != r->res || w->held[j].entered))
-            j++;
+        int j = w->unentered ? held_next(w, r->res, 0, -1) : w->nheld;
         if (j == w->nheld) {
-            if (w->nheld == w->held_cap) {
-                w->held_cap = w->held_cap ? w->held_cap * 2 : 8;
-                w->held = xrealloc(w->held, (size_t)w->held_cap * sizeof(*w->held));
-            }
-            w->held[w->nheld++] = (struct wheld){r->res, 0, -1};
+            j = held_push(w, r->res);
             w->unentered++;
         }
         w->held[j].slot = holder_add(l, w->held[j].slot, r->res, r->t,
@@ -609,12 +672,13 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         break;
     }
     case EV_ENTER: /* the latest grant of res never entered, as checkers/mutex.c */
-        for (int j = w->unentered ? w->nheld - 1 : -1; j >= 0; j--)
-            if (w->held[j].res == r->res && !w->held[j].entered) {
+        if (w->unentered) {
+            int j = held_last_unentered(w, r->res);
+            if (j >= 0) {
                 w->held[j].entered = 1;
                 w->unentered--;
-                break;
             }
+        }
         break;
     case EV_ACQUIRE_BUSY:
         l->busy++;
@@ -632,17 +696,17 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
     case EV_RELEASE_NOT_OWNER:
     case EV_RELEASE_FAIL:
     case EV_LOST:
-        for (int j = 0; j < w->nheld; j++)
-            if (w->held[j].res == r->res) {
-                int s = w->held[j].slot;
-                w->unentered -= !w->held[j].entered;
-                w->held[j] = w->held[--w->nheld];
-                if (l->nbatch && r->t != l->batch_t)
-                    flush(l);
-                holder_remove(l, s, r->res, r->t);
-                break;
-            }
+    {
+        int j = held_next(w, r->res, -1, -1);
+        if (j < w->nheld) {
+            int s = w->held[j].slot;
+            held_drop(w, j);
+            if (l->nbatch && r->t != l->batch_t)
+                flush(l);
+            holder_remove(l, s, r->res, r->t);
+        }
         break;
+    }
     case EV_RENEW_OK:
         if (l->nbatch && r->t != l->batch_t)
             flush(l);
@@ -658,6 +722,7 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         }
         w->nheld = 0;
         w->unentered = 0;
+        keyslots_free(&w->ix);
         break;
     default:
         break;
@@ -852,8 +917,10 @@ static int liveness_finish(void *st, struct json *res)
     json_obj_set(fa, "ratio", gmin > 0 ? json_new_num((double)gmax / (double)gmin)
                                        : json_new_null());
 
-    for (int i = 0; i < h->nworkers; i++)
+    for (int i = 0; i < h->nworkers; i++) {
         free(wc[i].held);
+        keyslots_free(&wc[i].ix);
+    }
     for (int r = 0; r < ls->maxres; r++) {
         free(rl[r].hold);
         free(rl[r].q.a);
