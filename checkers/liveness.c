@@ -117,7 +117,9 @@ struct wcount {
     int nheld, held_cap;
     int unentered;          /* of them, those no enter came for (grants never released
                              * pile up: the searches for an unentered one skip them) */
-    int pend;               /* 1 + the resource of its attempt with no outcome yet, 0 none */
+    int *pend;              /* the resources of its attempts with no outcome yet, each once
+                               (owned; usually none or one) */
+    int npend, pend_cap;
     struct keyslots ix;     /* held's positions by resource once they were many
                                (HELD_INDEXED_FROM), until held is empty again */
 };
@@ -214,6 +216,7 @@ struct liveness_st {
     int64_t *top;           /* served_update's walk: the capacity latest leases (cap > 1;
                              * owned) */
     struct lhent *tops;     /* served_update's heap: the entries taken off (cap > 1; owned) */
+    int *kbuf, kcap;        /* holder_renew's positions (owned) */
 };
 
 /* Contract: is x's time from `at` on held back (see struct rlive)? */
@@ -528,8 +531,22 @@ static void holder_renew(struct liveness_st *l, const struct wcount *w, int res,
                          int64_t lease)
 {
     struct rlive *x = touch(l, res, t);
-    int raised = 0;
-    for (int j = held_next(w, res, -1, -1); j < w->nheld; j = held_next(w, res, -1, j)) {
+    int raised = 0; /* its grants of res, in the walk's order: */
+    int n = w->ix.tab ? keyslots_sorted(&w->ix, (uint16_t)res, w->nheld / 16, &l->kbuf, &l->kcap)
+                      : -1;
+    if (n < 0) {
+        n = 0;
+        for (int j = 0; j < w->nheld; j++)
+            if (w->held[j].res == res) {
+                if (n == l->kcap) {
+                    l->kcap = l->kcap ? 2 * l->kcap : 16;
+                    l->kbuf = xrealloc(l->kbuf, (size_t)l->kcap * sizeof(*l->kbuf));
+                }
+                l->kbuf[n++] = j;
+            }
+    }
+    for (int i = 0; i < n; i++) {
+        int j = l->kbuf[i];
         struct lholder *h = &l->pool[w->held[j].slot];
         if (h->lease != LEASE_NEVER && lease > h->lease) {
             h->lease = lease;
@@ -627,20 +644,26 @@ static void wait_seen(struct liveness_st *l, int r, int64_t t)
 
 /* Contract: worker w's attempt record of res at t (invoke: a new attempt;
  * else its outcome) noted: the latest instant a waiter of res was seen,
- * and the attempts with no outcome yet. A worker's attempt ends at its
- * outcome, its next invoke or its crash; one with no end waited until the
- * run's end. */
+ * and the attempts with no outcome yet. A worker's attempt of res ends at
+ * its outcome, its next invoke of res or its crash; one with no end waited
+ * until the run's end (a worker may try several resources at once: an
+ * attempt of another resource ends none). */
 static void wait_note(struct liveness_st *l, struct wcount *w, int res, int64_t t, int invoke)
 {
     wait_seen(l, res, t);
-    if (w->pend && (invoke || w->pend == res + 1)) { /* its attempt waited until now */
-        if (w->pend != res + 1)
-            wait_seen(l, w->pend - 1, t);
-        l->rl[w->pend - 1].inflight--;
-        w->pend = 0;
+    int j = 0;
+    while (j < w->npend && w->pend[j] != res)
+        j++;
+    if (j < w->npend) { /* its attempt of res ends here */
+        l->rl[res].inflight--;
+        w->pend[j] = w->pend[--w->npend];
     }
     if (invoke) {
-        w->pend = res + 1;
+        if (w->npend == w->pend_cap) {
+            w->pend_cap = w->pend_cap ? 2 * w->pend_cap : 2;
+            w->pend = xrealloc(w->pend, (size_t)w->pend_cap * sizeof(*w->pend));
+        }
+        w->pend[w->npend++] = res;
         l->rl[res].inflight++;
     }
 }
@@ -713,8 +736,8 @@ static void liveness_event(void *st, int wi, const struct ev_rec *r)
         holder_renew(l, w, r->res, r->t, (r->flags & EVF_NO_LEASE) ? LEASE_NEVER : r->valid_until);
         break;
     case EV_CRASH: /* the resources it had a grant of when it crashed */
-        if (w->pend) /* its attempt ended here */
-            wait_note(l, w, w->pend - 1, r->t, 0);
+        while (w->npend) /* its attempts ended here */
+            wait_note(l, w, w->pend[w->npend - 1], r->t, 0);
         for (int j = 0; j < w->nheld; j++) {
             push_lev(l, r->t, w->held[j].res, KIND_CRASH);
             holder_remove(l, w->held[j].slot, w->held[j].res, r->t);
@@ -919,8 +942,10 @@ static int liveness_finish(void *st, struct json *res)
 
     for (int i = 0; i < h->nworkers; i++) {
         free(wc[i].held);
+        free(wc[i].pend);
         keyslots_free(&wc[i].ix);
     }
+    free(ls->kbuf);
     for (int r = 0; r < ls->maxres; r++) {
         free(rl[r].hold);
         free(rl[r].q.a);

@@ -573,14 +573,6 @@ static __attribute__((noinline)) int slot_last_unentered_ix(const struct slots *
     return best;
 }
 
-static __attribute__((noinline)) int slot_next_of_ix(const struct slots *s, int res, int after)
-{
-    int best = s->n;
-    for (int k = keyslots_head(&s->ix, (uint16_t)res); k >= 0; k = s->ix.nx[k])
-        if (k > after && k < best)
-            best = k;
-    return best;
-}
 
 /* Contract: the first position in s of a grant of res entered (ent 1) or
  * not (ent 0); s->n none. */
@@ -607,17 +599,24 @@ static inline __attribute__((always_inline)) int slot_last_unentered(const struc
     return k;
 }
 
-/* Contract: the next position after `after` (-1: from the start) in s of
- * a grant of res; s->n none. In position order, as a walk meets them. */
-static inline __attribute__((always_inline)) int slot_next_of(const struct slots *s, int res,
-                                                               int after)
+/* Contract: the positions in s of the grants of res, ascending (as a walk
+ * meets them), in m->kbuf; their number. */
+static int slots_of(struct mutex_st *m, const struct slots *s, int res)
 {
-    if (__builtin_expect(s->ix.tab != NULL, 0))
-        return slot_next_of_ix(s, res, after);
-    int k = after + 1;
-    while (k < s->n && s->a[k]->res != res)
-        k++;
-    return k;
+    int n = s->ix.tab ? keyslots_sorted(&s->ix, (uint16_t)res, s->n / 16, &m->kbuf, &m->kcap)
+                      : -1;
+    if (n >= 0)
+        return n;
+    n = 0;
+    for (int k = 0; k < s->n; k++)
+        if (s->a[k]->res == res) {
+            if (n == m->kcap) {
+                m->kcap = m->kcap ? 2 * m->kcap : 16;
+                m->kbuf = xrealloc(m->kbuf, (size_t)m->kcap * sizeof(*m->kbuf));
+            }
+            m->kbuf[n++] = k;
+        }
+    return n;
 }
 
 /* Contract: hold x of worker index wi ends at t (flag: HF_CRASH, HF_OPEN or
@@ -716,13 +715,12 @@ static void renewal_check(struct mutex_st *m, struct hold *x, const struct ev_re
 static void lost_classify(struct mutex_st *m, struct slots *s, const struct ev_rec *r)
 {
     struct hold *x = NULL;
-    for (int k = slot_next_of(s, r->res, -1); k < s->n && !x; k = slot_next_of(s, r->res, k))
-        if (memcmp(s->a[k]->token, r->token, EVLOG_TOKEN_LEN) == 0)
-            x = s->a[k];
-    if (!x) {
-        int k = slot_next_of(s, r->res, -1);
-        x = k < s->n ? s->a[k] : NULL;
-    }
+    int n = slots_of(m, s, r->res);
+    for (int i = 0; i < n && !x; i++)
+        if (memcmp(s->a[m->kbuf[i]]->token, r->token, EVLOG_TOKEN_LEN) == 0)
+            x = s->a[m->kbuf[i]];
+    if (!x && n)
+        x = s->a[m->kbuf[0]];
     if (!x && s->exited && s->exited->res == r->res)
         x = s->exited;
     if (!x) {
@@ -813,8 +811,8 @@ static void mutex_event(void *st, int wi, const struct ev_rec *r)
         break;
     }
     case EV_RENEW_OK:
-        for (k = slot_next_of(s, res, -1); k < s->n; k = slot_next_of(s, res, k)) {
-            struct hold *x = s->a[k];
+        for (int i = 0, n = slots_of(m, s, res); i < n; i++) {
+            struct hold *x = s->a[m->kbuf[i]];
             if (x->lease != LEASE_NEVER) {
                 renewal_check(m, x, r);
                 lease_raise(m, x, lease_of(r), r->t);
@@ -998,6 +996,7 @@ static int mutex_finish(void *st, struct json *res)
         free(m->ws[i].a);
         keyslots_free(&m->ws[i].ix);
     }
+    free(m->kbuf);
     for (int r = 0; r < m->nrs; r++) {
         for (int i = 0; i < m->rs[r].nup; i++) { /* left pending: the pass stopped early */
             struct uviol *u = m->rs[r].up[i];

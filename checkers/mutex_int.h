@@ -184,6 +184,7 @@ struct mutex_st {
     const struct check_params *p;
     int cap;
     struct slots *ws;
+    int *kbuf, kcap;            /* slots_of's positions (owned) */
     struct rstate *rs;          /* indexed by the resource field, nrs of them: each */
     int nrs;                    /* resource entered has one (grown at its enter) */
     struct hold *free_list;

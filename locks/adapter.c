@@ -1009,8 +1009,16 @@ int adapter_record_op(struct adapter *a, int ctl)
         aproto_write_record_op(&sb, ctl);
         int w = write_all(a, sb.buf, sb.len, ls_now_ns() + LS_NS_PER_S);
         sb_free(&sb);
-        if (w == -1)
+        if (w == -1) {
+            /* gone, or going: the lines it wrote before are in its stdout
+             * pipe still, and count (read now: a dead adapter is not read) */
+            for (int k = 0; k < 256 && read_some(a) > 0; k++) /* bounded: one still writing */
+                ;
+            char why[8];
+            struct amsg none;
+            drain(a, 0, &none, why, sizeof(why));
             mark_dead(a, "its stdin is closed");
+        }
         rc = w == 0 ? 0 : -1;
         logf_(a, "%s sent%s", ctl == LOCK_REC_START ? "start" : "stop", rc ? " (failed)" : "");
     }

@@ -126,3 +126,26 @@ void keyslots_del(struct keyslots *ks, int pos, int last)
     if (nx >= 0)
         ks->pv[nx] = pos;
 }
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int keyslots_sorted(const struct keyslots *ks, uint16_t key, int max, int **buf, int *cap)
+{
+    int n = 0;
+    for (int p = keyslots_head(ks, key); p >= 0; p = ks->nx[p]) {
+        if (n == max)
+            return -1;
+        if (n == *cap) {
+            *cap = *cap ? 2 * *cap : 16;
+            *buf = xrealloc(*buf, (size_t)*cap * sizeof(**buf));
+        }
+        (*buf)[n++] = p;
+    }
+    if (n > 1)
+        qsort(*buf, (size_t)n, sizeof(**buf), by_int);
+    return n;
+}

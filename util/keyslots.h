@@ -63,4 +63,10 @@ static inline int keyslots_head(const struct keyslots *ks, uint16_t key)
     }
 }
 
+/* Contract: the positions of key's list in ascending order into *buf
+ * (grown as needed; *cap its room); their number, or -1 when they are more
+ * than max (sorting them would cost more than the caller's walk over its
+ * array, which meets them in that order). */
+int keyslots_sorted(const struct keyslots *ks, uint16_t key, int max, int **buf, int *cap);
+
 #endif

@@ -847,11 +847,12 @@ static void test_grant_replaces_unentered(void)
  * ms with nothing granted) and called it stuck: a record-mode program gone
  * at the deadline, its worker waiting a stop grace, did that. An attempt
  * still in flight at the end (an invoke with no outcome: a worker blocked
- * in its acquire) waits to the end: stuck; one ended by its worker's
- * crash waited until the crash. */
+ * in its acquire) waits to the end: stuck, also when the worker tries
+ * another resource after it (its attempt of r0 has no end); one ended by
+ * its worker's crash waited until the crash. */
 static void test_open_wait_end(void)
 {
-    for (int tail = 0; tail < 3; tail++) {
+    for (int tail = 0; tail < 4; tail++) {
         struct strbuf sb = STRBUF_INIT;
         grant(&sb, 0, "r0", 0, 0.5, -1, 501);
         line(&sb, 0.6, 0, "enter", "r0", NULL);
@@ -864,20 +865,27 @@ static void test_open_wait_end(void)
             line(&sb, 500, 1, "acquire_invoke", "r0", "\"attempt\":1");
         if (tail == 2)
             line(&sb, 600, 1, "crash", NULL, NULL);
+        if (tail == 3) { /* then tries another resource: r0's attempt has no end yet */
+            line(&sb, 600, 1, "acquire_invoke", "r1", "\"attempt\":1");
+            line(&sb, 601, 1, "acquire_busy", "r1", NULL);
+        }
         grant(&sb, 2, "r9", 0, 1, -1, -1);
         hold(&sb, 2, "r9", 2, 3000);
         struct history h;
         struct json *r = check_text(sb.buf, 1, &h);
         REQUIRE(r != NULL);
-        double stall = tail == 0 ? 401 : tail == 1 ? 3000.5 - 2 : 598;
+        double stall = tail == 0 ? 401 : tail == 2 ? 598 : 3000.5 - 2;
         CHECKF(fabs(getd(r, "checks.liveness.longest_stall_ms") - stall) < 1e-6,
                "tail %d: stall %g, want %g", tail, getd(r, "checks.liveness.longest_stall_ms"),
                stall);
-        CHECKF(geti(r, "checks.liveness.stuck_resources") == (tail == 1), "tail %d: stuck %lld",
+        CHECKF(geti(r, "checks.liveness.stuck_resources") == (tail == 1 || tail == 3),
+               "tail %d: stuck %lld",
                tail, (long long)geti(r, "checks.liveness.stuck_resources"));
         /* free: r0 from the first invoke at 2 to the wait's end (its holder
-         * crashed at 1), and the first grants' own round trips (0.5 + 1) */
-        CHECKF(fabs(getd(r, "checks.liveness.waits.free.total_ms") - (stall + 1.5)) < 1e-6,
+         * crashed at 1), the first grants' own round trips (0.5 + 1) and
+         * r1's own wait (1) */
+        CHECKF(fabs(getd(r, "checks.liveness.waits.free.total_ms") -
+                    (stall + 1.5 + (tail == 3))) < 1e-6,
                "tail %d: free %g", tail, getd(r, "checks.liveness.waits.free.total_ms"));
         json_free(r);
         history_free(&h);

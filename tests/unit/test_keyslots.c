@@ -3,7 +3,7 @@
  * sequences of appends and swap-removes (few keys, many keys, keys that
  * collide in small tables, lists of one key emptied and filled again):
  * after every step each key's list is exactly the positions holding it,
- * linked both ways, and a key no position holds has none.
+ * linked both ways, sorted on demand, and a key no position holds has none.
  */
 #include "util/keyslots.h"
 
@@ -36,6 +36,17 @@ static int agree(const struct keyslots *ks, const uint16_t *keys, int n, const u
             prev = p;
         }
         if (got != want)
+            return -1;
+        /* in ascending order, or -1 past a bound */
+        static int *buf;
+        static int cap;
+        int ns = keyslots_sorted(ks, k, n + 1, &buf, &cap);
+        if (ns != want)
+            return -1;
+        for (int i = 0, j = 0; i < n; i++)
+            if (keys[i] == k && buf[j++] != i)
+                return -1;
+        if (want > 0 && keyslots_sorted(ks, k, want - 1, &buf, &cap) != -1)
             return -1;
     }
     return 0;

@@ -11,9 +11,12 @@
  * is made, kept, let go and made again; capacity 1 to 3. A resource's
  * last wait ends at its waiters' last attempt record (an invoke, an
  * outcome, or what ended an attempt without one: the worker's next invoke
- * or its crash), at the end while an attempt there has none: the oracle
- * finds that instant first, from the records alone. LS_ORACLE_SEED=N
- * reproduces a run, LS_ORACLE_N=N sets its size.
+ * of it or its crash), at the end while an attempt there has none: the
+ * oracle finds that instant first, from the records alone, and compares
+ * the stuck resources too (stuck_after drawn). Half the histories are
+ * wild: invokes with no outcome, outcomes with no invoke, crashes in the
+ * middle of an attempt, failed and unknown outcomes, negative times, long
+ * gaps. LS_ORACLE_SEED=N reproduces a run, LS_ORACLE_N=N sets its size.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -40,6 +43,10 @@ struct gen {
     int never_pct;              /* % of leases without expiry (the latest of all: a few
                                  * of them among the holders hide the others' order) */
     int renew_pct;              /* % of a worker's steps that renew */
+    int wild;                   /* invokes with no outcome, outcomes with no invoke, crashes
+                                 * mid-attempt, fail/unknown outcomes, negative times, long
+                                 * gaps (a wait held back across many holder changes) */
+    int64_t stuck_after;        /* the check's, drawn: a share of histories are stuck */
     struct ev_rec *ev[MAXW];    /* each worker's log (kept across histories) */
     size_t nev[MAXW], cap_ev[MAXW];
 };
@@ -93,18 +100,34 @@ static void gen_history(struct gen *g)
     g->nres = 1 + (int)rng_below(r, MAXR);
     g->cap = 1 + (int)rng_below(r, 3);
     int64_t unit = rng_below(r, 3) == 0 ? 1000 : 1; /* coarse: ties everywhere */
+    int wild = g->wild;
+    int64_t base = wild && rng_below(r, 3) == 0 ? -(int64_t)rng_below(r, 500) * unit : 0;
+    g->stuck_after = (1 + (int64_t)rng_below(r, 60)) * unit;
     int hoard_pct = (int)rng_below(r, 4) * 30;
     g->never_pct = rng_below(r, 3) == 0 ? 8 : 0;
     g->renew_pct = 5 + (int)rng_below(r, 3) * 10;
     for (int w = 0; w < g->nw; w++) {
         g->nev[w] = 0;
         int hoarder = (int)rng_below(r, 100) < hoard_pct;
-        int64_t t = (int64_t)rng_below(r, 30) * unit;
+        int64_t t = base + (int64_t)rng_below(r, 30) * unit;
         int nheld[MAXR] = {0};  /* its grants of each resource */
         int steps = 3 + (int)rng_below(r, hoarder ? 30 : 20);
         for (int k = 0; k < steps; k++) {
             t += (int64_t)rng_below(r, 12) * unit;
+            if (wild && rng_below(r, 10) == 0)
+                t += (int64_t)rng_below(r, 200) * unit;
             int res = (int)rng_below(r, (uint64_t)g->nres), x = (int)rng_below(r, 100);
+            if (wild && rng_below(r, 100) < 8) { /* an outcome with no invoke */
+                static const int oc[] = {EV_ACQUIRE_BUSY, EV_ACQUIRE_FAIL, EV_ACQUIRE_UNKNOWN,
+                                         EV_ACQUIRE_OK};
+                int ty = oc[rng_below(r, 4)];
+                if (ty == EV_ACQUIRE_OK && !hoarder && nheld[res])
+                    ty = EV_ACQUIRE_BUSY;
+                rec(g, w, t, ty, res, ty == EV_ACQUIRE_OK ? draw_lease(g, t, unit) : 0);
+                if (ty == EV_ACQUIRE_OK)
+                    nheld[res] = 1 + hoarder * nheld[res];
+                continue;
+            }
             if (x < 5) {
                 int u = -1;     /* a release of a resource it has no grant of */
                 for (int q = 0; q < g->nres; q++)
@@ -131,8 +154,16 @@ static void gen_history(struct gen *g)
                 continue;
             rec(g, w, t, EV_ACQUIRE_INVOKE, res, 0);
             t += (int64_t)rng_below(r, 3) * unit;
-            if (rng_below(r, 10) == 0) {
-                rec(g, w, t, EV_ACQUIRE_BUSY, res, 0);
+            if (wild && rng_below(r, 6) == 0)
+                continue;       /* no outcome: the next invoke, a crash or the end */
+            if (wild && rng_below(r, 12) == 0) {
+                rec(g, w, t, EV_CRASH, 0, 0);
+                memset(nheld, 0, sizeof(nheld));
+                continue;
+            }
+            if (rng_below(r, wild ? 4 : 10) == 0) {
+                static const int oc[] = {EV_ACQUIRE_BUSY, EV_ACQUIRE_FAIL, EV_ACQUIRE_UNKNOWN};
+                rec(g, w, t, wild ? oc[rng_below(r, 3)] : EV_ACQUIRE_BUSY, res, 0);
                 continue;
             }
             rec(g, w, t, EV_ACQUIRE_OK, res, draw_lease(g, t, unit));
@@ -171,12 +202,14 @@ struct ohold {
 struct owaits {
     int64_t total[K_N], longest[K_N], unserved, stall;
     int max_holders;            /* the most holders of one resource at once */
+    int stuck;
 };
 
 struct ores {                   /* a resource's stretches as the oracle sweeps */
     int64_t last_inv, last_grant; /* INT64_MIN: none */
     int kind;
     int64_t start, unserved_start; /* INT64_MIN: none */
+    int64_t uns_at_end;            /* unserved stretch closed at wend */
 };
 
 /* Contract: resource x (res) from p to q (p < q): its kind there from its
@@ -206,6 +239,8 @@ static void oracle_span(struct owaits *o, struct ores *x, int res, const struct 
         if (x->unserved_start == INT64_MIN)
             x->unserved_start = p;
     } else if (x->unserved_start != INT64_MIN) {
+        if (p == wend)
+            x->uns_at_end = p - x->unserved_start;
         if (p - x->unserved_start > o->unserved)
             o->unserved = p - x->unserved_start;
         x->unserved_start = INT64_MIN;
@@ -250,14 +285,13 @@ static void oracle(const struct gen *g, int64_t end, struct owaits *o)
     }
     /* when each resource's last wait ends (docs/checkers.md "Stall"): at
      * its waiters' last attempt record (an invoke or its outcome, or what
-     * ended an attempt with none: the worker's next invoke, its crash), or
-     * at the end while an attempt there has no end */
+     * ended an attempt with none: the worker's next invoke of it, its
+     * crash), or at the end while an attempt there has no end */
     int64_t wend[MAXR];
-    int pend[MAXW], infl[MAXR] = {0};
+    static unsigned char pend[MAXW][MAXR]; /* worker w has an attempt of r with no end */
+    memset(pend, 0, sizeof(pend));
     for (int r = 0; r < MAXR; r++)
         wend[r] = INT64_MIN;
-    for (int w = 0; w < MAXW; w++)
-        pend[w] = -1;
     for (size_t i = 0; i < m; i++) {
         const struct ev_rec *e = all[i];
         int w = who[i], ty = e->type;
@@ -265,24 +299,23 @@ static void oracle(const struct gen *g, int64_t end, struct owaits *o)
                       ty == EV_ACQUIRE_FAIL || ty == EV_ACQUIRE_UNKNOWN;
         if (attempt && e->t > wend[e->res])
             wend[e->res] = e->t;
-        if (pend[w] >= 0 &&
-            (ty == EV_ACQUIRE_INVOKE || ty == EV_CRASH || (attempt && e->res == pend[w]))) {
-            if (e->t > wend[pend[w]])
-                wend[pend[w]] = e->t;
-            infl[pend[w]]--;
-            pend[w] = -1;
-        }
-        if (ty == EV_ACQUIRE_INVOKE) {
-            pend[w] = e->res;
-            infl[e->res]++;
-        }
+        if (attempt)
+            pend[w][e->res] = ty == EV_ACQUIRE_INVOKE; /* an outcome or a new invoke ends it */
+        if (ty == EV_CRASH)
+            for (int r = 0; r < MAXR; r++)
+                if (pend[w][r]) {
+                    pend[w][r] = 0;
+                    if (e->t > wend[r])
+                        wend[r] = e->t;
+                }
     }
-    for (int r = 0; r < MAXR; r++)
-        if (infl[r] > 0)
-            wend[r] = end;
+    for (int w = 0; w < MAXW; w++)
+        for (int r = 0; r < MAXR; r++)
+            if (pend[w][r])
+                wend[r] = end;
     struct ores rs[MAXR];
     for (int r = 0; r < MAXR; r++)
-        rs[r] = (struct ores){INT64_MIN, INT64_MIN, K_NONE, 0, INT64_MIN};
+        rs[r] = (struct ores){INT64_MIN, INT64_MIN, K_NONE, 0, INT64_MIN, 0};
     int nh = 0;
     /* the stalls: per resource, each grant's wait from the first invoke
      * after the previous grant's instant; an invoke at a grant's instant is
@@ -368,6 +401,10 @@ static void oracle(const struct gen *g, int64_t end, struct owaits *o)
             o->longest[x->kind] = end - x->start;
         if (x->unserved_start != INT64_MIN && end - x->unserved_start > o->unserved)
             o->unserved = end - x->unserved_start;
+        if (x->unserved_start != INT64_MIN)
+            x->uns_at_end = end - x->unserved_start;
+        if (first_inv[r] != INT64_MIN && x->uns_at_end >= g->stuck_after && x->uns_at_end > 0)
+            o->stuck++;
         if (first_inv[r] != INT64_MIN && wend[r] - first_inv[r] > o->stall)
             o->stall = wend[r] - first_inv[r];
     }
@@ -399,6 +436,8 @@ static void from_checker(const struct json *r, struct owaits *o)
     }
     o->unserved = ns_at(r, "checks.liveness.longest_unserved_wait_ms");
     o->stall = ns_at(r, "checks.liveness.longest_stall_ms");
+    const struct json *v = json_path(r, "checks.liveness.stuck_resources");
+    o->stuck = v ? (int)v->i : -1;
 }
 
 static int differ(const struct owaits *a, const struct owaits *b)
@@ -406,15 +445,16 @@ static int differ(const struct owaits *a, const struct owaits *b)
     for (int k = K_HELD; k < K_N; k++)
         if (a->total[k] != b->total[k] || a->longest[k] != b->longest[k])
             return 1;
-    return a->unserved != b->unserved || a->stall != b->stall;
+    return a->unserved != b->unserved || a->stall != b->stall || a->stuck != b->stuck;
 }
 
 static void print_waits(const char *who, const struct owaits *o)
 {
     fprintf(stderr, "  %s: held %" PRId64 "/%" PRId64 " free %" PRId64 "/%" PRId64
             " expired %" PRId64 "/%" PRId64 " (total/longest ns), unserved %" PRId64
-            ", stall %" PRId64 "\n", who, o->total[K_HELD], o->longest[K_HELD], o->total[K_FREE],
-            o->longest[K_FREE], o->total[K_EXPIRED], o->longest[K_EXPIRED], o->unserved, o->stall);
+            ", stall %" PRId64 ", stuck %d\n",
+            who, o->total[K_HELD], o->longest[K_HELD], o->total[K_FREE], o->longest[K_FREE],
+            o->total[K_EXPIRED], o->longest[K_EXPIRED], o->unserved, o->stall, o->stuck);
 }
 
 static void test_oracle(void)
@@ -428,9 +468,11 @@ static void test_oracle(void)
            seed, seed);
     static struct gen g;
     rng_seed(&g.rng, seed, 3);
-    uint64_t bad = 0, many = 0, lots = 0, caps[4] = {0, 0, 0, 0};
+    uint64_t bad = 0, many = 0, lots = 0, stuck = 0, wild = 0, caps[4] = {0, 0, 0, 0};
     int64_t kinds[K_N] = {0, 0, 0, 0};
     for (uint64_t i = 0; i < n; i++) {
+        g.wild = (int)(i % 2); /* half of them wild */
+        wild += (uint64_t)g.wild;
         gen_history(&g);
         struct history h;
         oracle_history(g.ev, g.nev, g.nw, g.nres, &h);
@@ -439,6 +481,7 @@ static void test_oracle(void)
         struct check_params p;
         check_params_from(&h, &p);
         p.capacity = g.cap;
+        p.stuck_after = g.stuck_after;
         struct json *r = json_new_obj();
         check_liveness(&h, &p, r);
         from_checker(r, &got);
@@ -453,17 +496,19 @@ static void test_oracle(void)
             history_export_jsonl(&h, stderr);
         }
         many += want.max_holders > 16;
+        stuck += want.stuck > 0;
         lots += want.max_holders > 48;
         caps[g.cap]++;
         for (int k = K_HELD; k < K_N; k++)
             kinds[k] += want.total[k] > 0;
         history_free(&h);
     }
-    printf("liveness oracle: %" PRIu64 " histories (capacity 1/2/3: %" PRIu64 "/%" PRIu64 "/%"
-           PRIu64 "; more than 16 holders of a resource at once in %" PRIu64 ", more than 48 in %"
-           PRIu64 "; a wait held in %" PRId64 ", free in %" PRId64 ", expired in %" PRId64
-           "), %" PRIu64 " disagreements\n", n, caps[1], caps[2], caps[3], many, lots,
-           kinds[K_HELD], kinds[K_FREE], kinds[K_EXPIRED], bad);
+    printf("liveness oracle: %" PRIu64 " histories (%" PRIu64 " wild; capacity 1/2/3: %" PRIu64
+           "/%" PRIu64 "/%" PRIu64 "; more than 16 holders of a resource at once in %" PRIu64
+           ", more than 48 in %" PRIu64 "; a wait held in %" PRId64 ", free in %" PRId64
+           ", expired in %" PRId64 "; stuck in %" PRIu64 "), %" PRIu64 " disagreements\n",
+           n, wild, caps[1], caps[2], caps[3], many, lots, kinds[K_HELD], kinds[K_FREE],
+           kinds[K_EXPIRED], stuck, bad);
     CHECKF(bad == 0, "%" PRIu64 " of %" PRIu64 " histories disagree with the oracle "
            "(LS_ORACLE_SEED=%" PRIu64 ")", bad, n, seed);
     CHECK(n < 100 || (many > n / 10 && lots > 0));
