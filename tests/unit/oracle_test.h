@@ -1,7 +1,8 @@
 /*
  * oracle_test.h: what the checkers' random-history oracle tests
  * (test_mutex_oracle.c, test_liveness_oracle.c) share: their generated
- * per-worker logs handed to the checkers as the JSONL loader would.
+ * per-worker logs, appended to and handed to the checkers as the JSONL
+ * loader would.
  */
 #ifndef LS_ORACLE_TEST_H
 #define LS_ORACLE_TEST_H
@@ -11,6 +12,27 @@
 #include <string.h>
 
 #include "checkers/history.h"
+
+/* Contract: a record appended to a worker's log *ev of *n records (room
+ * for *cap, grown): zeroed, then t, its place in the log (seq), type and
+ * resource set; the caller fills the rest. */
+static inline struct ev_rec *oracle_append(struct ev_rec **ev, size_t *n, size_t *cap, int64_t t,
+                                           int type, int res)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 128;
+        *ev = realloc(*ev, *cap * sizeof(**ev));
+        if (!*ev)
+            abort();
+    }
+    struct ev_rec *r = &(*ev)[*n];
+    memset(r, 0, sizeof(*r));
+    r->t = t;
+    r->seq = (uint32_t)(*n)++;
+    r->type = (uint8_t)type;
+    r->res = (uint16_t)res;
+    return r;
+}
 
 /* Contract: h as the JSONL loader builds it from nw workers' logs ev[w]
  * of nev[w] records (workers in id order, each log in its own order; nres

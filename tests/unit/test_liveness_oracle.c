@@ -55,18 +55,7 @@ struct gen {
  * (NEVER: none). */
 static void rec(struct gen *g, int w, int64_t t, int ty, int res, int64_t lease)
 {
-    if (g->nev[w] == g->cap_ev[w]) {
-        g->cap_ev[w] = g->cap_ev[w] ? 2 * g->cap_ev[w] : 128;
-        g->ev[w] = realloc(g->ev[w], g->cap_ev[w] * sizeof(*g->ev[w]));
-        if (!g->ev[w])
-            abort();
-    }
-    struct ev_rec *r = &g->ev[w][g->nev[w]];
-    memset(r, 0, sizeof(*r));
-    r->t = t;
-    r->seq = (uint32_t)g->nev[w]++;
-    r->type = (uint8_t)ty;
-    r->res = (uint16_t)res;
+    struct ev_rec *r = oracle_append(&g->ev[w], &g->nev[w], &g->cap_ev[w], t, ty, res);
     if (ty == EV_ACQUIRE_OK || ty == EV_RENEW_OK) {
         if (lease == NEVER)
             r->flags |= EVF_NO_LEASE;

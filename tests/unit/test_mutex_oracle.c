@@ -73,18 +73,8 @@ struct gen {
  * lease; NONE: no lease), the attempt (acquire_invoke: x). */
 static void rec(struct gen *g, int64_t t, int w, int ty, int res, int64_t x, int64_t y)
 {
-    if (g->nev[w] == g->cap_ev[w]) {
-        g->cap_ev[w] = g->cap_ev[w] ? 2 * g->cap_ev[w] : 256;
-        g->ev[w] = realloc(g->ev[w], g->cap_ev[w] * sizeof(*g->ev[w]));
-        if (!g->ev[w])
-            abort();
-    }
-    struct ev_rec *r = &g->ev[w][g->nev[w]];
-    memset(r, 0, sizeof(*r));
-    r->t = t;
-    r->seq = (uint32_t)g->nev[w]++;
-    r->type = (uint8_t)ty;
-    r->res = (uint16_t)(res < 0 ? 0 : res);
+    struct ev_rec *r =
+        oracle_append(&g->ev[w], &g->nev[w], &g->cap_ev[w], t, ty, res < 0 ? 0 : res);
     if (ty == EV_ACQUIRE_OK) {
         r->flags = EVF_FENCE;
         r->fence = (uint64_t)x;
