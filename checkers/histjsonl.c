@@ -18,6 +18,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -675,13 +678,77 @@ static int long_line(struct jl_load *L, int was_blank, const char *tail, size_t 
     return jl_line_too_long(&L->p, len, lineno);
 }
 
+/* Where reading the lines is, between one buffer of them and the next. */
+struct jl_pos {
+    size_t start;               /* the next line's first byte in the buffer */
+    size_t lineno;              /* lines so far */
+    size_t skipping;            /* bytes of an over-long line so far, 0 none */
+    int skip_blank;             /* ... all of them blank so far */
+};
+
+/* Contract: the lines of buf[ps->start, have) through one_line (the
+ * shaped ones straight from the buffer), up to the last whole one; with
+ * eof, the rest too (a last line without its newline). An over-long line
+ * (skipping) ends here, measured, never read. 0 or an error code. */
+static int lines_in(struct jl_load *L, const char *buf, size_t have, int eof, struct jl_pos *ps)
+{
+    int rc = 0;
+    size_t start = ps->start;
+    const char *nl;
+    for (;;) {
+        if (!ps->skipping) { /* a line of the last one's shape: its end comes with it */
+            struct ev_rec rec;
+            int w;
+            size_t n;
+            while (!rc && (n = jl_parse_shaped(&L->p, buf + start, have - start, &rec, &w))) {
+                rc = add(L, w, &rec, ++ps->lineno);
+                start += n + 1;
+            }
+        }
+        if (rc || (nl = memchr(buf + start, '\n', have - start)) == NULL)
+            break;
+        size_t end = (size_t)(nl - buf);
+        ps->lineno++;
+        rc = ps->skipping ? long_line(L, ps->skip_blank, buf + start, end - start,
+                                      ps->skipping + end - start, ps->lineno)
+                          : one_line(L, buf + start, end - start, ps->lineno);
+        ps->skipping = 0;
+        start = end + 1;
+    }
+    ps->start = start;
+    if (rc || !eof)
+        return rc;
+    if (start < have) {
+        ps->lineno++;
+        return ps->skipping ? long_line(L, ps->skip_blank, buf + start, have - start,
+                                        ps->skipping + have - start, ps->lineno)
+                            : one_line(L, buf + start, have - start, ps->lineno);
+    }
+    if (ps->skipping) {
+        ps->lineno++;
+        return long_line(L, ps->skip_blank, buf, 0, ps->skipping, ps->lineno);
+    }
+    return 0;
+}
+
+/* Contract: the bytes buf[ps->start, have), all of one line that goes on
+ * past JL_CHUNK of them, counted into ps->skipping (not kept); start moves
+ * past them. */
+static void skip_long(const char *buf, size_t have, struct jl_pos *ps)
+{
+    ps->skip_blank = (ps->skipping == 0 || ps->skip_blank) &&
+                     blank(buf + ps->start, have - ps->start);
+    ps->skipping += have - ps->start;
+    ps->start = have;
+}
+
 /* Contract: every line of fd through one_line, read JL_CHUNK at a time. A
  * line longer than the chunk is measured, not kept (long_line). */
 static int read_lines(struct jl_load *L, int fd)
 {
     char *buf = xmalloc(JL_CHUNK);
-    size_t have = 0, lineno = 0, skipping = 0; /* skipping: bytes of an over-long line */
-    int skip_blank = 0;                        /* ... all of them blank so far */
+    struct jl_pos ps = {0};
+    size_t have = 0;
     int rc = 0, eof = 0;
     while (!rc && !eof) {
         ssize_t r = read(fd, buf + have, JL_CHUNK - have);
@@ -693,51 +760,102 @@ static int read_lines(struct jl_load *L, int fd)
         }
         eof = r == 0;
         have += (size_t)r;
-        size_t start = 0;
-        const char *nl;
-        for (;;) {
-            if (!skipping) { /* a line of the last one's shape: its end comes with it */
-                struct ev_rec rec;
-                int w;
-                size_t n;
-                while (!rc && (n = jl_parse_shaped(&L->p, buf + start, have - start, &rec, &w))) {
-                    rc = add(L, w, &rec, ++lineno);
-                    start += n + 1;
-                }
-            }
-            if (rc || (nl = memchr(buf + start, '\n', have - start)) == NULL)
-                break;
-            size_t end = (size_t)(nl - buf);
-            lineno++;
-            rc = skipping ? long_line(L, skip_blank, buf + start, end - start,
-                                      skipping + end - start, lineno)
-                          : one_line(L, buf + start, end - start, lineno);
-            skipping = 0;
-            start = end + 1;
-        }
-        if (rc)
+        rc = lines_in(L, buf, have, eof, &ps);
+        if (rc || eof)
             break;
-        if (eof && start < have) {
-            lineno++;
-            rc = skipping ? long_line(L, skip_blank, buf + start, have - start,
-                                      skipping + have - start, lineno)
-                          : one_line(L, buf + start, have - start, lineno);
-            break;
-        }
-        if (eof && skipping) {
-            lineno++;
-            rc = long_line(L, skip_blank, buf, 0, skipping, lineno);
-            break;
-        }
-        memmove(buf, buf + start, have - start);
-        have -= start;
-        if (have == JL_CHUNK) { /* no end in sight: too long to parse, count it */
-            skip_blank = (skipping == 0 || skip_blank) && blank(buf, have);
-            skipping += have;
-            have = 0;
-        }
+        memmove(buf, buf + ps.start, have - ps.start);
+        have -= ps.start;
+        ps.start = 0;
+        if (have == JL_CHUNK) /* no end in sight: too long to parse, count it */
+            skip_long(buf, have, &ps), have = 0;
     }
     free(buf);
+    return rc;
+}
+
+/* A file cut short while it is read where it is mapped: its pages past
+ * the new end fault (SIGBUS). The thread reading it jumps back to
+ * map_lines, which ends the load with an error; any other SIGBUS is
+ * handled as it was before this handler (the previous handler, or the
+ * default: the process ends). Installed once, never removed (several
+ * loads may map at once, each thread its own range). */
+static _Thread_local sigjmp_buf *bus_jmp;
+static _Thread_local const char *bus_lo, *bus_hi;
+static struct sigaction bus_old;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+    const char *a = si->si_addr;
+    if (bus_jmp && a >= bus_lo && a < bus_hi)
+        siglongjmp(*bus_jmp, 1);
+    if ((bus_old.sa_flags & SA_SIGINFO) && bus_old.sa_sigaction) {
+        bus_old.sa_sigaction(sig, si, uc);
+    } else if (!(bus_old.sa_flags & SA_SIGINFO) && bus_old.sa_handler != SIG_DFL &&
+               bus_old.sa_handler != SIG_IGN) {
+        bus_old.sa_handler(sig);
+    } else { /* the fault comes again on return, met as it was before */
+        sigaction(SIGBUS, &bus_old, NULL);
+    }
+}
+
+static void bus_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_bus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &bus_old);
+}
+
+void (*jl_mapped_hook)(int fd); /* tests: called once the file is mapped */
+
+/* Contract: every line of fd (a regular file of size bytes) through
+ * one_line, read where the file is mapped: no copy of it into a buffer
+ * (the kernel's copying was a tenth of the CPU a large history took). The
+ * mapping is read JL_CHUNK at a time, its pages let go behind (memory
+ * stays flat). A file that cannot be mapped is read (read_lines); one cut
+ * short while it is read is an error (LS_EIO), not a crash. */
+static int map_lines(struct jl_load *L, int fd, size_t size)
+{
+    char *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (map == MAP_FAILED)
+        return read_lines(L, fd);
+    madvise(map, size, MADV_SEQUENTIAL);
+    pthread_once(&bus_once, bus_install);
+    sigjmp_buf jb;
+    if (sigsetjmp(jb, 1)) {
+        bus_jmp = NULL;
+        munmap(map, size);
+        return ls_err_set(L->err, LS_EIO, "%s: the file got shorter while it was read (it was "
+                          "%zu bytes); check a history once nothing writes to it", L->path, size);
+    }
+    bus_lo = map;
+    bus_hi = map + size;
+    bus_jmp = &jb;
+    if (jl_mapped_hook)
+        jl_mapped_hook(fd);
+    struct jl_pos ps = {0};
+    size_t base = 0, have = 0, drop = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+    int rc = 0;
+    while (!rc && have < size) {
+        have = size - have > JL_CHUNK ? have + JL_CHUNK : size;
+        rc = lines_in(L, map + base, have - base, have == size, &ps);
+        if (rc || have == size)
+            break;
+        if (have - base - ps.start >= JL_CHUNK) /* no end in sight: too long to parse */
+            skip_long(map + base, have - base, &ps);
+        base += ps.start;
+        ps.start = 0;
+        size_t upto = base / page * page; /* every page before the next line is read */
+        if (upto - drop >= JL_CHUNK) {
+            madvise(map + drop, upto - drop, MADV_DONTNEED);
+            drop = upto;
+        }
+    }
+    bus_jmp = NULL;
+    munmap(map, size);
     return rc;
 }
 
@@ -790,7 +908,7 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     if ((size_t)st.st_size > L.mem_bound)
         rc = start_spill(&L);
     if (!rc)
-        rc = read_lines(&L, fd);
+        rc = map_lines(&L, fd, (size_t)st.st_size);
     close(fd);
     if (rc == 0 && L.events == 0)
         rc = ls_err_set(err, LS_EINPUT, "%s: no events (the file is empty or blank); a history "

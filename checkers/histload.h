@@ -49,4 +49,9 @@ int hist_each_line(const char *buf, size_t n,
  * warning and a gap. */
 void hist_load_faults(struct history *h, const char *dir);
 
+/* Tests: when set, called by the JSONL loader with the history's
+ * descriptor once the file is mapped, before a line is read (a file cut
+ * short then faults as it is read: histjsonl.c map_lines). */
+extern void (*jl_mapped_hook)(int fd);
+
 #endif

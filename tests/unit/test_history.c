@@ -16,6 +16,7 @@
 
 #include "checkers/check.h"
 #include "checkers/evidence.h"
+#include "checkers/histload.h"
 #include "checkers/pass.h"
 #include "model/evlog.h"
 #include "tests/unit/history_test.h"
@@ -143,6 +144,75 @@ static void test_jsonl_errors(void)
     CHECK(history_load_jsonl(path, &h, &err) == LS_EINPUT);
     CHECK(strstr(err.msg, "no events") != NULL);
     history_free(&h);
+}
+
+/* The loader reads a file where it is mapped: one cut short while it is
+ * read (here the moment it is mapped, through the tests' hook) faults
+ * past its new end, and the load ends with an error (exit 3), not a
+ * crash. Before the fault guard, this test died with SIGBUS. */
+static const char *cut_path;
+
+static void cut_now(int fd)
+{
+    (void)fd;
+    if (truncate(cut_path, 1 << 20) != 0)
+        abort();
+}
+
+static void test_jsonl_cut_short(void)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/cut.jsonl", tmp);
+    FILE *f = fopen(path, "w");
+    REQUIRE(f != NULL);
+    for (int i = 0; i < 300000; i++) /* ~19 MB: past a chunk of the mapping */
+        fprintf(f, "{\"t\":%d,\"w\":%d,\"type\":\"acquire_invoke\",\"res\":\"r0\","
+                "\"attempt\":1}\n", i * 10, i % 4);
+    REQUIRE(fclose(f) == 0);
+    struct history h;
+    struct ls_err err = {0, ""};
+    cut_path = path;
+    jl_mapped_hook = cut_now;
+    int rc = history_load_jsonl(path, &h, &err);
+    jl_mapped_hook = NULL;
+    CHECKF(rc == LS_EIO && strstr(err.msg, "got shorter while it was read") != NULL,
+           "rc %d: %s", rc, err.msg);
+    history_free(&h);
+}
+
+/* A file that ends on a page's last byte, with or without its last
+ * line's newline, in a shape the loader knows or not: read to the end
+ * and no further (the mapping has no byte past it). */
+static void test_jsonl_page_end(void)
+{
+    const char *shaped = "{\"t\":1,\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n";
+    for (int nl = 0; nl <= 1; nl++)
+        for (int same = 0; same <= 1; same++) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/page%d%d.jsonl", tmp, nl, same);
+            struct strbuf sb = STRBUF_INIT;
+            for (int i = 0; i < 100; i++)
+                sb_puts(&sb, shaped);
+            /* the last line: the shape of those before, or other keys' order */
+            const char *line = same ? "{\"t\":7,\"w\":0,\"type\":\"exit\",\"res\":\"r0\"}"
+                                    : "{\"w\":0,\"t\":7,\"res\":\"r0\",\"type\":\"exit\"}";
+            size_t n = strlen(line);
+            size_t pad = 8192 - sb.len - n - (size_t)nl; /* spaces before the last line */
+            for (size_t k = 0; k < pad; k++)
+                sb_puts(&sb, k + 1 == pad ? "\n" : " ");
+            sb_puts(&sb, line);
+            if (nl)
+                sb_puts(&sb, "\n");
+            REQUIRE(sb.len == 8192);
+            REQUIRE(write_file(path, sb.buf) == 0);
+            sb_free(&sb);
+            struct history h;
+            struct ls_err err = {0, ""};
+            int rc = history_load_jsonl(path, &h, &err);
+            CHECKF(rc == 0, "nl %d same %d: %s", nl, same, err.msg);
+            CHECK(rc != 0 || (h.nworkers == 1 && h.w[0].n == 101 && hist_last_rec(&h.w[0])->t == 7));
+            history_free(&h);
+        }
 }
 
 /* A history with a stale-holder and a lock-broken overlap, a crash, a
@@ -646,6 +716,8 @@ int main(void)
     tmp = t_tmpdir();
     RUN(test_jsonl_load);
     RUN(test_jsonl_errors);
+    RUN(test_jsonl_cut_short);
+    RUN(test_jsonl_page_end);
     RUN(test_export_roundtrip);
     RUN(test_rundir);
     RUN(test_rundir_workload);
