@@ -282,6 +282,58 @@ const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i)
     return &ev[i - base];
 }
 
+size_t hist_reader_first_at(struct hist_reader *r, int64_t at)
+{
+    const struct hist_worker *w = r->w;
+    size_t lo = 0, hi = w->n; /* the answer is in [lo, hi] */
+    if (hi == 0 || hist_last_rec(w)->t < at)
+        return hi;
+    /* the times known just outside [lo, hi): tlo of record lo - 1 (below
+     * at), thi of record hi (at or above); none yet for lo = 0 */
+    int64_t thi = hist_last_rec(w)->t, tlo = 0;
+    int have_lo = 0, guess = 1;
+    hi = w->n - 1; /* the last record is at or above at */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (guess && have_lo && thi > tlo) { /* where at falls between the known times */
+            double f = ((double)at - (double)tlo) / ((double)thi - (double)tlo);
+            size_t g = lo + (size_t)(f * (double)(hi - lo));
+            mid = g < lo ? lo : g >= hi ? hi - 1 : g;
+        }
+        guess = !guess; /* a guess, then a halving: at worst twice the halvings */
+        const struct ev_rec *x = hist_reader_rec(r, mid);
+        if (mid >= r->lo && mid < r->hi && r->hi - r->lo > 1) { /* a block read: all of it */
+            size_t a = r->lo > lo ? r->lo : lo, b = r->hi < hi ? r->hi : hi;
+            if (r->buf[b - 1 - r->lo].t < at) {
+                lo = b;
+                tlo = r->buf[b - 1 - r->lo].t;
+                have_lo = 1;
+            } else if (r->buf[a - r->lo].t >= at) {
+                hi = a;
+                thi = r->buf[a - r->lo].t;
+            } else { /* in the block: record a below at, b - 1 at or above */
+                size_t l = a + 1, h = b - 1;
+                while (l < h) {
+                    size_t m = l + (h - l) / 2;
+                    if (r->buf[m - r->lo].t < at)
+                        l = m + 1;
+                    else
+                        h = m;
+                }
+                return l;
+            }
+        } else if (x->t < at) {
+            lo = mid + 1;
+            tlo = x->t;
+            have_lo = 1;
+        } else {
+            hi = mid;
+            thi = x->t;
+        }
+    }
+    return lo;
+}
+
 void hist_reader_done(struct hist_reader *r)
 {
     if (r->mapped)

@@ -404,15 +404,7 @@ static void worker_holds(const struct hist_worker *w, int64_t lookback, struct h
 {
     struct hist_reader rd; /* pread: the pass mapped none of the log's pages in */
     hist_reader_init(&rd, w);
-    size_t lo = 0, hi = w->n;
-    int64_t start = k->from - lookback - 1;
-    while (lo < hi) { /* first record with t >= start */
-        size_t mid = lo + (hi - lo) / 2;
-        if (hist_reader_rec(&rd, mid)->t < start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = hist_reader_first_at(&rd, k->from - lookback - 1);
     struct tstate s;
     memset(&s, 0, sizeof(s));
     s.to = k->to;

@@ -21,7 +21,9 @@
 #include "model/evlog.h"
 #include "tests/unit/history_test.h"
 #include "tests/unit/testing.h"
+#include "util/rng.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 static char *tmp;
 
@@ -212,6 +214,120 @@ static void test_jsonl_page_end(void)
             CHECKF(rc == 0, "nl %d same %d: %s", nl, same, err.msg);
             CHECK(rc != 0 || (h.nworkers == 1 && h.w[0].n == 101 && hist_last_rec(&h.w[0])->t == 7));
             history_free(&h);
+        }
+}
+
+/* hist_reader_first_at against a walk of the times written, for one
+ * worker's stream of every kind (records in memory, packed into the JSONL
+ * spill, a run's log in two epochs), times spread evenly, in bursts, all
+ * equal, or with huge gaps: every at below, at, between and above them. */
+static size_t first_at_walk(const int64_t *t, size_t n, int64_t at)
+{
+    size_t lo = 0, hi = n; /* halving the array in memory: no reader */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t[mid] < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void first_at_check(struct history *h, const int64_t *t, size_t n, struct rng *g,
+                           const char *what)
+{
+    REQUIRE(h->nworkers == 1 && h->w[0].n == n);
+    struct hist_reader rd;
+    int bad = 0;
+    for (size_t k = 0; k < 3 * n + 40 && k < 3000 && bad < 3; k++) {
+        int64_t at;
+        switch (k < 4 ? (int)k : (int)rng_below(g, 4)) {
+        case 0: at = t[0] - 1; break;
+        case 1: at = t[n - 1] + 1; break;
+        case 2: at = t[rng_below(g, n)]; break;
+        default: at = t[rng_below(g, n)] + (int64_t)rng_below(g, 3) - 1; break;
+        }
+        hist_reader_init(&rd, &h->w[0]);
+        size_t got = hist_reader_first_at(&rd, at), want = first_at_walk(t, n, at);
+        hist_reader_done(&rd);
+        if (got != want)
+            bad++;
+        CHECKF(got == want, "%s: %zu records, at %lld: %zu, not %zu", what, n, (long long)at, got,
+               want);
+    }
+}
+
+static void test_first_at(void)
+{
+    static const size_t sizes[] = {1, 2, 127, 128, 129, 300, 5000, 40000};
+    struct rng g;
+    rng_seed(&g, 19, 0);
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+        for (int shape = 0; shape < 4; shape++) {
+            size_t n = sizes[si];
+            int64_t *t = xmalloc(n * sizeof(*t));
+            int64_t x = 1000;
+            for (size_t i = 0; i < n; i++) {
+                switch (shape) {
+                case 0: x += 1000 + (int64_t)rng_below(&g, 200); break; /* even */
+                case 1: x += rng_below(&g, 50) ? (int64_t)rng_below(&g, 3) : 5000000; break;
+                case 2: break;                                          /* all equal */
+                default: x += rng_below(&g, 100) ? 1 : (int64_t)1 << 40; break; /* gaps */
+                }
+                t[i] = x;
+            }
+            char path[4096], what[64];
+            struct strbuf sb = STRBUF_INIT;
+            for (size_t i = 0; i < n; i++)
+                sb_printf(&sb, "{\"t\":%lld,\"w\":3,\"type\":\"enter\",\"res\":\"r0\"}\n",
+                          (long long)t[i]);
+            snprintf(path, sizeof(path), "%s/first_at.jsonl", tmp);
+            REQUIRE(write_file(path, sb.buf) == 0);
+            sb_free(&sb);
+            for (int packed = 0; packed <= 1; packed++) {
+                if (packed)
+                    setenv("LS_JSONL_MEM_BOUND", "4096", 1); /* spilled: a packed stream */
+                struct history h;
+                struct ls_err err = {0, ""};
+                int rc = history_load_jsonl(path, &h, &err);
+                unsetenv("LS_JSONL_MEM_BOUND");
+                CHECKF(rc == 0, "%s", err.msg);
+                snprintf(what, sizeof(what), "shape %d, %s", shape, packed ? "packed" : "jsonl");
+                if (rc == 0)
+                    first_at_check(&h, t, n, &g, what);
+                history_free(&h);
+            }
+            /* a run's log, in two epochs (the stream's two runs) */
+            char dir[4096];
+            snprintf(dir, sizeof(dir), "%s/first_at_run", tmp);
+            REQUIRE(make_rundir(dir, "0") == 0);
+            size_t half = n / 2;
+            for (uint32_t e = 0; e < 2; e++) {
+                char lp[8192];
+                evlog_path(lp, sizeof(lp), dir, 3, e);
+                struct evlog_writer *w;
+                struct ls_err err = {0, ""};
+                REQUIRE(evlog_open(&w, lp, 3, e, 0, 0, &err) == 0);
+                for (size_t i = e ? half : 0; i < (e ? n : half); i++) {
+                    struct ev_rec r;
+                    memset(&r, 0, sizeof(r));
+                    r.t = t[i];
+                    r.type = EV_ENTER;
+                    evlog_append(w, &r);
+                }
+                REQUIRE(evlog_close(w, &err) == 0);
+            }
+            struct history h;
+            struct ls_err err = {0, ""};
+            int rc = history_load_rundir(dir, &h, &err);
+            CHECKF(rc == 0, "%s", err.msg);
+            snprintf(what, sizeof(what), "shape %d, run", shape);
+            if (rc == 0)
+                first_at_check(&h, t, n, &g, what);
+            history_free(&h);
+            t_rmdir(dir);
+            free(t);
         }
 }
 
@@ -718,6 +834,7 @@ int main(void)
     RUN(test_jsonl_errors);
     RUN(test_jsonl_cut_short);
     RUN(test_jsonl_page_end);
+    RUN(test_first_at);
     RUN(test_export_roundtrip);
     RUN(test_rundir);
     RUN(test_rundir_workload);
