@@ -293,14 +293,18 @@ size_t hist_reader_first_at(struct hist_reader *r, int64_t at)
     int64_t thi = hist_last_rec(w)->t, tlo = 0;
     int have_lo = 0, guess = 1;
     hi = w->n - 1; /* the last record is at or above at */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (guess && have_lo && thi > tlo) { /* where at falls between the known times */
+    for (int first = 1; lo < hi; first = 0) {
+        /* the first read at the start: its block, or the time there to guess from */
+        size_t mid = first ? lo : lo + (hi - lo) / 2;
+        if (!first && guess && have_lo && thi > tlo) { /* where at falls between them */
             double f = ((double)at - (double)tlo) / ((double)thi - (double)tlo);
-            size_t g = lo + (size_t)(f * (double)(hi - lo));
-            mid = g < lo ? lo : g >= hi ? hi - 1 : g;
+            mid = lo + (size_t)(f * (double)(hi - lo));
         }
-        guess = !guess; /* a guess, then a halving: at worst twice the halvings */
+        if (!first) { /* a read takes the block from mid on: mid in the middle of it */
+            mid = mid - lo > HIST_READER_BLOCK / 2 ? mid - HIST_READER_BLOCK / 2 : lo;
+            mid = mid >= hi ? hi - 1 : mid;
+            guess = !guess; /* a guess, then a halving: at worst twice the halvings */
+        }
         const struct ev_rec *x = hist_reader_rec(r, mid);
         if (mid >= r->lo && mid < r->hi && r->hi - r->lo > 1) { /* a block read: all of it */
             size_t a = r->lo > lo ? r->lo : lo, b = r->hi < hi ? r->hi : hi;

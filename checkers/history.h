@@ -144,10 +144,11 @@ void hist_reader_init(struct hist_reader *r, const struct hist_worker *w);
 /* Contract: record i (< w->n) of the stream, valid until the next call. */
 const struct ev_rec *hist_reader_rec(struct hist_reader *r, size_t i);
 /* Contract: the first record of the reader's stream with t >= at (w->n
- * when none), the stream's times in order. A guess by time between the
- * times known so far, then a halving, in turn, each read taking in the
- * whole block it reads: 2-3 reads of a log whose times are spread evenly,
- * where halving alone took 10-20 (docs/performance.md section 3). */
+ * when none), the stream's times in order. The first read at the stream's
+ * start, then a guess by time between the times known so far and a
+ * halving, in turn, each read taking in the whole block it reads (with the
+ * place asked for in its middle): 2 reads a search of the bench's logs,
+ * where halving alone took 11-14. */
 size_t hist_reader_first_at(struct hist_reader *r, int64_t at);
 /* Contract: drop the pages the reader read in place (history_drop), if any. */
 void hist_reader_done(struct hist_reader *r);
