@@ -10,7 +10,8 @@
  * checker's section, the violations, the event and grant counts).
  * --epochs N: every worker restarted N-1 times (a log per epoch, as the
  * process faults leave them), to see the checker's memory stay flat there too.
- * The rows above run the check on one thread (--jobs 1: per-core figures);
+ * The rows above run the check on one thread (--jobs 1: per-core figures),
+ * the least CPU of --repeat runs, after the files are on disk (syncfs);
  * --jobs LIST (default 1,2) then times each binary history again with each
  * `--jobs N`, best wall time of --repeat runs (default 3; 1 in --smoke),
  * the logs read with pread (the default) and through their mappings
@@ -280,18 +281,28 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
         close(sfd);
     }
 
-    struct bench_usage m;
-    int rc;
-    if (jsonl) {
-        /* the run directory's workload says near_miss: 0; a JSONL history has
-         * no workload, so the same parameter is given on the command line */
-        char *argv[] = {(char *)o->lockstorm, "check", "--history", file, "--format", "json",
-                        "--out", out, "--near-miss", "0ms", "--jobs", "1", NULL};
-        rc = bench_run_usage(argv, log, &m);
-    } else {
-        char *argv[] = {(char *)o->lockstorm, "check", dir, "--format", "json", "--jobs", "1",
-                        NULL};
-        rc = bench_run_usage(argv, log, &m);
+    /* the least CPU of --repeat checks (the noise of a shared machine only
+     * adds), the most memory any took */
+    struct bench_usage m = {0}, u;
+    int rc = 0;
+    for (int k = 0; k < jc->repeat && rc == 0; k++) {
+        if (jsonl) {
+            /* the run directory's workload says near_miss: 0; a JSONL history has
+             * no workload, so the same parameter is given on the command line */
+            char *argv[] = {(char *)o->lockstorm, "check", "--history", file, "--format", "json",
+                            "--out", out, "--near-miss", "0ms", "--jobs", "1", NULL};
+            rc = bench_run_usage(argv, log, &u);
+        } else {
+            char *argv[] = {(char *)o->lockstorm, "check", dir, "--format", "json", "--jobs",
+                            "1", NULL};
+            rc = bench_run_usage(argv, log, &u);
+        }
+        long rss = m.rss_kib > u.rss_kib ? m.rss_kib : u.rss_kib;
+        int failed = u.exit != 0 && u.exit != 1; /* 1: the planted violations found */
+        if (k == 0 || failed || u.cpu_s < m.cpu_s)
+            m = u;
+        m.rss_kib = rss;
+        rc = rc == 0 && failed ? -1 : rc;
     }
     char rpath[800];
     snprintf(rpath, sizeof(rpath), "%s/result.json", jsonl ? out : dir);
@@ -330,16 +341,17 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     json_obj_set_num(row, "events_per_s", m.wall_s > 0 ? (double)g.events / m.wall_s : 0);
     json_obj_set_num(row, "events_per_cpu_s", m.cpu_s > 0 ? (double)g.events / m.cpu_s : 0);
     json_obj_set_num(row, "rss_mb", (double)m.rss_kib / 1024.0);
+    json_obj_set_int(row, "runs", jc->repeat);
     json_obj_set_int(row, "planted", g.stale + g.broken);
     json_obj_set_bool(row, "found_exactly_planted", bad == 0);
     if (equal >= 0)
         json_obj_set_bool(row, "same_result_as_binary", equal);
     fprintf(stderr, "checker %-6s %10lld events: %6.2f s wall, %6.2f s cpu, %6.1f M ev/s, "
-            "%6.1f M ev/cpu-s, RSS %7.1f MB, planted %lld: %s\n",
+            "%6.1f M ev/cpu-s, RSS %7.1f MB, planted %lld: %s (least CPU of %d)\n",
             jsonl ? "jsonl" : "binary", (long long)g.events, m.wall_s, m.cpu_s,
             m.wall_s > 0 ? (double)g.events / m.wall_s / 1e6 : 0,
             m.cpu_s > 0 ? (double)g.events / m.cpu_s / 1e6 : 0, (double)m.rss_kib / 1024.0,
-            (long long)(g.stale + g.broken), bad == 0 ? "found exactly" : "MISMATCH");
+            (long long)(g.stale + g.broken), bad == 0 ? "found exactly" : "MISMATCH", jc->repeat);
     json_free(g.expected);
     if (!jsonl && jc->n > 0 && bad >= 0)
         bad += jobs_rows(o, dir, g.events, jc, rows);
