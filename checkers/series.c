@@ -698,9 +698,11 @@ struct series_acc *series_acc_new(const struct history *h)
     a->rate = xcalloc((size_t)a->nb, sizeof(*a->rate));
     a->grants = xcalloc((size_t)a->nb, sizeof(*a->grants));
     a->drift = xcalloc((size_t)a->nb, sizeof(*a->drift));
-    a->qh = xmalloc((size_t)a->nq * sizeof(*a->qh));
-    for (int64_t i = 0; i < a->nq; i++)
-        hist_init(&a->qh[i]);
+    /* zeroed by calloc, not hist_init: 30 KB a histogram, up to 101 of
+     * them, fresh pages the kernel gives zeroed, and only those a latency
+     * falls in are ever touched (a memset touched all 3 MB: 750 page
+     * faults, a fifth of a 10^6-event check's fixed cost) */
+    a->qh = xcalloc((size_t)a->nq, sizeof(*a->qh));
     size_t nw = (size_t)(h->nworkers ? h->nworkers : 1);
     a->inv_rate = xmalloc(nw * sizeof(*a->inv_rate));
     a->inv_scatter = xmalloc(nw * sizeof(*a->inv_scatter));
