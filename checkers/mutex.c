@@ -20,7 +20,9 @@
  * invents an overlap from a missing record. Its pairing is the pass's only
  * one: it tells a listener (pass.h "hold listener": the charts' series)
  * each hold as it ends. The violations and incidents, pending until their
- * holds have ended, are in mutex_viol.c (shared structures: mutex_int.h).
+ * holds have ended, are in mutex_viol.c, a resource's live grants by grant
+ * instant (once they are many: what a renewal and a lease's trim ask of
+ * them) in mutex_live.c (shared structures: mutex_int.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "checkers/checkutil.h"
+#include "checkers/liveix.h"
 #include "checkers/mutex_int.h"
 #include "util/stsort.h"
 #include "util/xalloc.h"
@@ -121,11 +124,15 @@ static int64_t lease_at_grant(const struct hold *H, const struct hold *x)
 /* Contract: x is no longer a live grant, from t on. */
 static void set_gone(struct mutex_st *m, struct hold *x, int64_t t)
 {
-    if (x->in_live)
-        m->rs[x->res].live_gone++;
     x->gone = 1;
     x->end_t = t;
     x->gone_at = m->joins;
+    if (x->in_live) {
+        struct rstate *r = &m->rs[x->res];
+        r->live_gone++;
+        if (__builtin_expect(r->ix != NULL, 0))
+            mutex_live_gone(r, x);
+    }
 }
 
 /* Contract: keep[i] set for the raise of x a grant at instant T reads. */
@@ -141,19 +148,22 @@ static void mark_raise(const struct hold *x, char *keep, int64_t T)
  * asked (a live grant, an active hold, an entry of the current instant),
  * and for any grant yet to come (at now or later), the first raise at or
  * after its instant (lease_at reads no other). So x keeps at most one
- * raise per such grant, and one for now. */
-static void raises_trim(struct mutex_st *m, struct hold *x, int64_t now)
+ * raise per such grant, and one for now. With many live grants, through
+ * their index (mutex_live_marks: a walk at every few raises took the
+ * square of the live grants when they renew again and again). */
+static __attribute__((noinline)) void raises_trim(struct mutex_st *m, struct hold *x, int64_t now)
 {
     const struct rstate *r = &m->rs[x->res];
     char *keep = xcalloc((size_t)x->nraises, 1);
     mark_raise(x, keep, now);
-    for (int k = 0; k < r->nlive; k++)
+    int by_ix = r->ix && mutex_live_marks(r, x, keep);
+    for (int k = 0; k < r->nlive && !by_ix; k++)
         if (r->live[k]->join > x->join)
             mark_raise(x, keep, r->live[k]->acquired);
-    for (int k = 0; k < r->n; k++)
+    for (int k = 0; k < r->n && !by_ix; k++)
         if (r->active[k]->join > x->join)
             mark_raise(x, keep, r->active[k]->acquired);
-    for (int k = 0; k < m->nbatch; k++)
+    for (int k = 0; k < m->nbatch && !by_ix; k++)
         if (m->batch[k]->res == x->res && m->batch[k]->join > x->join)
             mark_raise(x, keep, m->batch[k]->acquired);
     int kept = 0;
@@ -259,7 +269,8 @@ static void lease_raise(struct mutex_st *m, struct hold *x, int64_t l, int64_t t
  * once they are half of it and time has moved on since the last purge (a
  * walk at every grant took the square of the live grants when they never
  * end: a gone grant left in the list only keeps memory longer, every
- * reader of the list skips it or keeps more of a lease's raises). */
+ * reader of the list skips it or keeps more of a lease's raises; its
+ * index is made again at the join that follows: mutex_live_joined). */
 static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t);
 
 /* Contract: H (a new grant of its resource at T) joins its live grants. */
@@ -270,6 +281,8 @@ static void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int6
     push_ptr(&r->live, &r->nlive, &r->live_cap, H);
     H->in_live = 1;
     H->refs++;
+    if (__builtin_expect(r->ix || r->nlive >= LIVE_INDEXED_FROM, 0))
+        mutex_live_joined(r, H);
 }
 
 static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t)
@@ -670,7 +683,8 @@ static void set_lease_ms(struct json *o, const char *key, int64_t l)
  * renewal after loss when at least `capacity` other grants of the
  * resource, live at t and granted before t, were made when x's lease as
  * it stood then had run out (docs/checkers.md "Renewed after loss"). */
-static void renewal_check(struct mutex_st *m, struct hold *x, const struct ev_rec *r)
+static __attribute__((noinline)) void renewal_check(struct mutex_st *m, struct hold *x,
+                                                   const struct ev_rec *r)
 {
     if (x->lease == LEASE_NEVER || r->res >= m->nrs)
         return;
@@ -678,7 +692,8 @@ static void renewal_check(struct mutex_st *m, struct hold *x, const struct ev_re
     int n = 0;
     const struct hold *first = NULL;
     int64_t ran_out = 0;
-    for (int k = 0; k < rs->nlive; k++) {
+    int by_time = rs->ix && mutex_live_lapsed(rs, x, r->t, &n, &first, &ran_out);
+    for (int k = 0; k < rs->nlive && !by_time; k++) {
         const struct hold *y = rs->live[k];
         int64_t l;
         if (y == x || (y->gone && y->end_t < r->t) || y->acquired >= r->t ||
@@ -1014,6 +1029,7 @@ static int mutex_finish(void *st, struct json *res)
         free(m->rs[r].gh.a);
         free(m->rs[r].lh.a);
         free(m->rs[r].live);
+        liveix_free(m->rs[r].ix);
     }
     for (size_t i = 0; i < m->nchunks; i++) {
         for (int k = 0; k < POOL_CHUNK; k++) {

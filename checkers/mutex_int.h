@@ -25,6 +25,7 @@
 #define HF_NO_GRANT 0x08 /* enter without a preceding acquire_ok */
 
 struct incident;
+struct liveix;
 
 /* A raise of a grant's lease: at time t, from the lease it had before. */
 struct raise {
@@ -104,13 +105,16 @@ struct rstate {
     int n, cap;                 /* in active, ended ones included */
     int ndead;
     int head;                   /* active[0, head) have all ended */
-    int64_t last_exit;          /* latest exit of an ended hold */
-    int has_exit;
+    int64_t last_exit;          /* latest exit of an ended hold (has_exit, below) */
     struct hold **live;         /* grants of the resource, entered or not, until gone and
                                  * time has moved past their end (referenced) */
     int nlive, live_cap;
     int live_gone;              /* of them gone (purged once they are half the list) */
+    int has_exit;               /* last_exit set (here, and ix_off below, in what was
+                                   padding: 192 bytes, as before the index) */
     int64_t purged_t;           /* the instant of the last purge */
+    struct liveix *ix;          /* live by position, with grant instants, once the list was
+                                   long (LIVE_INDEXED_FROM; owned; NULL none) */
     uint64_t ser;               /* the last serial given (hold.ser) */
     struct hheap gh;            /* its active holds that had a grant by grant time, the
                                    first entered (ser) among equals (active_gmax) */
@@ -120,6 +124,7 @@ struct rstate {
     uint64_t *up_ser;           /* the serial of each (increasing: a hold's end is one of
                                    those from its own serial on) */
     int nup, up_cap, up_gone;
+    int ix_off;                 /* instants went back in time: live never indexed again */
     struct sufcount uc;         /* each one's holds not ended yet (level 0), and that less
                                    capacity (level 1), lowered for all of them at once */
 };
@@ -244,5 +249,29 @@ void mutex_unlisted_heard(struct mutex_st *m, int res, uint64_t ser, int64_t exi
 /* Contract: v pending: each of its holds not ended hears of it when it
  * ends. */
 void mutex_push_pending(struct mutex_st *m, struct pviol *v);
+
+/* mutex_live.c: a resource's live grants by grant instant (checkers/
+ * liveix.h), once they are LIVE_INDEXED_FROM: a renewal's question, which
+ * of them were made while its lease had run out, and its lease's trim,
+ * which raises they may still ask about, answered by binary searches
+ * instead of a walk over them all. The same answers. */
+#ifndef LIVE_INDEXED_FROM
+#define LIVE_INDEXED_FROM 256
+#endif
+/* Contract: H, just appended to r's live list (after a purge, maybe), in
+ * its index too: made again when the purge moved the positions, made when
+ * the list has become long, let go when it has become short. */
+void mutex_live_joined(struct rstate *r, const struct hold *H);
+/* Contract: x (gone, in r's live list) gone in r's index too. */
+void mutex_live_gone(struct rstate *r, const struct hold *x);
+/* Contract: renewal_check's count *n of r's live grants made while x's
+ * lease had run out, the first of them in the list (*first) and that
+ * lease (*ran_out), through r's index (r->ix set); 0 when a walk answers. */
+int mutex_live_lapsed(struct rstate *r, const struct hold *x, int64_t t, int *n,
+                      const struct hold **first, int64_t *ran_out);
+/* Contract: keep[i] set for each raise of x that a grant of r's live list
+ * joined after x reads, through r's index (r->ix set); 0 when a walk
+ * answers (nothing set then). */
+int mutex_live_marks(const struct rstate *r, const struct hold *x, char *keep);
 
 #endif

@@ -19,6 +19,16 @@ that never end, many workers").
   liveness_histories.py hoard GRANTS [SEED]   2,000 workers on 4 resources that
                                               never release, one step in 20
                                               renewing; one worker in 50 crashes
+  liveness_histories.py renew SEED            a random mix with hundreds to
+                                              thousands of live grants a
+                                              resource (the mutex checker's index
+                                              of them, checkers/liveix.h), leases
+                                              that run out, renewals late and
+                                              again, some releases, losses,
+                                              crashes (now and then of everyone),
+                                              grants replaced, enters without a
+                                              grant; prints the capacity to check
+                                              it with on stderr
 The history goes to stdout.
 """
 import random
@@ -108,6 +118,86 @@ def random_history(seed):
     return cap
 
 
+def renew_history(seed):
+    rng = random.Random(seed)
+    nw = rng.choice([3, 20, 100, 400, 1500])
+    nres = rng.choice([1, 1, 2, 3])
+    cap = rng.choice([1, 1, 2, 3])
+    step = 1000 if rng.randrange(3) == 0 else 1     # a coarse clock: ties
+    scale = rng.choice([20, 200, 2000, 20000]) * step
+    p_rel = rng.choice([0, 2, 10, 30])              # % of steps: a release
+    p_renew = rng.choice([5, 15, 40])
+    p_crash = rng.choice([0, 1, 3])
+    p_all = rng.choice([0, 0, 1])                   # per mille: every worker crashes
+    lines = []
+    held = [[] for _ in range(nw)]                  # per worker: [resource, entered]
+    t = 0
+    for _ in range(rng.choice([2000, 5000, 15000, 40000])):
+        if rng.randrange(3):
+            t += rng.randrange(0, 4) * step
+        if rng.randrange(1000) < p_all:
+            for w in range(nw):
+                if held[w]:
+                    out(lines, t, w, "crash")
+                    held[w] = []
+            continue
+        w = rng.randrange(nw)
+        x = rng.randrange(100)
+        if x < p_crash:
+            out(lines, t, w, "crash")
+            held[w] = []
+            continue
+        x -= p_crash
+        if x < p_rel:
+            if not held[w]:
+                out(lines, t, w, "lost", rng.randrange(nres))
+                continue
+            res, ent = held[w][rng.randrange(len(held[w]))]
+            if ent and rng.randrange(5):
+                out(lines, t, w, "exit", res)
+            out(lines, t, w, "release_invoke", res)
+            out(lines, t, w, rng.choice(["release_ok"] * 5 + ["lost", "release_not_owner",
+                                                               "release_fail"]), res)
+            for i, g in enumerate(held[w]):     # (roughly the grant the checker ends)
+                if g[0] == res:
+                    del held[w][i]
+                    break
+            continue
+        x -= p_rel
+        if x < p_renew:
+            if held[w] or rng.randrange(10) == 0:
+                res = rng.choice(held[w])[0] if held[w] else rng.randrange(nres)
+                k = rng.randrange(10)
+                v = None if k == 0 else t - rng.randrange(0, scale) if k == 1 else \
+                    t + rng.randrange(0, 4 * scale)
+                out(lines, t, w, "renew_invoke", res)
+                out(lines, t, w, "renew_ok", res, valid_until=v)
+            continue
+        res = rng.randrange(nres)
+        if rng.randrange(40) == 0:
+            out(lines, t, w, "enter", res)
+            held[w].append([res, 1])
+            continue
+        k = rng.randrange(12)
+        v = None if k == 0 else t - rng.randrange(0, scale) if k == 1 else \
+            t + rng.randrange(0, scale // 4 + 1) if k < 6 else t + rng.randrange(0, 4 * scale)
+        out(lines, t, w, "acquire_invoke", res)
+        out(lines, t, w, "acquire_ok", res, valid_until=v)
+        if rng.randrange(6) == 0:               # not entered: a later grant replaces it
+            if not any(g[0] == res and not g[1] for g in held[w]):
+                held[w].append([res, 0])
+            continue
+        out(lines, t, w, "enter", res)
+        for g in held[w]:
+            if g[0] == res and not g[1]:
+                g[1] = 1
+                break
+        else:
+            held[w].append([res, 1])
+    emit(lines)
+    return cap
+
+
 def crash_history(grants, seed):
     rng = random.Random(seed)
     nw, nres = 3000, 7
@@ -152,8 +242,8 @@ def hoard_history(grants, seed):
 
 def main():
     a = sys.argv[1:]
-    if len(a) >= 2 and a[0] == "random":
-        cap = random_history(int(a[1]))
+    if len(a) >= 2 and a[0] in ("random", "renew"):
+        cap = (random_history if a[0] == "random" else renew_history)(int(a[1]))
         sys.stderr.write("%d\n" % cap)
     elif len(a) >= 2 and a[0] in ("crash", "hoard"):
         seed = int(a[2]) if len(a) > 2 else 1
