@@ -194,7 +194,7 @@ static inline int put_packed(struct jl_load *L, struct jw *w, const struct ev_re
             w->pcap = want;
         }
     }
-    w->pn += hist_pack_put(&w->pk, r, 1, w->pbuf + w->pn);
+    w->pn += hist_pack_put1(&w->pk, r, w->pbuf + w->pn);
     w->last = *r;
     return 0;
 }

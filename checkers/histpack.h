@@ -64,6 +64,8 @@ struct hist_pack {
 /* Contract: r[0..n) packed after the records so far into out (room for n
  * * HIST_PACK_MAX_REC bytes); returns the bytes written. */
 size_t hist_pack_put(struct hist_packer *pk, const struct ev_rec *r, size_t n, unsigned char *out);
+/* Contract: hist_pack_put of the one record r. */
+size_t hist_pack_put1(struct hist_packer *pk, const struct ev_rec *r, unsigned char *out);
 
 /* Contract: the next n bytes pk packed (in the order they were) are now at
  * off in its file. */
