@@ -291,22 +291,28 @@ size_t hist_reader_first_at(struct hist_reader *r, int64_t at)
     /* the times known just outside [lo, hi): tlo of record lo - 1 (below
      * at), thi of record hi (at or above); none yet for lo = 0 */
     int64_t thi = hist_last_rec(w)->t, tlo = 0;
-    int have_lo = 0, guess = 1;
+    int have_lo = 0, guess = 1, blocks = 0; /* blocks: the last read took a block */
     hi = w->n - 1; /* the last record is at or above at */
     for (int first = 1; lo < hi; first = 0) {
         /* the first read at the start: its block, or the time there to guess from */
         size_t mid = first ? lo : lo + (hi - lo) / 2;
         if (!first && guess && have_lo && thi > tlo) { /* where at falls between them */
-            double f = ((double)at - (double)tlo) / ((double)thi - (double)tlo);
+            /* unsigned differences (exact: tlo < at <= thi): f in [0, 1] even
+             * where the doubles of tlo and thi are one (0 / 0 made a NaN) */
+            double f = (double)((uint64_t)at - (uint64_t)tlo) /
+                       (double)((uint64_t)thi - (uint64_t)tlo);
             mid = lo + (size_t)(f * (double)(hi - lo));
         }
-        if (!first) { /* a read takes the block from mid on: mid in the middle of it */
-            mid = mid - lo > HIST_READER_BLOCK / 2 ? mid - HIST_READER_BLOCK / 2 : lo;
+        if (!first) {
+            if (blocks) /* a read takes the block from mid on: mid in its middle (a
+                           stream read in place reads one record: mid as it is) */
+                mid = mid - lo > HIST_READER_BLOCK / 2 ? mid - HIST_READER_BLOCK / 2 : lo;
             mid = mid >= hi ? hi - 1 : mid;
             guess = !guess; /* a guess, then a halving: at worst twice the halvings */
         }
         const struct ev_rec *x = hist_reader_rec(r, mid);
-        if (mid >= r->lo && mid < r->hi && r->hi - r->lo > 1) { /* a block read: all of it */
+        blocks = mid >= r->lo && mid < r->hi && r->hi - r->lo > 1;
+        if (blocks) { /* a block read: all of it */
             size_t a = r->lo > lo ? r->lo : lo, b = r->hi < hi ? r->hi : hi;
             if (r->buf[b - 1 - r->lo].t < at) {
                 lo = b;

@@ -153,10 +153,10 @@ static void mark_raise(const struct hold *x, char *keep, int64_t T)
  * square of the live grants when they renew again and again). */
 static __attribute__((noinline)) void raises_trim(struct mutex_st *m, struct hold *x, int64_t now)
 {
-    const struct rstate *r = &m->rs[x->res];
+    struct rstate *r = &m->rs[x->res];
     char *keep = xcalloc((size_t)x->nraises, 1);
     mark_raise(x, keep, now);
-    int by_ix = r->ix && mutex_live_marks(r, x, keep);
+    int by_ix = (r->ix || r->nlive >= LIVE_INDEXED_FROM) && mutex_live_marks(r, x, keep);
     for (int k = 0; k < r->nlive && !by_ix; k++)
         if (r->live[k]->join > x->join)
             mark_raise(x, keep, r->live[k]->acquired);
@@ -270,7 +270,8 @@ static void lease_raise(struct mutex_st *m, struct hold *x, int64_t l, int64_t t
  * walk at every grant took the square of the live grants when they never
  * end: a gone grant left in the list only keeps memory longer, every
  * reader of the list skips it or keeps more of a lease's raises; its
- * index is made again at the join that follows: mutex_live_joined). */
+ * index, if it has one, is let go at the join that follows and made again
+ * when a renewal next asks: mutex_live_joined). */
 static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t);
 
 /* Contract: H (a new grant of its resource at T) joins its live grants. */
@@ -281,7 +282,7 @@ static void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int6
     push_ptr(&r->live, &r->nlive, &r->live_cap, H);
     H->in_live = 1;
     H->refs++;
-    if (__builtin_expect(r->ix || r->nlive >= LIVE_INDEXED_FROM, 0))
+    if (__builtin_expect(r->ix != NULL, 0))
         mutex_live_joined(r, H);
 }
 
@@ -692,7 +693,8 @@ static __attribute__((noinline)) void renewal_check(struct mutex_st *m, struct h
     int n = 0;
     const struct hold *first = NULL;
     int64_t ran_out = 0;
-    int by_time = rs->ix && mutex_live_lapsed(rs, x, r->t, &n, &first, &ran_out);
+    int by_time = (rs->ix || rs->nlive >= LIVE_INDEXED_FROM) &&
+                  mutex_live_lapsed(rs, x, r->t, &n, &first, &ran_out);
     for (int k = 0; k < rs->nlive && !by_time; k++) {
         const struct hold *y = rs->live[k];
         int64_t l;

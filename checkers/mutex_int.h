@@ -251,27 +251,29 @@ void mutex_unlisted_heard(struct mutex_st *m, int res, uint64_t ser, int64_t exi
 void mutex_push_pending(struct mutex_st *m, struct pviol *v);
 
 /* mutex_live.c: a resource's live grants by grant instant (checkers/
- * liveix.h), once they are LIVE_INDEXED_FROM: a renewal's question, which
- * of them were made while its lease had run out, and its lease's trim,
- * which raises they may still ask about, answered by binary searches
- * instead of a walk over them all. The same answers. */
+ * liveix.h), made when a renewal asks and they are LIVE_INDEXED_FROM: a
+ * renewal's question, which of them were made while its lease had run out,
+ * and its lease's trim, which raises they may still ask about, answered by
+ * binary searches instead of a walk over them all. The same answers. A
+ * history without renewals never makes one. */
 #ifndef LIVE_INDEXED_FROM
 #define LIVE_INDEXED_FROM 256
 #endif
 /* Contract: H, just appended to r's live list (after a purge, maybe), in
- * its index too: made again when the purge moved the positions, made when
- * the list has become long, let go when it has become short. */
+ * r's index (r->ix set) too; the index let go when the purge moved the
+ * positions (made again when a renewal next asks). */
 void mutex_live_joined(struct rstate *r, const struct hold *H);
 /* Contract: x (gone, in r's live list) gone in r's index too. */
 void mutex_live_gone(struct rstate *r, const struct hold *x);
 /* Contract: renewal_check's count *n of r's live grants made while x's
  * lease had run out, the first of them in the list (*first) and that
- * lease (*ran_out), through r's index (r->ix set); 0 when a walk answers. */
+ * lease (*ran_out), through r's index (made if it has none and the list
+ * is long); 0 when a walk answers. */
 int mutex_live_lapsed(struct rstate *r, const struct hold *x, int64_t t, int *n,
                       const struct hold **first, int64_t *ran_out);
 /* Contract: keep[i] set for each raise of x that a grant of r's live list
- * joined after x reads, through r's index (r->ix set); 0 when a walk
- * answers (nothing set then). */
-int mutex_live_marks(const struct rstate *r, const struct hold *x, char *keep);
+ * joined after x reads, through r's index (made if it has none and the
+ * list is long); 0 when a walk answers (nothing set then). */
+int mutex_live_marks(struct rstate *r, const struct hold *x, char *keep);
 
 #endif

@@ -45,14 +45,9 @@ static void index_check(struct rstate *r)
 }
 
 /* Contract: r's index made (again) from its live list (those gone in it
- * live up to their end), or let go when the list is short. */
+ * live up to their end). */
 static void index_make(struct rstate *r)
 {
-    if (r->nlive < LIVE_INDEXED_FROM / 2) {
-        liveix_free(r->ix);
-        r->ix = NULL;
-        return;
-    }
     if (!r->ix)
         r->ix = liveix_new();
     liveix_clear(r->ix);
@@ -64,13 +59,26 @@ static void index_make(struct rstate *r)
     index_check(r);
 }
 
+/* Contract: r's index, made when a question needs it and the list is long
+ * (only renewals ask: a history without them never pays for one, which
+ * made for every long list took 14.7 MB more for 64 resources of coarse
+ * clock ties, and ran out of 200 MB of address space); NULL when a walk
+ * answers. */
+static struct liveix *index_get(struct rstate *r)
+{
+    if (!r->ix && !r->ix_off && r->nlive >= LIVE_INDEXED_FROM)
+        index_make(r);
+    return r->ix;
+}
+
 void mutex_live_joined(struct rstate *r, const struct hold *H)
 {
-    if (r->ix && r->ix->n == r->nlive - 1) { /* no purge since: the positions stand */
+    if (r->ix->n == r->nlive - 1) { /* no purge since: the positions stand */
         liveix_push(r->ix, H->acquired);
         index_check(r);
-    } else if (!r->ix_off) {
-        index_make(r);
+    } else { /* a purge moved them: made again at the next question */
+        liveix_free(r->ix);
+        r->ix = NULL;
     }
 }
 
@@ -97,8 +105,8 @@ static int index_for(const struct rstate *r, const struct hold *x)
 int mutex_live_lapsed(struct rstate *r, const struct hold *x, int64_t t, int *n,
                       const struct hold **first, int64_t *ran_out)
 {
-    struct liveix *ix = r->ix;
-    if (!index_for(r, x))
+    struct liveix *ix;
+    if (!index_for(r, x) || (ix = index_get(r)) == NULL)
         return 0;
     if (!liveix_at(ix, t)) {
         index_check(r);
@@ -139,9 +147,9 @@ int mutex_live_lapsed(struct rstate *r, const struct hold *x, int64_t t, int *n,
  * active holds and the current instant's entries joined after x: those
  * not ended are live grants too, and an ended hold asks no more, so x
  * keeps no more raises than with the walk, and all those still asked. */
-int mutex_live_marks(const struct rstate *r, const struct hold *x, char *keep)
+int mutex_live_marks(struct rstate *r, const struct hold *x, char *keep)
 {
-    if (!index_for(r, x))
+    if (!index_for(r, x) || !index_get(r))
         return 0;
     for (int i = 0, lo = live_pos(r, x) + 1; i < x->nraises && lo < r->nlive; i++) {
         int hi = liveix_upper(r->ix, x->raises[i].t);

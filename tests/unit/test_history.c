@@ -264,16 +264,19 @@ static void test_first_at(void)
     struct rng g;
     rng_seed(&g, 19, 0);
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
-        for (int shape = 0; shape < 4; shape++) {
+        for (int shape = 0; shape < 5; shape++) {
             size_t n = sizes[si];
             int64_t *t = xmalloc(n * sizeof(*t));
-            int64_t x = 1000;
+            /* shape 4: near the largest time a history has (10^18), where
+             * times 128 ns apart are one double (a guess divided 0 by 0) */
+            int64_t x = shape == 4 ? 999999999999900000 : 1000;
             for (size_t i = 0; i < n; i++) {
                 switch (shape) {
                 case 0: x += 1000 + (int64_t)rng_below(&g, 200); break; /* even */
                 case 1: x += rng_below(&g, 50) ? (int64_t)rng_below(&g, 3) : 5000000; break;
                 case 2: break;                                          /* all equal */
-                default: x += rng_below(&g, 100) ? 1 : (int64_t)1 << 40; break; /* gaps */
+                case 3: x += rng_below(&g, 100) ? 1 : (int64_t)1 << 40; break; /* gaps */
+                default: x += (int64_t)rng_below(&g, 2); break;          /* near 10^18 */
                 }
                 t[i] = x;
             }
