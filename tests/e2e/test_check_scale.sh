@@ -107,14 +107,16 @@ check "... 311,996 violations, half of each class, one incident a resource" \
 # a worker (213 MB in all, out of memory in 200 MB of address space); now
 # one spill file, 1 KB a worker, and one thread past 1,024 workers read
 # with pread. The same result on one thread and on two.
+# (times up to 1.4e10 printed with %.0f: mawk's %d stops at 2^31 - 1,
+# which put most of them at one instant)
 awk 'BEGIN { for (c = 0; c < 7; c++) for (w = 0; w < 20000; w++) {
     t = (c * 20000 + w) * 100000; r = w % 64
-    printf "{\"t\":%d,\"w\":%d,\"type\":\"acquire_invoke\",\"res\":\"r%d\"}\n", t, w, r
-    printf "{\"t\":%d,\"w\":%d,\"type\":\"acquire_ok\",\"res\":\"r%d\",\"valid_until\":%d}\n", t + 10, w, r, t + 90000
-    printf "{\"t\":%d,\"w\":%d,\"type\":\"enter\",\"res\":\"r%d\"}\n", t + 20, w, r
-    printf "{\"t\":%d,\"w\":%d,\"type\":\"exit\",\"res\":\"r%d\"}\n", t + 30, w, r
-    printf "{\"t\":%d,\"w\":%d,\"type\":\"release_invoke\",\"res\":\"r%d\"}\n", t + 40, w, r
-    printf "{\"t\":%d,\"w\":%d,\"type\":\"release_ok\",\"res\":\"r%d\"}\n", t + 50, w, r } }' \
+    printf "{\"t\":%.0f,\"w\":%d,\"type\":\"acquire_invoke\",\"res\":\"r%d\"}\n", t, w, r
+    printf "{\"t\":%.0f,\"w\":%d,\"type\":\"acquire_ok\",\"res\":\"r%d\",\"valid_until\":%.0f}\n", t + 10, w, r, t + 90000
+    printf "{\"t\":%.0f,\"w\":%d,\"type\":\"enter\",\"res\":\"r%d\"}\n", t + 20, w, r
+    printf "{\"t\":%.0f,\"w\":%d,\"type\":\"exit\",\"res\":\"r%d\"}\n", t + 30, w, r
+    printf "{\"t\":%.0f,\"w\":%d,\"type\":\"release_invoke\",\"res\":\"r%d\"}\n", t + 40, w, r
+    printf "{\"t\":%.0f,\"w\":%d,\"type\":\"release_ok\",\"res\":\"r%d\"}\n", t + 50, w, r } }' \
     >"$T_TMP/wide20k.jsonl"
 run_check wide20k-1 "$T_TMP/wide20k.jsonl" --jobs 1
 check "20,000 workers, spilled, one thread: checked, 140,000 holds, no violation (exit $rc)" \
