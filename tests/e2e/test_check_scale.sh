@@ -23,6 +23,17 @@ run_check() {
     set -e
 }
 get() { "$LS" get "$T_TMP/$1" "$2"; }
+# run_limited NAME KB FILE ARGS...: check FILE into $T_TMP/NAME in KB of
+# address space (not under AddressSanitizer: its shadow memory alone is
+# terabytes); exit code in $rc
+run_limited() {
+    local name=$1 kb=$2 file=$3; shift 3
+    set +e
+    (ulimit -v "$kb" && exec timeout 60 "$LS" check --history "$file" "$@" --format json \
+        --out "$T_TMP/$name" >"$T_TMP/$name.out" 2>"$T_TMP/$name.err")
+    rc=$?
+    set -e
+}
 
 # One worker, 20,000 rounds a microsecond apart: invoke, a grant with a
 # 500 ns lease one ns later, enter, exit; never a release. Each invoke
@@ -72,11 +83,7 @@ awk 'BEGIN { for (i = 0; i < 20000; i++) { t = (i + 1) * 1000; w = i % 3
     printf "{\"t\":%d,\"w\":%d,\"type\":\"enter\",\"res\":\"r0\"}\n", t + 1, w } }' >"$T_TMP/noexit20k.jsonl"
 libs=$(ldd "$LS" 2>/dev/null || true)
 if [[ $libs != *libasan* ]]; then
-    set +e
-    (ulimit -v 400000 && exec timeout 60 "$LS" check --history "$T_TMP/noexit20k.jsonl" \
-        --format json --out "$T_TMP/noexit20k" >"$T_TMP/noexit20k.out" 2>"$T_TMP/noexit20k.err")
-    rc=$?
-    set -e
+    run_limited noexit20k 400000 "$T_TMP/noexit20k.jsonl"
     check "20,000 enters without an exit in 400 MB: checked (exit $rc)" [ "$rc" -eq 1 ]
     check "... 19,996 violations, one incident" \
         [ "$(get noexit20k checks.mutex.violations) $(get noexit20k checks.mutex.incidents)" = "19996 1" ]
@@ -122,11 +129,7 @@ run_check wide20k-1 "$T_TMP/wide20k.jsonl" --jobs 1
 check "20,000 workers, spilled, one thread: checked, 140,000 holds, no violation (exit $rc)" \
     [ "$rc" -eq 0 -a "$(get wide20k-1 checks.mutex.holds) $(get wide20k-1 checks.mutex.violations)" = "140000 0" ]
 if [[ $libs != *libasan* ]]; then
-    set +e
-    (ulimit -v 200000 && exec timeout 60 "$LS" check --history "$T_TMP/wide20k.jsonl" --jobs 2 \
-        --format json --out "$T_TMP/wide20k-2" >"$T_TMP/wide20k-2.out" 2>"$T_TMP/wide20k-2.err")
-    rc=$?
-    set -e
+    run_limited wide20k-2 200000 "$T_TMP/wide20k.jsonl" --jobs 2
     check "... on two threads in 200 MB: the same result (exit $rc)" \
         cmp "$T_TMP/wide20k-1/result.json" "$T_TMP/wide20k-2/result.json"
 else
@@ -149,11 +152,7 @@ awk 'BEGIN { t = 5000; for (c = 0; c < 17; c++) for (w = 0; w < 20000; w++) { r 
     printf "{\"t\":%d,\"w\":%d,\"type\":\"release_ok\",\"res\":\"r%d\"}\n", t, w, r } }' \
     >"$T_TMP/ties340k.jsonl"
 if [[ $libs != *libasan* ]]; then
-    set +e
-    (ulimit -v 200000 && exec timeout 60 "$LS" check --history "$T_TMP/ties340k.jsonl" --jobs 1 \
-        --format json --out "$T_TMP/ties340k" >"$T_TMP/ties340k.out" 2>"$T_TMP/ties340k.err")
-    rc=$?
-    set -e
+    run_limited ties340k 200000 "$T_TMP/ties340k.jsonl" --jobs 1
     check "340,000 grants at one instant, no renewal, in 200 MB: checked (exit $rc)" [ "$rc" -eq 0 ]
     check "... 340,000 holds, no violation" \
         [ "$(get ties340k checks.mutex.holds) $(get ties340k checks.mutex.violations)" = "340000 0" ]
