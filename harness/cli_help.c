@@ -582,6 +582,9 @@ static void print_man(FILE *out)
         {"LS_CHECK_READ", "map: the checkers' pass reads the event logs through their "
                           "mappings instead of with pread (the same result; for comparing "
                           "the two)."},
+        {"LS_JSONL_READ", "read: a JSONL history is read into a buffer instead of where it is "
+                          "mapped (the same result; the way a file that cannot be mapped is "
+                          "read, for the tests)."},
     };
     for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
         fprintf(out, ".TP\n.B %s\n", env[i][0]);
