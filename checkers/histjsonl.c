@@ -816,7 +816,7 @@ void (*jl_mapped_hook)(int fd); /* tests: called once the file is mapped */
 
 /* Contract: every line of fd (a regular file of size bytes) through
  * one_line, read where the file is mapped: no copy of it into a buffer
- * (the kernel's copying was a tenth of the CPU a large history took). The
+ * (the kernel's copying was 2.8% of the CPU a 10^8-event history took). The
  * mapping is read JL_CHUNK at a time, its pages let go behind (memory
  * stays flat). A file that cannot be mapped is read (read_lines); one cut
  * short while it is read is an error (LS_EIO), not a crash. */
