@@ -549,6 +549,8 @@ static int cmd_check(struct common_args *a)
             return usage_error("--near-miss: %s", why);
         }
     }
+    /* the result is built, written and dropped at once: in an arena */
+    struct json_arena *arena = json_arena_begin();
     struct json *res = result_build(&h, w, &p);
     if (a->format && report_dir && (formats == 0 || (formats & REPORT_HTML)))
         result_add_holds(res, &h); /* report.html's timeline */
@@ -564,6 +566,7 @@ static int cmd_check(struct common_args *a)
         }
     }
     json_free(res);
+    json_arena_end(arena);
     return code;
 }
 
@@ -591,6 +594,7 @@ static int cmd_report(struct common_args *a)
     struct check_params p;
     check_params_from(&h, &p);
     p.jobs = jobs;
+    struct json_arena *arena = json_arena_begin(); /* as in cmd_check */
     struct json *res = result_build(&h, w, &p);
     if (formats == 0 || (formats & REPORT_HTML))
         result_add_holds(res, &h); /* report.html's timeline */
@@ -600,6 +604,7 @@ static int cmd_report(struct common_args *a)
     if (write_reports(a->pos[0], res, formats, a, stdout) != 0)
         code = 3;
     json_free(res);
+    json_arena_end(arena);
     return code;
 }
 

@@ -13,11 +13,119 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+/* ---- the arena (json.h) ---- */
+
+#define ARENA_BLOCK ((size_t)64 << 10)  /* a block's size, but for a larger string's */
+#define ARENA_MAX ((size_t)64 << 20)    /* bytes an arena takes before it lets the heap */
+
+struct jblock {
+    struct jblock *next;
+    max_align_t data[];
+};
+
+struct json_arena {
+    char *p, *end;          /* the current block's unused part */
+    struct jblock *blocks;  /* every block, the current one first */
+    size_t taken;           /* bytes of blocks so far */
+};
+
+static _Thread_local struct json_arena *cur_arena;
+
+struct json_arena *json_arena_begin(void)
+{
+    if (cur_arena)
+        return NULL;
+    cur_arena = xcalloc(1, sizeof(*cur_arena));
+    return cur_arena;
+}
+
+void json_arena_end(struct json_arena *a)
+{
+    if (!a)
+        return;
+    if (cur_arena == a)
+        cur_arena = NULL;
+    for (struct jblock *b = a->blocks, *nx; b; b = nx) {
+        nx = b->next;
+        free(b);
+    }
+    free(a);
+}
+
+/* Contract: n bytes of the thread's arena, aligned as malloc's, not
+ * zeroed; NULL when there is no arena, or it has taken ARENA_MAX and not
+ * `always` (a new node: made on the heap then; the memory of a node made
+ * in the arena always comes from it). */
+static void *arena_take(size_t n, int always)
+{
+    struct json_arena *a = cur_arena;
+    if (!a)
+        return NULL;
+    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if ((size_t)(a->end - a->p) < n) {
+        size_t size = n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK;
+        if (a->taken + size > ARENA_MAX && !always)
+            return NULL;
+        struct jblock *b = xmalloc(sizeof(*b) + size);
+        a->taken += size;
+        if (size != ARENA_BLOCK && a->blocks) { /* a large one of its own */
+            b->next = a->blocks->next;
+            a->blocks->next = b;
+            return b->data;
+        }
+        b->next = a->blocks;
+        a->blocks = b;
+        a->p = (char *)b->data;
+        a->end = a->p + size;
+    }
+    void *r = a->p;
+    a->p += n;
+    return r;
+}
+
 static struct json *json_alloc(enum json_type t)
 {
-    struct json *v = xcalloc(1, sizeof(*v));
+    struct json *v = arena_take(sizeof(*v), 0);
+    if (v) {
+        memset(v, 0, sizeof(*v));
+        v->arena = 1;
+    } else {
+        v = xcalloc(1, sizeof(*v));
+    }
     v->type = t;
     return v;
+}
+
+/* Contract: n bytes for node v's string, not zeroed: from the arena when
+ * v was made in one (by this thread, as it is being made), else the heap. */
+static void *node_mem(const struct json *v, size_t n)
+{
+    return v->arena ? arena_take(n, 1) : xmalloc(n);
+}
+
+/* Contract: do v's keys and kids come from this thread's arena? Not when
+ * v is a heap node, or this thread is outside the arena (a helper of the
+ * pass adding to the result): then its keys and kids move to the heap for
+ * good, where json_free will free them. */
+static int arrays_in_arena(struct json *v)
+{
+    if (!v->arena || v->heap_arrays)
+        return 0;
+    if (cur_arena)
+        return 1;
+    v->heap_arrays = 1;
+    if (v->cap) {
+        struct json **kids = xmalloc(v->cap * sizeof(*kids));
+        memcpy(kids, v->kids, v->n * sizeof(*kids));
+        v->kids = kids;
+        if (v->keys) {
+            char **keys = xmalloc(v->cap * sizeof(*keys));
+            for (size_t i = 0; i < v->n; i++)
+                keys[i] = xstrdup(v->keys[i]);
+            v->keys = keys;
+        }
+    }
+    return 0;
 }
 
 struct json *json_new_null(void) { return json_alloc(JSON_NULL); }
@@ -56,8 +164,9 @@ struct json *json_new_num(double x)
 struct json *json_new_strn(const char *s, size_t n)
 {
     struct json *v = json_alloc(JSON_STR);
-    v->s = xcalloc(n + 1, 1);
+    v->s = node_mem(v, n + 1);
     memcpy(v->s, s, n);
+    v->s[n] = '\0';
     v->n = n;
     return v;
 }
@@ -72,14 +181,19 @@ void json_free(struct json *v)
     if (!v)
         return;
     if (v->type == JSON_ARR || v->type == JSON_OBJ) {
+        int heap = !v->arena || v->heap_arrays; /* else: the arena frees them */
         for (size_t i = 0; i < v->n; i++) {
             json_free(v->kids[i]);
-            if (v->keys)
+            if (v->keys && heap)
                 free(v->keys[i]);
         }
-        free(v->kids);
-        free(v->keys);
+        if (heap) {
+            free(v->kids);
+            free(v->keys);
+        }
     }
+    if (v->arena)
+        return; /* it and its string: freed with the arena */
     free(v->s);
     free(v);
 }
@@ -115,10 +229,24 @@ static void grow(struct json *v, int with_keys)
 {
     if (v->n < v->cap)
         return;
-    v->cap = v->cap ? v->cap * 2 : 4;
-    v->kids = xrealloc(v->kids, v->cap * sizeof(*v->kids));
-    if (with_keys)
-        v->keys = xrealloc(v->keys, v->cap * sizeof(*v->keys));
+    size_t cap = v->cap ? v->cap * 2 : 4;
+    if (arrays_in_arena(v)) { /* the old arrays are left to the arena */
+        struct json **kids = arena_take(cap * sizeof(*kids), 1);
+        if (v->n)
+            memcpy(kids, v->kids, v->n * sizeof(*kids));
+        v->kids = kids;
+        if (with_keys) {
+            char **keys = arena_take(cap * sizeof(*keys), 1);
+            if (v->n)
+                memcpy(keys, v->keys, v->n * sizeof(*keys));
+            v->keys = keys;
+        }
+    } else {
+        v->kids = xrealloc(v->kids, cap * sizeof(*v->kids));
+        if (with_keys)
+            v->keys = xrealloc(v->keys, cap * sizeof(*v->keys));
+    }
+    v->cap = cap;
 }
 
 struct json *json_obj_set(struct json *obj, const char *key, struct json *val)
@@ -131,9 +259,8 @@ struct json *json_obj_set(struct json *obj, const char *key, struct json *val)
         }
     }
     grow(obj, 1);
-    obj->keys[obj->n] = strdup(key);
-    if (!obj->keys[obj->n]) 
-        xalloc_die();
+    size_t kn = strlen(key) + 1;
+    obj->keys[obj->n] = arrays_in_arena(obj) ? memcpy(arena_take(kn, 1), key, kn) : xstrdup(key);
     obj->kids[obj->n++] = val;
     return val;
 }
@@ -557,7 +684,13 @@ fail:
         }
         struct json *v = json_alloc(JSON_STR);
         v->n = sb.len;
-        v->s = sb_steal(&sb);
+        if (v->arena) {
+            v->s = memcpy(node_mem(v, sb.len + 1), sb.buf ? sb.buf : "", sb.len);
+            v->s[sb.len] = '\0';
+            sb_free(&sb);
+        } else {
+            v->s = sb_steal(&sb);
+        }
         return v;
     }
     if (c == '-' || (c >= '0' && c <= '9'))
