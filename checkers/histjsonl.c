@@ -73,7 +73,9 @@ struct jl_load {
     size_t mem_bound, sort_mem;
     int spilling;
     size_t pbuf_size;           /* bytes a spilled worker's pbuf holds (set_pbuf_size) */
-    struct hist_spill *spill;   /* the packed streams' file (a reference), NULL before */
+    struct hist_spill *spill;   /* the packed streams' file, or memory while they fit (a
+                                   reference), NULL before */
+    size_t file_size;           /* the history's bytes */
     uint64_t spill_end;         /* its bytes */
     int spill_kept;             /* streams may be left packed: the history may keep the
                                    file open (a descriptor of fds_left taken for it first) */
@@ -163,13 +165,49 @@ static int read_all(int fd, void *buf, size_t n, off_t at)
     return 0;
 }
 
-/* Contract: w's packed bytes written to the end of the spill file, a
- * piece of its stream. 0 or an error code with L->err set. */
+static void set_pbuf_size(struct jl_load *L);
+
+/* Contract: the spill, kept in memory until now, moved to a file: the
+ * next bytes would pass its room (spill_mem_room); the packing buffers
+ * may take half the memory bound from now on. 0 or an error code with
+ * L->err set. */
+static int spill_to_file(struct jl_load *L)
+{
+    int fd;
+    int rc = spill_open(L, &fd);
+    if (rc)
+        return rc;
+    rc = hist_spill_to_file(L->spill, (size_t)L->spill_end, fd);
+    if (rc) {
+        close(fd);
+        return io_err(L, "write spill file", -rc);
+    }
+    set_pbuf_size(L);
+    return 0;
+}
+
+/* Contract: the bytes a spill may keep in memory: three eighths of the
+ * memory bound (12 MB by default), the packing buffers taking an eighth
+ * meanwhile (set_pbuf_size) where they took half: with 20,000 workers a
+ * 200 MB address space holds the check as before. */
+static size_t spill_mem_room(const struct jl_load *L)
+{
+    return L->mem_bound / 8 * 3;
+}
+
+/* Contract: w's packed bytes written to the end of the spill (its file,
+ * or its memory while they fit: spill_mem_room), a piece of its stream. 0
+ * or an error code with L->err set. */
 static int write_packed(struct jl_load *L, struct jw *w)
 {
     if (w->pn) {
-        int rc = write_all(L->spill->fd, w->pbuf, w->pn, (off_t)L->spill_end);
+        struct hist_spill *f = L->spill;
+        int rc = f->fd < 0 && L->spill_end + w->pn > spill_mem_room(L) ? spill_to_file(L) : 0;
         if (rc)
+            return rc;
+        if (f->fd < 0)
+            hist_spill_put(f, L->spill_end, w->pbuf, w->pn);
+        else if ((rc = write_all(f->fd, w->pbuf, w->pn, (off_t)L->spill_end)) != 0)
             return io_err(L, "write spill file", -rc);
         hist_packer_placed(&w->pk, w->pn, L->spill_end);
         L->spill_end += w->pn;
@@ -220,14 +258,19 @@ static int flush(struct jl_load *L, struct jw *w)
 }
 
 /* Contract: L->pbuf_size for the workers so far: their buffers together
- * half the memory bound, each 32 KB at most (the buffers stay in cache)
+ * half the memory bound (an eighth while the spill is in memory), each
+ * 32 KB at most (the buffers stay in cache)
  * and room for 2 records at least. Not more than that: with 60,000
  * workers buffers of 1 KB passed the bound, and flushing them all every
  * time left pieces of 2 records in the spill file (16 bytes of memory a
  * piece, 8 a record). */
 static void set_pbuf_size(struct jl_load *L)
 {
-    size_t per = L->mem_bound / 2 / (L->nw ? L->nw : 1);
+    /* a spill in memory takes three quarters of their half of the bound
+     * (spill_mem_room: copying a piece into memory costs the same whatever
+     * its size; a file's writes are better large) */
+    int in_memory = L->spill && L->spill->fd < 0;
+    size_t per = L->mem_bound / (in_memory ? 8 : 2) / (L->nw ? L->nw : 1);
     L->pbuf_size = per < 2 * HIST_PACK_MAX_REC ? 2 * HIST_PACK_MAX_REC
                    : per > 32768                ? 32768
                                                 : per;
@@ -262,7 +305,7 @@ static int flush_all(struct jl_load *L)
     return 0;
 }
 
-/* Contract: from now on every stream goes to the spill file. The soft
+/* Contract: from now on every stream goes to the spill. The soft
  * open-file limit is raised to the hard one until the load ends: the
  * streams written out whole at the end each keep a file open for the pass
  * while they may (fds_left). */
@@ -272,15 +315,22 @@ static int start_spill(struct jl_load *L)
         struct rlimit up = {L->nofile.rlim_max, L->nofile.rlim_max};
         L->nofile_raised = setrlimit(RLIMIT_NOFILE, &up) == 0;
     }
-    int fd;
-    int rc = spill_open(L, &fd);
-    if (rc)
-        return rc;
-    L->spill = hist_spill_new(fd);
+    /* in memory when the file is at most 8 times its room (lines of a
+     * few fields pack to about a ninth: 82 bytes a line, 9.5 a record);
+     * moved to a file as soon as its bytes would pass the room */
+    if (L->file_size / 8 <= spill_mem_room(L)) {
+        L->spill = hist_spill_new_mem();
+    } else {
+        int fd;
+        int rc = spill_open(L, &fd);
+        if (rc)
+            return rc;
+        L->spill = hist_spill_new(fd);
+    }
     L->spilling = 1;
     set_pbuf_size(L);
     for (size_t i = 0; i < L->nw; i++) {
-        rc = flush(L, &L->w[i]);
+        int rc = flush(L, &L->w[i]);
         if (rc)
             return rc;
     }
@@ -905,6 +955,7 @@ int history_load_jsonl(const char *path, struct history *h, struct ls_err *err)
     L.path = path;
     L.err = err;
     L.mem_bound = env_bytes("LS_JSONL_MEM_BOUND", JL_MEM_BOUND);
+    L.file_size = (size_t)st.st_size;
     L.sort_mem = env_bytes("LS_JSONL_SORT_MEM", JL_SORT_MEM);
     jl_parser_init(&L.p, h, path, err);
     /* A file whose records will not fit spills from the start: its record

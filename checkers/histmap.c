@@ -122,9 +122,9 @@ static const struct evlog_file *run_log(const struct hist_worker *w, int k, size
 
 int hist_run_fd(const struct hist_worker *w, int k, off_t *off)
 {
-    if (w->pack) {
+    if (w->pack) { /* its spill may be in memory: no descriptor, read all the same */
         *off = 0;
-        return w->pack->file->fd;
+        return HIST_FD_PACKED;
     }
     size_t base, n;
     const struct evlog_file *f = run_log(w, k, &base, &n);

@@ -12,6 +12,7 @@
 #ifndef LS_HISTORY_H
 #define LS_HISTORY_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,8 +111,11 @@ void hist_run(const struct hist_worker *w, int k, const struct ev_rec **ev, size
  * kept open by the loader: evlog_file has_fd; or a packed stream's file),
  * the file offset of the run's first record in *off; -1 when the run is
  * not a log read in place or its log keeps no descriptor (it is read
- * through the mapping then). A packed stream always has one. */
+ * through the mapping then). A packed stream always reads this way: for it
+ * HIST_FD_PACKED, not a descriptor (its spill may be in memory), which
+ * only hist_read_recs and a hist_reader take. */
 int hist_run_fd(const struct hist_worker *w, int k, off_t *off);
+#define HIST_FD_PACKED INT_MAX
 
 /* A packed stream (w->pack) is decoded from the start of a block of this
  * many records: reads that start at a multiple of it decode nothing twice. */

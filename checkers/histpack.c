@@ -267,16 +267,73 @@ void hist_packer_placed(struct hist_packer *pk, uint64_t n, uint64_t off)
 
 struct hist_spill *hist_spill_new(int fd)
 {
-    struct hist_spill *f = xmalloc(sizeof(*f));
+    struct hist_spill *f = xcalloc(1, sizeof(*f));
     f->fd = fd;
     f->refs = 1;
     return f;
 }
 
+struct hist_spill *hist_spill_new_mem(void)
+{
+    struct hist_spill *f = xcalloc(1, sizeof(*f));
+    f->fd = -1;
+    f->refs = 1;
+    return f;
+}
+
+void hist_spill_put(struct hist_spill *f, uint64_t off, const void *b, size_t n)
+{
+    size_t need = (size_t)((off + n + HIST_SPILL_CHUNK - 1) / HIST_SPILL_CHUNK);
+    if (need > f->nmem) {
+        f->mem = xrealloc(f->mem, need * sizeof(*f->mem));
+        for (; f->nmem < need; f->nmem++)
+            xbig_alloc(&f->mem[f->nmem], HIST_SPILL_CHUNK);
+    }
+    const char *p = b;
+    while (n) {
+        size_t in = (size_t)(off % HIST_SPILL_CHUNK), k = HIST_SPILL_CHUNK - in;
+        k = k < n ? k : n;
+        memcpy((char *)f->mem[off / HIST_SPILL_CHUNK].map + in, p, k);
+        p += k;
+        off += k;
+        n -= k;
+    }
+}
+
+/* Contract: f's memory let go (its chunks). */
+static void spill_mem_free(struct hist_spill *f)
+{
+    for (size_t i = 0; i < f->nmem; i++)
+        xbig_free(&f->mem[i]);
+    free(f->mem);
+    f->mem = NULL;
+    f->nmem = 0;
+}
+
+int hist_spill_to_file(struct hist_spill *f, size_t len, int fd)
+{
+    for (size_t done = 0; done < len;) {
+        size_t in = done % HIST_SPILL_CHUNK, k = HIST_SPILL_CHUNK - in;
+        k = k < len - done ? k : len - done;
+        ssize_t r = pwrite(fd, (const char *)f->mem[done / HIST_SPILL_CHUNK].map + in, k,
+                           (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        done += (size_t)r;
+    }
+    spill_mem_free(f);
+    f->fd = fd;
+    return 0;
+}
+
 void hist_spill_drop(struct hist_spill *f)
 {
     if (f && --f->refs == 0) {
-        close(f->fd);
+        if (f->fd >= 0)
+            close(f->fd);
+        spill_mem_free(f);
         free(f);
     }
 }
@@ -322,7 +379,7 @@ static void pack_die(const struct hist_pack *p, int e)
 /* Contract: up to want bytes of p's stream from byte at (below its end)
  * read into b, no further than the end of the piece of the file that
  * holds at (*x: a piece at or before it, moved on to that piece); pread's
- * answer. */
+ * answer (copied from memory for a spill kept there). */
 static ssize_t pack_pread(const struct hist_pack *p, unsigned char *b, size_t want, uint64_t at,
                           size_t *x)
 {
@@ -334,7 +391,17 @@ static ssize_t pack_pread(const struct hist_pack *p, unsigned char *b, size_t wa
                                                                HIST_PACK_BLOCK];
     if (want > end - at)
         want = (size_t)(end - at);
-    return pread(p->file->fd, b, want, (off_t)(p->ext[k].off + (at - p->ext[k].at)));
+    uint64_t off = p->ext[k].off + (at - p->ext[k].at);
+    const struct hist_spill *f = p->file;
+    if (f->fd >= 0)
+        return pread(f->fd, b, want, (off_t)off);
+    if (off / HIST_SPILL_CHUNK >= f->nmem) /* never written there */
+        return 0;
+    size_t in = (size_t)(off % HIST_SPILL_CHUNK); /* up to its chunk's end: the next read goes on */
+    if (want > HIST_SPILL_CHUNK - in)
+        want = HIST_SPILL_CHUNK - in;
+    memcpy(b, (const char *)f->mem[off / HIST_SPILL_CHUNK].map + in, want);
+    return (ssize_t)want;
 }
 
 /* Contract: the piece of p's stream that holds byte at. */

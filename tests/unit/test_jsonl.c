@@ -841,7 +841,12 @@ static void by_hand(struct history *h, const struct gen_ev *ev, size_t n, int nw
 
 static void test_equivalence(void)
 {
-    const char *modes[][2] = {{"", ""}, {"4096", ""}, {"4096", "2048"}};
+    /* in memory; spilled to a file from the start; sorted on disk; the
+     * spill kept in memory ("half": a bound of half the file's size, so
+     * the file spills from the start and, at most 8 times half the bound,
+     * into memory; test_spill_moves has one moved to a file) */
+    const char *modes[][2] = {{"", ""}, {"4096", ""}, {"4096", "2048"}, {"half", ""}};
+    int spill_ways[3] = {0}; /* kept in memory, moved to a file, a file from the start */
     for (uint64_t seed = 1; seed <= 5; seed++) {
         int nw = 3 + (int)seed, nr = 2 + (int)seed % 3;
         struct gen_ev *ev;
@@ -885,7 +890,9 @@ static void test_equivalence(void)
         by_hand(&ref, ev, n, nw, nr, ord);
         char *want = answer(&ref);
         for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-            setenv("LS_JSONL_MEM_BOUND", modes[m][0], 1);
+            char half[32];
+            snprintf(half, sizeof(half), "%zu", sb.len / 2);
+            setenv("LS_JSONL_MEM_BOUND", strcmp(modes[m][0], "half") ? modes[m][0] : half, 1);
             setenv("LS_JSONL_SORT_MEM", modes[m][1], 1);
             struct history h;
             struct ls_err err = {0, ""};
@@ -908,9 +915,21 @@ static void test_equivalence(void)
             }
             /* spilled: every stream a file, those in time order (all but
              * worker 1's) read packed */
-            CHECK_INT(spilled, modes[m][0][0] ? nw : 0);
-            CHECK_INT(packed, modes[m][0][0] ? nw - 1 : 0);
+            if (m == 3) { /* a larger bound: small streams are read back (choose_kept) */
+                CHECKF(packed >= 1 && packed == spilled - (h.w[1].file.map != NULL),
+                       "seed %llu: %d packed, %d spilled", (unsigned long long)seed, packed,
+                       spilled);
+            } else {
+                CHECK_INT(spilled, modes[m][0][0] ? nw : 0);
+                CHECK_INT(packed, modes[m][0][0] ? nw - 1 : 0);
+            }
             CHECK(shared && (!file || file->refs == packed));
+            if (file) {
+                size_t room = strtoul(getenv("LS_JSONL_MEM_BOUND"), NULL, 10) / 2;
+                spill_ways[file->fd < 0 ? 0 : sb.len / 8 <= room ? 1 : 2]++;
+                CHECKF((file->fd < 0) == (m == 3), "seed %llu mode %zu: spill fd %d",
+                       (unsigned long long)seed, m, file->fd);
+            }
             char *got = answer(&h);
             CHECKF(strcmp(got, want) == 0, "seed %llu mode %zu:\nwant %.600s\ngot  %.600s",
                    (unsigned long long)seed, m, want, got);
@@ -927,6 +946,9 @@ static void test_equivalence(void)
         free(start);
         free(ev);
     }
+    CHECKF(spill_ways[0] == 5 && spill_ways[1] == 0 && spill_ways[2] == 10,
+           "spills kept in memory %d, moved to a file %d, files from the start %d",
+           spill_ways[0], spill_ways[1], spill_ways[2]);
     /* the spill directory is gone */
     CHECK(access(tmp, F_OK) == 0);
 }
@@ -976,56 +998,123 @@ static void test_sorted_and_found(void)
 
 static void test_kept_small(void)
 {
-    /* spilled (19,200 bytes of records past a 16 KB bound): the 50 small
-     * streams are read back into memory (6,400 bytes, within half the
-     * bound), the big one stays packed in its file, open for the pass to
-     * read (owned by the history: gone with it); no other file stays open,
-     * none has a name; with LS_CHECK_READ=map (no descriptor for the pass)
-     * the big one is written out whole and mapped, and none stays open */
+    /* spilled (past a 24 KB bound): the 20 small streams are read back into
+     * memory (2,560 bytes, within half the bound), the big one stays
+     * packed; in a spill kept in memory when the file is at most 8 times
+     * half the bound (worker 0 with 600 records: 29 KB of file, no
+     * descriptor open; the spill's 3 KB and the packing buffers within
+     * half the bound), else in the spill file, open for the pass to read
+     * (5,000 records: 228 KB; owned by the history: gone with it); no
+     * other file stays open, none has a name; with LS_CHECK_READ=map (no
+     * descriptor for the pass) the big one is written out whole and
+     * mapped, and none stays open */
+    for (int n0 = 600; n0 <= 5000; n0 += 4400) {
+        struct strbuf sb = STRBUF_INIT;
+        for (int i = 0; i < n0; i++)
+            sb_printf(&sb, "{\"t\":%d,\"w\":0,\"type\":\"%s\",\"res\":\"r0\"}\n", i,
+                      i % 2 ? "exit" : "enter");
+        for (int w = 1; w <= 20; w++)
+            sb_printf(&sb, "{\"t\":%d,\"w\":%d,\"type\":\"enter\",\"res\":\"r1\"}\n"
+                      "{\"t\":%d,\"w\":%d,\"type\":\"exit\",\"res\":\"r1\"}\n",
+                      n0 + 1000 + w, w, n0 + 1000 + w, w);
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/kept.jsonl", tmp);
+        REQUIRE(write_file(path, sb.buf, sb.len) == 0);
+        int in_memory = sb.len / 8 <= 24576 / 2;
+        CHECKF(in_memory == (n0 == 600) && sb.len > 24576, "%zu bytes", sb.len);
+        sb_free(&sb);
+        setenv("LS_JSONL_MEM_BOUND", "24576", 1);
+        int fds = t_open_fds();
+        struct history h;
+        struct ls_err err = {0, ""};
+        REQUIRE(history_load_jsonl(path, &h, &err) == 0);
+        CHECK_INT(t_open_fds(), fds + !in_memory);
+        REQUIRE(h.nworkers == 21);
+        CHECKF(h.w[0].pack != NULL && h.w[0].file.map == NULL && h.w[0].n == (size_t)n0,
+               "worker 0 packed %p n %zu", (void *)h.w[0].pack, h.w[0].n);
+        REQUIRE(h.w[0].pack != NULL);
+        CHECK_INT(h.w[0].pack->file->fd < 0, in_memory);
+        struct hist_reader rd;
+        hist_reader_init(&rd, &h.w[0]);
+        for (size_t k = 0; k < (size_t)n0; k++) {
+            const struct ev_rec *r = hist_reader_rec(&rd, k);
+            CHECKF(r->t == (int64_t)k && r->type == (k % 2 ? EV_EXIT : EV_ENTER) && r->seq == k,
+                   "record %zu: t %lld type %d seq %u", k, (long long)r->t, r->type, r->seq);
+        }
+        hist_reader_done(&rd);
+        CHECK(hist_last_rec(&h.w[0])->t == n0 - 1);
+        int kept = 0;
+        for (int i = 1; i <= 20; i++)
+            kept += h.w[i].file.map == NULL && h.w[i].owned != NULL && h.w[i].n == 2 &&
+                    h.w[i].ev[1].type == EV_EXIT;
+        CHECK_INT(kept, 20);
+        history_free(&h);
+        CHECK_INT(t_open_fds(), fds);
+        setenv("LS_CHECK_READ", "map", 1);
+        REQUIRE(history_load_jsonl(path, &h, &err) == 0);
+        CHECK_INT(t_open_fds(), fds);
+        CHECK(h.w[0].file.map != NULL && !h.w[0].file.has_fd && h.w[0].pack == NULL);
+        CHECK(h.w[0].n == (size_t)n0 && h.w[0].ev[n0 - 1].t == n0 - 1 &&
+              h.w[0].ev[n0 - 1].seq == (uint32_t)(n0 - 1));
+        history_free(&h);
+        unsetenv("LS_CHECK_READ");
+        unsetenv("LS_JSONL_MEM_BOUND");
+    }
+}
+
+static void test_spill_moves(void)
+{
+    /* a spill begun in memory (the file is at most 8 times half the bound)
+     * whose packed bytes pass that room: lines of large, random numbers
+     * pack to a quarter of their length, not a ninth. The spill moves to
+     * a file partway (the bytes packed before included), and the check's
+     * answer is the one of the history loaded in memory; so it is for a
+     * spill that fits its room (a larger bound) */
     struct strbuf sb = STRBUF_INIT;
-    for (int i = 0; i < 200; i++)
-        sb_printf(&sb, "{\"t\":%d,\"w\":0,\"type\":\"%s\",\"res\":\"r0\"}\n", i,
-                  i % 2 ? "exit" : "enter");
-    for (int w = 1; w <= 50; w++)
-        sb_printf(&sb, "{\"t\":%d,\"w\":%d,\"type\":\"enter\",\"res\":\"r1\"}\n"
-                  "{\"t\":%d,\"w\":%d,\"type\":\"exit\",\"res\":\"r1\"}\n",
-                  1000 + w, w, 1000 + w, w);
+    struct rng r;
+    rng_seed(&r, 2026, 11);
+    int64_t t[4] = {0};
+    for (int i = 0; i < 3000; i++) {
+        int w = (int)rng_below(&r, 2); /* 1,500 records each: too many to read back */
+        t[w] += 1 + (int64_t)rng_below(&r, 1000000000000LL);
+        sb_printf(&sb, "{\"t\":%lld,\"w\":%d,\"type\":\"%s\",\"res\":\"r%d\",\"fence\":%llu,"
+                  "\"valid_until\":%llu}\n", (long long)t[w], w,
+                  i % 3 == 0 ? "acquire_ok" : i % 3 == 1 ? "enter" : "exit", (int)rng_below(&r, 3),
+                  (unsigned long long)rng_below(&r, 100000000000000000ULL),
+                  (unsigned long long)rng_below(&r, 100000000000000000ULL));
+    }
     char path[4096];
-    snprintf(path, sizeof(path), "%s/kept.jsonl", tmp);
+    snprintf(path, sizeof(path), "%s/moves.jsonl", tmp);
     REQUIRE(write_file(path, sb.buf, sb.len) == 0);
-    sb_free(&sb);
-    setenv("LS_JSONL_MEM_BOUND", "16384", 1);
-    int fds = t_open_fds();
     struct history h;
     struct ls_err err = {0, ""};
-    REQUIRE(history_load_jsonl(path, &h, &err) == 0);
-    CHECK_INT(t_open_fds(), fds + 1);
-    REQUIRE(h.nworkers == 51);
-    CHECKF(h.w[0].pack != NULL && h.w[0].file.map == NULL && h.w[0].n == 200,
-           "worker 0 packed %p n %zu", (void *)h.w[0].pack, h.w[0].n);
-    struct hist_reader rd;
-    hist_reader_init(&rd, &h.w[0]);
-    for (size_t k = 0; k < 200; k++) {
-        const struct ev_rec *r = hist_reader_rec(&rd, k);
-        CHECKF(r->t == (int64_t)k && r->type == (k % 2 ? EV_EXIT : EV_ENTER) && r->seq == k,
-               "record %zu: t %lld type %d seq %u", k, (long long)r->t, r->type, r->seq);
+    int lrc = history_load_jsonl(path, &h, &err);
+    CHECKF(lrc == 0, "%s", err.msg);
+    REQUIRE(lrc == 0);
+    char *want = answer(&h);
+    history_free(&h);
+    char bound[32];
+    for (int big = 0; big <= 1; big++) {
+        /* room = bound / 2: an eighth of the file (moved), or 45% of it (kept) */
+        snprintf(bound, sizeof(bound), "%zu", big ? sb.len / 10 * 9 : sb.len / 4);
+        setenv("LS_JSONL_MEM_BOUND", bound, 1);
+        REQUIRE(history_load_jsonl(path, &h, &err) == 0);
+        int packed = 0, in_file = 0;
+        for (int i = 0; i < h.nworkers; i++)
+            if (h.w[i].pack) {
+                packed++;
+                in_file += h.w[i].pack->file->fd >= 0;
+            }
+        CHECKF(packed == 2 && in_file == (big ? 0 : 2), "bound %s: %d packed, %d in a file",
+               bound, packed, in_file);
+        char *got = answer(&h);
+        CHECKF(strcmp(got, want) == 0, "bound %s:\nwant %.600s\ngot  %.600s", bound, want, got);
+        free(got);
+        history_free(&h);
     }
-    CHECK(hist_last_rec(&h.w[0])->t == 199);
-    int kept = 0;
-    for (int i = 1; i <= 50; i++)
-        kept += h.w[i].file.map == NULL && h.w[i].owned != NULL && h.w[i].n == 2 &&
-                h.w[i].ev[1].type == EV_EXIT;
-    CHECK_INT(kept, 50);
-    history_free(&h);
-    CHECK_INT(t_open_fds(), fds);
-    setenv("LS_CHECK_READ", "map", 1);
-    REQUIRE(history_load_jsonl(path, &h, &err) == 0);
-    CHECK_INT(t_open_fds(), fds);
-    CHECK(h.w[0].file.map != NULL && !h.w[0].file.has_fd && h.w[0].pack == NULL);
-    CHECK(h.w[0].n == 200 && h.w[0].ev[199].t == 199 && h.w[0].ev[199].seq == 199);
-    history_free(&h);
-    unsetenv("LS_CHECK_READ");
     unsetenv("LS_JSONL_MEM_BOUND");
+    free(want);
+    sb_free(&sb);
 }
 
 int main(void)
@@ -1045,6 +1134,7 @@ int main(void)
     RUN(test_equivalence);
     RUN(test_sorted_and_found);
     RUN(test_kept_small);
+    RUN(test_spill_moves);
     char cmd[4200];
     snprintf(cmd, sizeof(cmd), "ls -A %s | grep -c lockstorm-history", tmp);
     FILE *f = popen(cmd, "r");
