@@ -100,6 +100,10 @@ uint32_t ev_rec_crc(const struct ev_rec *r)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #include <stdatomic.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <sys/platform/x86.h> /* the CPU's features as glibc found them at start */
+#define LS_GLIBC_CPU 1
+#endif
 
 /* ev_rec_crc on 8 records in the 8 lanes of AVX-512 registers: the 8x8
  * words transposed (lane k: record k), then the same rounds, lane-wise. */
@@ -147,12 +151,22 @@ __attribute__((target("avx512f,avx512dq"))) static void crc8_avx512(const struct
         crc[k] = crc[k] ? crc[k] : 0x2545f491u;
 }
 
+/* Contract: may crc8_avx512 run here (the CPU has the instructions and
+ * the kernel saves their registers)? Asked of glibc, which found out at
+ * start: __builtin_cpu_supports links libgcc's constructor that asks the
+ * CPU again at every start of every lockstorm process, and each CPUID
+ * leaves a virtual machine for the hypervisor (7 us on the guest of
+ * docs/performance.md: ~0.1 ms a start). */
 static int have_avx512(void)
 {
     static _Atomic int have = -1; /* every thread that finds it unset computes the same */
     int v = atomic_load_explicit(&have, memory_order_relaxed);
     if (v < 0) {
+#ifdef LS_GLIBC_CPU
+        v = CPU_FEATURE_ACTIVE(AVX512F) && CPU_FEATURE_ACTIVE(AVX512DQ);
+#else
         v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#endif
         atomic_store_explicit(&have, v, memory_order_relaxed);
     }
     return v;
