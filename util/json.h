@@ -17,7 +17,11 @@
  * allocator's time out of building it and most of freeing it. Other
  * threads (the pass's helpers feed checkers that add to the result) make
  * their nodes on the heap, and an arena node one of them adds to keeps
- * its keys and children on the heap from then on.
+ * its keys and children on the heap from then on. json_parse makes its
+ * nodes on the heap, in an arena too (what is parsed during a check is
+ * mostly read and let go). One thread at a time may be in an arena: a
+ * node of one arena grown by a thread in another would take that one's
+ * memory.
  */
 #ifndef LS_JSON_H
 #define LS_JSON_H
