@@ -178,13 +178,23 @@ static void scatter_add(struct scatter *s, int64_t inv, int64_t lat)
     s->n++;
 }
 
+/* Contract: accepted writes less the counters' values (acc - sum), 0 when
+ * negative; saturated where the counters are far past int64's range. */
+static int64_t lost_of(int64_t acc, int64_t sum)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(acc, sum, &d))
+        return sum < 0 ? INT64_MAX : 0;
+    return d > 0 ? d : 0;
+}
+
 /* Contract: the drift of every bucket before b is final. */
 static void drift_upto(struct series_acc *a, int64_t b)
 {
     for (; a->cur_b < b && a->cur_b < a->nb; a->cur_b++) {
         struct drift *d = &a->drift[a->cur_b];
-        d->plain = a->acc[0] - a->sum[0] > 0 ? a->acc[0] - a->sum[0] : 0;
-        d->fenced = a->acc[1] - a->sum[1] > 0 ? a->acc[1] - a->sum[1] : 0;
+        d->plain = lost_of(a->acc[0], a->sum[0]);
+        d->fenced = lost_of(a->acc[1], a->sum[1]);
         d->rejected = a->rejected;
     }
 }
@@ -204,7 +214,10 @@ static void store_op(struct series_acc *a, const struct ev_rec *r)
     if (r->type != EV_STORE_WRITE || r->res >= a->h->nres)
         return;
     a->acc[c]++;
-    a->sum[c] += r->value - a->latest[r->res * 2 + c];
+    /* modulo 2^64 (a history's counters may be anything): the sum of the
+     * differences telescopes to each counter's last value, which fits */
+    a->sum[c] = (int64_t)((uint64_t)a->sum[c] +
+                          ((uint64_t)r->value - (uint64_t)a->latest[r->res * 2 + c]));
     a->latest[r->res * 2 + c] = r->value;
 }
 
@@ -657,8 +670,8 @@ static void series_event(void *st, int wi, const struct ev_rec *r)
     a->counts[oc]++;
     if (oc == OC_GRANT)
         a->grants[b]++;
-    if (*inv != INT64_MIN) {
-        int64_t q = *inv / a->qbucket;
+    if (*inv != INT64_MIN) { /* by the invoke's time: one before 0 in the first bucket */
+        int64_t q = *inv < 0 ? 0 : *inv / a->qbucket;
         hist_add(&a->qh[q < a->nq ? q : a->nq - 1], r->t - *inv);
         *inv = INT64_MIN;
     }

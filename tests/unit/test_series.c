@@ -384,11 +384,54 @@ static void test_zoomed(void)
     CHECK(y.zoomed == n);
 }
 
+/* Values a history from elsewhere may hold: an attempt invoked before
+ * time 0 and granted after it (its latency goes to the first bucket: its
+ * bucket by the invoke's time was negative, and the histogram written
+ * there was outside the array: a crash), and counters at the ends of
+ * int64 (their differences summed overflowed: the sum is taken modulo
+ * 2^64, the lost updates saturate). */
+static void test_extreme_values(void)
+{
+    const char *text =
+        "{\"t\":-1000000000000000,\"w\":0,\"type\":\"acquire_invoke\",\"res\":\"r0\"}\n"
+        "{\"t\":5,\"w\":0,\"type\":\"acquire_ok\",\"res\":\"r0\",\"token\":\"a\",\"fence\":1,"
+        "\"valid_until\":100000000}\n"
+        "{\"t\":6,\"w\":0,\"type\":\"enter\",\"res\":\"r0\"}\n"
+        "{\"t\":7,\"w\":0,\"type\":\"store_write\",\"res\":\"r0\",\"fence\":1,\"fenced\":false,"
+        "\"counter\":9000000000000000000,\"accepted\":true}\n"
+        "{\"t\":8,\"w\":0,\"type\":\"store_write\",\"res\":\"r0\",\"fence\":1,\"fenced\":false,"
+        "\"counter\":-9000000000000000000,\"accepted\":true}\n"
+        "{\"t\":9,\"w\":0,\"type\":\"exit\",\"res\":\"r0\"}\n"
+        "{\"t\":200000000,\"w\":0,\"type\":\"store_write\",\"res\":\"r0\",\"fence\":1,"
+        "\"fenced\":false,\"counter\":9000000000000000000,\"accepted\":true}\n"
+        "{\"t\":300000000,\"w\":0,\"type\":\"release_ok\",\"res\":\"r0\"}\n";
+    struct history h;
+    REQUIRE(load(text, &h) == 0);
+    struct check_params p;
+    check_params_from(&h, &p);
+    struct json *res = check_run(&h, &p);
+    struct json *sr = series_build(&h, res);
+    const struct json *q = json_path(sr, "latency_quantiles.rows");
+    REQUIRE(q && q->type == JSON_ARR && q->n >= 1);
+    const struct json *row = json_arr_get(q, 0);
+    CHECKF(row->n == 4 && json_arr_get(row, 3)->i == 1, "first bucket: %s", written(row));
+    const struct json *f = json_path(sr, "fencing.rows");
+    REQUIRE(f && f->type == JSON_ARR && f->n >= 2);
+    for (size_t i = 0; i < f->n; i++) { /* plain_lost never negative */
+        const struct json *x = json_arr_get(json_arr_get(f, i), 1);
+        CHECKF(x && x->type == JSON_NUM && x->i >= 0, "row %zu", i);
+    }
+    json_free(sr);
+    json_free(res);
+    history_free(&h);
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
     RUN(test_whole_run);
     RUN(test_zoomed);
+    RUN(test_extreme_values);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();
