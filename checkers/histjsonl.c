@@ -319,7 +319,7 @@ static int start_spill(struct jl_load *L)
      * few fields pack to about a ninth: 82 bytes a line, 9.5 a record);
      * moved to a file as soon as its bytes would pass the room */
     if (L->file_size / 8 <= spill_mem_room(L)) {
-        L->spill = hist_spill_new_mem();
+        L->spill = hist_spill_new_mem(spill_mem_room(L));
     } else {
         int fd;
         int rc = spill_open(L, &fd);

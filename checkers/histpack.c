@@ -273,27 +273,29 @@ struct hist_spill *hist_spill_new(int fd)
     return f;
 }
 
-struct hist_spill *hist_spill_new_mem(void)
+struct hist_spill *hist_spill_new_mem(size_t room)
 {
     struct hist_spill *f = xcalloc(1, sizeof(*f));
     f->fd = -1;
     f->refs = 1;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    f->chunk = room < HIST_SPILL_CHUNK ? (room + pg - 1) / pg * pg : HIST_SPILL_CHUNK;
     return f;
 }
 
 void hist_spill_put(struct hist_spill *f, uint64_t off, const void *b, size_t n)
 {
-    size_t need = (size_t)((off + n + HIST_SPILL_CHUNK - 1) / HIST_SPILL_CHUNK);
+    size_t need = (size_t)((off + n + f->chunk - 1) / f->chunk);
     if (need > f->nmem) {
         f->mem = xrealloc(f->mem, need * sizeof(*f->mem));
         for (; f->nmem < need; f->nmem++)
-            xbig_alloc(&f->mem[f->nmem], HIST_SPILL_CHUNK);
+            xbig_alloc(&f->mem[f->nmem], f->chunk);
     }
     const char *p = b;
     while (n) {
-        size_t in = (size_t)(off % HIST_SPILL_CHUNK), k = HIST_SPILL_CHUNK - in;
+        size_t in = (size_t)(off % f->chunk), k = f->chunk - in;
         k = k < n ? k : n;
-        memcpy((char *)f->mem[off / HIST_SPILL_CHUNK].map + in, p, k);
+        memcpy((char *)f->mem[off / f->chunk].map + in, p, k);
         p += k;
         off += k;
         n -= k;
@@ -313,10 +315,9 @@ static void spill_mem_free(struct hist_spill *f)
 int hist_spill_to_file(struct hist_spill *f, size_t len, int fd)
 {
     for (size_t done = 0; done < len;) {
-        size_t in = done % HIST_SPILL_CHUNK, k = HIST_SPILL_CHUNK - in;
+        size_t in = done % f->chunk, k = f->chunk - in;
         k = k < len - done ? k : len - done;
-        ssize_t r = pwrite(fd, (const char *)f->mem[done / HIST_SPILL_CHUNK].map + in, k,
-                           (off_t)done);
+        ssize_t r = pwrite(fd, (const char *)f->mem[done / f->chunk].map + in, k, (off_t)done);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -395,12 +396,12 @@ static ssize_t pack_pread(const struct hist_pack *p, unsigned char *b, size_t wa
     const struct hist_spill *f = p->file;
     if (f->fd >= 0)
         return pread(f->fd, b, want, (off_t)off);
-    if (off / HIST_SPILL_CHUNK >= f->nmem) /* never written there */
+    if (off / f->chunk >= f->nmem) /* never written there */
         return 0;
-    size_t in = (size_t)(off % HIST_SPILL_CHUNK); /* up to its chunk's end: the next read goes on */
-    if (want > HIST_SPILL_CHUNK - in)
-        want = HIST_SPILL_CHUNK - in;
-    memcpy(b, (const char *)f->mem[off / HIST_SPILL_CHUNK].map + in, want);
+    size_t in = (size_t)(off % f->chunk); /* up to its chunk's end: the next read goes on */
+    if (want > f->chunk - in)
+        want = f->chunk - in;
+    memcpy(b, (const char *)f->mem[off / f->chunk].map + in, want);
     return (ssize_t)want;
 }
 

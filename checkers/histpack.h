@@ -25,15 +25,15 @@
 /* The file the streams are written to, shared by them: one file however
  * many workers (a file each cost the kernel an inode each, 1 s of system
  * time for 2,000 workers), closed with the last stream (refs). A small one
- * stays in memory (fd -1), in chunks of HIST_SPILL_CHUNK bytes made as it
- * grows, each one huge page where the kernel allows: a file's writes,
- * reads and eviction were 8% of a 10^6-event check's CPU. */
+ * stays in memory (fd -1), in chunks made as it grows, each one huge page
+ * (HIST_SPILL_CHUNK) where the kernel allows: a file's writes, reads and
+ * eviction were 8% of a 10^6-event check's CPU. */
 #define HIST_SPILL_CHUNK ((size_t)2 << 20)
 struct hist_spill {
     int fd;                     /* no name (the loader's own); -1: in memory */
     int refs;
-    struct xbig *mem;           /* in memory: byte i in mem[i / HIST_SPILL_CHUNK] (owned) */
-    size_t nmem;
+    struct xbig *mem;           /* in memory: byte i in mem[i / chunk] (owned) */
+    size_t nmem, chunk;
 };
 
 /* A piece of a stream: its bytes from at on are at off in the file, up to
@@ -87,10 +87,11 @@ struct hist_pack *hist_pack_take(struct hist_packer *pk, struct hist_spill *file
 /* Contract: a shared file for fd, one reference (the caller's). */
 struct hist_spill *hist_spill_new(int fd);
 
-/* Contract: a shared spill kept in memory (empty), one reference (the
- * caller's); written with hist_spill_put, moved to a file with
- * hist_spill_to_file. */
-struct hist_spill *hist_spill_new_mem(void);
+/* Contract: a shared spill kept in memory (empty), that may hold room
+ * bytes (room > 0: its chunks are HIST_SPILL_CHUNK bytes, or room's pages
+ * when it is smaller), one reference (the caller's); written with
+ * hist_spill_put, moved to a file with hist_spill_to_file. */
+struct hist_spill *hist_spill_new_mem(size_t room);
 
 /* Contract: b[0, n) written at byte off of f, in memory (its chunks made
  * up to there). */

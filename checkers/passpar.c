@@ -608,7 +608,7 @@ static void *helper_main(void *arg)
     struct helper *hp = arg;
     struct aheadctl *x = hp->x;
     const struct history *h = hp->h;
-    int64_t touched = 0;
+    uint64_t touched = 0; /* wraps: only read, never used */
     /* wait for this many chunks given back before reading on: a wake-up
      * per chunk cost more than the reading it allowed */
     uint64_t batch = hp->nr / 4 + 1;
@@ -643,7 +643,7 @@ static void *helper_main(void *arg)
                         break;
                     }
                 } else {
-                    touched += r->t;
+                    touched += (uint64_t)r->t;
                 }
                 q->prev_t = r->t;
                 if (!hp_next(q)) {
@@ -677,7 +677,7 @@ static void *helper_main(void *arg)
             pthread_mutex_unlock(&x->mu);
         }
     }
-    volatile int64_t sink = touched;
+    volatile uint64_t sink = touched;
     (void)sink;
     return NULL;
 }

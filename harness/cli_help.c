@@ -569,8 +569,9 @@ static void print_man(FILE *out)
     roff_line(out, "where the clock shim of clock faults is (default: " LS_CLOCKSHIM_NAME
                    " next to the binary, else ../lib/lockstorm/ of it).");
     static const char *const env[][2] = {
-        {"TMPDIR", "where check --history spills a JSONL history past 32 MB of records (64 "
-                   "bytes per event, in files without a name; default /tmp)."},
+        {"TMPDIR", "where check --history spills a JSONL history past 32 MB of records, "
+                   "packed, in a file without a name (default /tmp); a history of up to 96 "
+                   "MB spills into memory first, and here once its packed records pass 12 MB."},
         {"LS_GNUPLOT", "the gnuplot program the reports' charts are drawn with (default: "
                        "gnuplot in PATH)."},
         {"LS_PG_BINDIR", "where initdb and postgres are, for cluster.topology: postgres "

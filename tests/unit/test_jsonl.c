@@ -925,7 +925,7 @@ static void test_equivalence(void)
             }
             CHECK(shared && (!file || file->refs == packed));
             if (file) {
-                size_t room = strtoul(getenv("LS_JSONL_MEM_BOUND"), NULL, 10) / 2;
+                size_t room = strtoul(getenv("LS_JSONL_MEM_BOUND"), NULL, 10) / 8 * 3;
                 spill_ways[file->fd < 0 ? 0 : sb.len / 8 <= room ? 1 : 2]++;
                 CHECKF((file->fd < 0) == (m == 3), "seed %llu mode %zu: spill fd %d",
                        (unsigned long long)seed, m, file->fd);
@@ -1001,7 +1001,7 @@ static void test_kept_small(void)
     /* spilled (past a 24 KB bound): the 20 small streams are read back into
      * memory (2,560 bytes, within half the bound), the big one stays
      * packed; in a spill kept in memory when the file is at most 8 times
-     * half the bound (worker 0 with 600 records: 29 KB of file, no
+     * its room, 3/8 of the bound (worker 0 with 600 records: 29 KB of file, no
      * descriptor open; the spill's 3 KB and the packing buffers within
      * half the bound), else in the spill file, open for the pass to read
      * (5,000 records: 228 KB; owned by the history: gone with it); no
@@ -1020,7 +1020,7 @@ static void test_kept_small(void)
         char path[4096];
         snprintf(path, sizeof(path), "%s/kept.jsonl", tmp);
         REQUIRE(write_file(path, sb.buf, sb.len) == 0);
-        int in_memory = sb.len / 8 <= 24576 / 2;
+        int in_memory = sb.len / 8 <= 24576 / 8 * 3; /* its room: 3/8 of the bound */
         CHECKF(in_memory == (n0 == 600) && sb.len > 24576, "%zu bytes", sb.len);
         sb_free(&sb);
         setenv("LS_JSONL_MEM_BOUND", "24576", 1);
@@ -1064,18 +1064,21 @@ static void test_kept_small(void)
 
 static void test_spill_moves(void)
 {
-    /* a spill begun in memory (the file is at most 8 times half the bound)
-     * whose packed bytes pass that room: lines of large, random numbers
-     * pack to a quarter of their length, not a ninth. The spill moves to
-     * a file partway (the bytes packed before included), and the check's
-     * answer is the one of the history loaded in memory; so it is for a
-     * spill that fits its room (a larger bound) */
+    /* a spill begun in memory (the file is at most 8 times its room, 3/8
+     * of the bound) whose packed bytes pass that room: lines of large,
+     * random numbers pack to about a sixth of their length, not a ninth.
+     * 200,000 lines (22 MB): with a bound of a third of the file the room
+     * is 2.8 MB, so the spill fills one 2 MiB chunk, goes on in a second
+     * and moves to a file partway (the bytes packed before included);
+     * with a bound of 90% of the file it stays in memory, in two chunks.
+     * Either way the check's answer is the one of the history loaded in
+     * memory (no spill) */
     struct strbuf sb = STRBUF_INIT;
     struct rng r;
     rng_seed(&r, 2026, 11);
-    int64_t t[4] = {0};
-    for (int i = 0; i < 3000; i++) {
-        int w = (int)rng_below(&r, 2); /* 1,500 records each: too many to read back */
+    int64_t t[2] = {0};
+    for (int i = 0; i < 200000; i++) {
+        int w = (int)rng_below(&r, 2);
         t[w] += 1 + (int64_t)rng_below(&r, 1000000000000LL);
         sb_printf(&sb, "{\"t\":%lld,\"w\":%d,\"type\":\"%s\",\"res\":\"r%d\",\"fence\":%llu,"
                   "\"valid_until\":%llu}\n", (long long)t[w], w,
@@ -1091,24 +1094,27 @@ static void test_spill_moves(void)
     int lrc = history_load_jsonl(path, &h, &err);
     CHECKF(lrc == 0, "%s", err.msg);
     REQUIRE(lrc == 0);
+    REQUIRE(h.w[0].pack == NULL && h.w[1].pack == NULL); /* 12.8 MB of records: no spill */
     char *want = answer(&h);
     history_free(&h);
-    char bound[32];
-    for (int big = 0; big <= 1; big++) {
-        /* room = bound / 2: an eighth of the file (moved), or 45% of it (kept) */
-        snprintf(bound, sizeof(bound), "%zu", big ? sb.len / 10 * 9 : sb.len / 4);
-        setenv("LS_JSONL_MEM_BOUND", bound, 1);
+    for (int kept = 0; kept <= 1; kept++) {
+        size_t bound = kept ? sb.len / 10 * 9 : sb.len / 3 + 64;
+        REQUIRE(sb.len > bound && sb.len / 8 <= bound / 8 * 3); /* spilled, in memory first */
+        char text[32];
+        snprintf(text, sizeof(text), "%zu", bound);
+        setenv("LS_JSONL_MEM_BOUND", text, 1);
         REQUIRE(history_load_jsonl(path, &h, &err) == 0);
-        int packed = 0, in_file = 0;
-        for (int i = 0; i < h.nworkers; i++)
-            if (h.w[i].pack) {
-                packed++;
-                in_file += h.w[i].pack->file->fd >= 0;
-            }
-        CHECKF(packed == 2 && in_file == (big ? 0 : 2), "bound %s: %d packed, %d in a file",
-               bound, packed, in_file);
+        REQUIRE(h.nworkers == 2 && h.w[0].pack && h.w[1].pack);
+        const struct hist_spill *f = h.w[0].pack->file;
+        CHECK(h.w[1].pack->file == f);
+        if (kept)
+            CHECKF(f->fd < 0 && f->nmem == 2 && f->chunk == HIST_SPILL_CHUNK,
+                   "bound %zu: fd %d, %zu chunks", bound, f->fd, f->nmem);
+        else /* moved: its memory let go */
+            CHECKF(f->fd >= 0 && f->nmem == 0, "bound %zu: fd %d, %zu chunks", bound, f->fd,
+                   f->nmem);
         char *got = answer(&h);
-        CHECKF(strcmp(got, want) == 0, "bound %s:\nwant %.600s\ngot  %.600s", bound, want, got);
+        CHECKF(strcmp(got, want) == 0, "bound %zu:\nwant %.600s\ngot  %.600s", bound, want, got);
         free(got);
         history_free(&h);
     }
