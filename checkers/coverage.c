@@ -303,18 +303,18 @@ static int cmp_start(const void *a, const void *b, void *ctx)
 static void *cov_init(const struct history *h, const struct check_params *p, struct json *res)
 {
     (void)res;
-    struct cov_st *s = xcalloc(1, sizeof(*s));
+    struct cov_st *s = xcalloc_lines(1, sizeof(*s));
     s->h = h;
     s->p = p;
-    s->w = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*s->w));
+    s->w = xcalloc_lines((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*s->w));
     for (int i = 0; i < h->nworkers; i++)
         s->w[i].hold_from = s->w[i].cmd_from = s->w[i].job_from = NONE;
     s->held = xcalloc(65536, sizeof(*s->held)); /* untouched pages cost nothing */
     hist_init(&s->grant_lat);
     size_t nf = (size_t)(h->nfaults ? h->nfaults : 1);
-    s->f = xcalloc(nf, sizeof(*s->f));
+    s->f = xcalloc_lines(nf, sizeof(*s->f));
     s->order = xmalloc(nf * sizeof(*s->order));
-    s->live = xmalloc(nf * sizeof(*s->live));
+    s->live = xcalloc_lines(nf, sizeof(*s->live));
     for (int i = 0; i < h->nfaults; i++) {
         if (h->faults[i].skipped) {
             s->f[i].bit = -1;

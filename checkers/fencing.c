@@ -182,7 +182,7 @@ static void fencing_event(void *st, int wi, const struct ev_rec *r)
 static void *fencing_init(const struct history *h, const struct check_params *p, struct json *res)
 {
     (void)res;
-    struct fencing_st *f = xcalloc(1, sizeof(*f));
+    struct fencing_st *f = xcalloc_lines(1, sizeof(*f));
     f->h = h;
     f->p = p;
     f->nres = h->nres;
@@ -191,7 +191,7 @@ static void *fencing_init(const struct history *h, const struct check_params *p,
     /* stamp 0 with prev empty is right even for grants at t = 0: before
      * the first grant of a resource there is no best at any time */
     f->rb = xcalloc(65536, sizeof(*f->rb));
-    f->fw = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*f->fw));
+    f->fw = xcalloc_lines((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*f->fw));
     for (int i = 0; i < h->nworkers; i++)
         f->fw[i].last_invoke = INT64_MIN;
     f->regs = xcalloc((size_t)(p->max_violations > 0 ? p->max_violations : 1), sizeof(*f->regs));

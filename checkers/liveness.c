@@ -763,12 +763,12 @@ static void *liveness_init(const struct history *h, const struct check_params *p
                            struct json *res)
 {
     (void)res;
-    struct liveness_st *l = xcalloc(1, sizeof(*l));
+    struct liveness_st *l = xcalloc_lines(1, sizeof(*l));
     l->h = h;
     l->p = p;
     l->nres = h->nres;
     l->rl = xcalloc(65536, sizeof(*l->rl)); /* untouched pages cost nothing */
-    l->wc = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*l->wc));
+    l->wc = xcalloc_lines((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*l->wc));
     l->crash_max = -1;
     l->longest_res = -1;
     l->cap = p->capacity > 0 ? p->capacity : 1;

@@ -914,16 +914,16 @@ static void mutex_end(void *st)
 
 static void *mutex_init(const struct history *h, const struct check_params *p, struct json *res)
 {
-    struct mutex_st *m = xcalloc(1, sizeof(*m));
+    struct mutex_st *m = xcalloc_lines(1, sizeof(*m));
     m->h = h;
     m->p = p;
     m->cap = p->capacity > 0 ? p->capacity : 1;
-    m->ws = xcalloc((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*m->ws));
+    m->ws = xcalloc_lines((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*m->ws));
     /* The history's resources; grown at an enter beyond them (a hand-made
      * history). Not 65,536 at once: calloc and the walk that frees them
      * cost more than a small history's whole check. */
     m->nrs = h->nres > 0 ? h->nres : 1;
-    m->rs = xcalloc((size_t)m->nrs, sizeof(*m->rs));
+    m->rs = xcalloc_lines((size_t)m->nrs, sizeof(*m->rs));
     (void)res;
     m->viol = json_new_arr(); /* res's "violations" gets them at the end */
     m->incs = json_new_arr(); /* and its "incidents" these */

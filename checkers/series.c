@@ -701,31 +701,31 @@ struct hold_listener series_hold_listener(struct series_acc *a)
 
 struct series_acc *series_acc_new(const struct history *h)
 {
-    struct series_acc *a = xcalloc(1, sizeof(*a));
+    struct series_acc *a = xcalloc_lines(1, sizeof(*a));
     a->h = h;
     a->end = h->end > 0 ? h->end : 1;
     a->bucket = nice_bucket(a->end, RATE_MIN_BUCKET_MS, RATE_MAX_BUCKETS);
     a->nb = a->end / a->bucket + 1;
     a->qbucket = nice_bucket(a->end, QUANT_MIN_BUCKET_MS, QUANT_MAX_BUCKETS);
     a->nq = a->end / a->qbucket + 1;
-    a->rate = xcalloc((size_t)a->nb, sizeof(*a->rate));
-    a->grants = xcalloc((size_t)a->nb, sizeof(*a->grants));
-    a->drift = xcalloc((size_t)a->nb, sizeof(*a->drift));
+    a->rate = xcalloc_lines((size_t)a->nb, sizeof(*a->rate));
+    a->grants = xcalloc_lines((size_t)a->nb, sizeof(*a->grants));
+    a->drift = xcalloc_lines((size_t)a->nb, sizeof(*a->drift));
     /* zeroed by calloc, not hist_init: 30 KB a histogram, up to 101 of
      * them, fresh pages the kernel gives zeroed, and only those a latency
      * falls in are ever touched (a memset touched all 3 MB: 750 page
      * faults, a fifth of a 10^6-event check's fixed cost) */
-    a->qh = xcalloc((size_t)a->nq, sizeof(*a->qh));
+    a->qh = xcalloc_lines((size_t)a->nq, sizeof(*a->qh));
     size_t nw = (size_t)(h->nworkers ? h->nworkers : 1);
-    a->inv_rate = xmalloc(nw * sizeof(*a->inv_rate));
-    a->inv_scatter = xmalloc(nw * sizeof(*a->inv_scatter));
+    a->inv_rate = xcalloc_lines(nw, sizeof(*a->inv_rate));
+    a->inv_scatter = xcalloc_lines(nw, sizeof(*a->inv_scatter));
     for (size_t i = 0; i < nw; i++)
         a->inv_rate[i] = a->inv_scatter[i] = INT64_MIN;
     for (int oc = 0; oc < OC__N; oc++) {
         a->sc[oc].every = 1;
         a->sc[oc].pt = xmalloc(SCATTER_PER_OUTCOME * sizeof(*a->sc[oc].pt));
     }
-    a->latest = xcalloc((size_t)(h->nres > 0 ? h->nres : 1) * 2, sizeof(*a->latest));
+    a->latest = xcalloc_lines((size_t)(h->nres > 0 ? h->nres : 1) * 2, sizeof(*a->latest));
     return a;
 }
 

@@ -138,9 +138,9 @@ static void *stats_init(const struct history *h, const struct check_params *p, s
 {
     (void)p;
     (void)res;
-    struct stats_st *s = xcalloc(1, sizeof(*s));
+    struct stats_st *s = xcalloc_lines(1, sizeof(*s));
     s->h = h;
-    s->ws = xmalloc((size_t)(h->nworkers ? h->nworkers : 1) * sizeof(*s->ws));
+    s->ws = xcalloc_lines((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*s->ws));
     for (int i = 0; i < h->nworkers; i++) {
         struct wstats *w = &s->ws[i];
         memset(&w->c, 0, sizeof(w->c));

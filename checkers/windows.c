@@ -178,12 +178,12 @@ static void *windows_init(const struct history *h, const struct check_params *p,
 {
     (void)p;
     (void)res;
-    struct windows_st *s = xcalloc(1, sizeof(*s));
+    struct windows_st *s = xcalloc_lines(1, sizeof(*s));
     s->h = h;
     size_t nf = (size_t)(h->nfaults ? h->nfaults : 1);
     s->win = xmalloc(nf * sizeof(*s->win));
-    s->live = xmalloc(nf * sizeof(*s->live));
-    s->wn = xcalloc(nf, sizeof(*s->wn));
+    s->live = xcalloc_lines(nf, sizeof(*s->live));
+    s->wn = xcalloc_lines(nf, sizeof(*s->wn));
     s->u = xmalloc(nf * sizeof(*s->u));
     for (int i = 0; i < h->nfaults; i++)
         if (!h->faults[i].skipped) {
@@ -208,7 +208,7 @@ static void *windows_init(const struct history *h, const struct check_params *p,
     const struct workload *w = h->meta ? &h->meta->w : NULL;
     s->quiet_from = w && w->quiet_tail > 0 && w->quiet_tail < w->duration
                         ? w->duration - w->quiet_tail : INT64_MAX;
-    s->pending = xmalloc((size_t)(h->nworkers ? h->nworkers : 1) * sizeof(*s->pending));
+    s->pending = xcalloc_lines((size_t)(h->nworkers ? h->nworkers : 1), sizeof(*s->pending));
     for (int i = 0; i < h->nworkers; i++)
         s->pending[i] = INT64_MIN;
     return s;

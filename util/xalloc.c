@@ -32,6 +32,18 @@ void *xcalloc(size_t n, size_t size)
     return p;
 }
 
+void *xcalloc_lines(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        xalloc_die();
+    size_t bytes = n * size;
+    bytes = bytes ? (bytes + XALLOC_LINE - 1) / XALLOC_LINE * XALLOC_LINE : XALLOC_LINE;
+    void *p = aligned_alloc(XALLOC_LINE, bytes);
+    if (!p)
+        xalloc_die();
+    return memset(p, 0, bytes);
+}
+
 void *xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);

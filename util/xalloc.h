@@ -14,6 +14,15 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* Contract: xcalloc's memory on whole cache lines of its own (aligned to
+ * XALLOC_LINE, its size rounded up to one): for the state of a checker
+ * that the pass may feed on another thread than its neighbours' (two
+ * threads writing one line slow both: a checker's state next to another's
+ * made the two-thread check of 10^7 events 10% slower, docs/performance.md
+ * "False sharing"). Freed with free. For a few KB, not for arrays whose
+ * untouched pages should cost nothing (it writes every byte). */
+#define XALLOC_LINE 64
+void *xcalloc_lines(size_t n, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* A large buffer that is written once and read at once (the checkers'
