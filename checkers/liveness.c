@@ -206,7 +206,8 @@ struct liveness_st {
     int longest_res;
     int cap;                /* capacity: holders that serve the resource in full */
     int maxres;             /* one past the highest resource with holders (freed at the end) */
-    int64_t wait_total[WK__N], wait_longest[WK__N];
+    __int128 wait_total[WK__N]; /* summed over resources: spans of up to 2 x 10^18 ns each */
+    int64_t wait_longest[WK__N];
     int wait_longest_res[WK__N];
     int64_t unserved_longest;
     int unserved_res;
@@ -773,8 +774,8 @@ static void *liveness_init(const struct history *h, const struct check_params *p
     l->longest_res = -1;
     l->cap = p->capacity > 0 ? p->capacity : 1;
     if (l->cap > 1) {
-        l->top = xmalloc((size_t)l->cap * sizeof(*l->top));
-        l->tops = xmalloc((size_t)l->cap * sizeof(*l->tops));
+        l->top = xcalloc_lines((size_t)l->cap, sizeof(*l->top)); /* written at every grant */
+        l->tops = xcalloc_lines((size_t)l->cap, sizeof(*l->tops));
     }
     l->pool_free = -1;
     for (int k = 0; k < WK__N; k++)
@@ -903,7 +904,8 @@ static int liveness_finish(void *st, struct json *res)
     struct json *wt = json_obj_set(l, "waits", json_new_obj());
     for (int k = WK_HELD; k < WK__N; k++) {
         struct json *o = json_obj_set(wt, wk_names[k], json_new_obj());
-        json_obj_set_num(o, "total_ms", ns_ms(ls->wait_total[k]));
+        __int128 tot = ls->wait_total[k]; /* past int64 (292 years summed): saturated */
+        json_obj_set_num(o, "total_ms", ns_ms(tot > INT64_MAX ? INT64_MAX : tot < INT64_MIN ? INT64_MIN : (int64_t)tot));
         json_obj_set_num(o, "longest_ms", ns_ms(ls->wait_longest[k]));
         int wr = ls->wait_longest_res[k];
         json_obj_set(o, "longest_resource", wr >= 0 && ls->wait_longest[k] > 0

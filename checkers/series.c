@@ -153,7 +153,8 @@ struct series_acc {
                                  * checker's pairing tells it: series_hold_ended) */
     /* the lost-update drift: store ops in time order */
     int offered;
-    int64_t acc[2], sum[2], rejected;
+    int64_t acc[2], rejected;
+    __int128 sum[2];            /* the counters' latest values summed over resources */
     int64_t *latest;            /* per resource and counter: its latest value */
     int64_t cur_b;              /* bucket of the ops being folded */
     struct drift *drift;
@@ -179,13 +180,12 @@ static void scatter_add(struct scatter *s, int64_t inv, int64_t lat)
 }
 
 /* Contract: accepted writes less the counters' values (acc - sum), 0 when
- * negative; saturated where the counters are far past int64's range. */
-static int64_t lost_of(int64_t acc, int64_t sum)
+ * negative, INT64_MAX when past it (counters of a history from elsewhere
+ * may be anything). */
+static int64_t lost_of(int64_t acc, __int128 sum)
 {
-    int64_t d;
-    if (__builtin_sub_overflow(acc, sum, &d))
-        return sum < 0 ? INT64_MAX : 0;
-    return d > 0 ? d : 0;
+    __int128 d = (__int128)acc - sum;
+    return d <= 0 ? 0 : d > INT64_MAX ? INT64_MAX : (int64_t)d;
 }
 
 /* Contract: the drift of every bucket before b is final. */
@@ -214,10 +214,7 @@ static void store_op(struct series_acc *a, const struct ev_rec *r)
     if (r->type != EV_STORE_WRITE || r->res >= a->h->nres)
         return;
     a->acc[c]++;
-    /* modulo 2^64 (a history's counters may be anything): the sum of the
-     * differences telescopes to each counter's last value, which fits */
-    a->sum[c] = (int64_t)((uint64_t)a->sum[c] +
-                          ((uint64_t)r->value - (uint64_t)a->latest[r->res * 2 + c]));
+    a->sum[c] += (__int128)r->value - a->latest[r->res * 2 + c]; /* exact: 128 bits */
     a->latest[r->res * 2 + c] = r->value;
 }
 
@@ -481,8 +478,8 @@ static int timeline_window(const struct history *h, const struct json *result, i
         /* Keep the first overlap in view even when it is long. */
         int64_t ov_end = (int64_t)llround((json_get_num(v0, "overlap_start_ms", 0) +
                                            json_get_num(v0, "overlap_ms", 0)) * 1e6);
-        if (ov_end - anchor > len * 8 / 10)
-            len = (ov_end - anchor) * 10 / 8;
+        if (ov_end - anchor > len * 8 / 10) /* times within 10^18 of 0: no overflow */
+            len = (ov_end - anchor) / 8 * 10;
     } else {
         for (int i = 0; i < h->nfaults; i++)
             if (!h->faults[i].skipped) {
@@ -715,7 +712,7 @@ struct series_acc *series_acc_new(const struct history *h)
      * them, fresh pages the kernel gives zeroed, and only those a latency
      * falls in are ever touched (a memset touched all 3 MB: 750 page
      * faults, a fifth of a 10^6-event check's fixed cost) */
-    a->qh = xcalloc_lines((size_t)a->nq, sizeof(*a->qh));
+    a->qh = xcalloc((size_t)a->nq, sizeof(*a->qh)); /* up to 3 MB: mapped apart */
     size_t nw = (size_t)(h->nworkers ? h->nworkers : 1);
     a->inv_rate = xcalloc_lines(nw, sizeof(*a->inv_rate));
     a->inv_scatter = xcalloc_lines(nw, sizeof(*a->inv_scatter));

@@ -102,7 +102,9 @@ uint32_t ev_rec_crc(const struct ev_rec *r)
 #include <stdatomic.h>
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
 #include <sys/platform/x86.h> /* the CPU's features as glibc found them at start */
+#ifdef CPU_FEATURE_ACTIVE /* glibc 2.34 on (2.33 named it otherwise) */
 #define LS_GLIBC_CPU 1
+#endif
 #endif
 
 /* ev_rec_crc on 8 records in the 8 lanes of AVX-512 registers: the 8x8

@@ -34,7 +34,7 @@ void *xcalloc(size_t n, size_t size)
 
 void *xcalloc_lines(size_t n, size_t size)
 {
-    if (size && n > SIZE_MAX / size)
+    if (size && n > (SIZE_MAX - (XALLOC_LINE - 1)) / size)
         xalloc_die();
     size_t bytes = n * size;
     bytes = bytes ? (bytes + XALLOC_LINE - 1) / XALLOC_LINE * XALLOC_LINE : XALLOC_LINE;
