@@ -473,7 +473,7 @@ const struct checker_def coverage_checker = {
          PASS_TYPE(EV_RENEW_FAIL) | PASS_TYPE(EV_RELEASE_INVOKE) | PASS_TYPE(EV_RELEASE_OK) |
          PASS_TYPE(EV_RELEASE_NOT_OWNER) | PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_CRASH) |
          PASS_TYPE(EV_JOB),
-     cov_event, cov_worker_end, NULL, 42},
+     cov_event, cov_worker_end, NULL, 40},
     cov_init, cov_finish, NULL};
 
 int check_coverage(struct history *h, const struct check_params *p, struct json *res)

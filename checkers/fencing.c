@@ -362,7 +362,7 @@ const struct checker_def fencing_checker = {
     {"fencing",
      PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_STORE_READ) |
          PASS_TYPE(EV_STORE_WRITE),
-     fencing_event, NULL, NULL, 50},
+     fencing_event, NULL, NULL, 42},
     fencing_init, fencing_finish, NULL};
 
 int check_fencing(struct history *h, const struct check_params *p, struct json *res)

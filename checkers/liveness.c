@@ -968,7 +968,7 @@ const struct checker_def liveness_checker = {
          PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_RELEASE_OK) |
          PASS_TYPE(EV_RELEASE_NOT_OWNER) | PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_LOST) |
          PASS_TYPE(EV_CRASH) | PASS_TYPE(EV_RENEW_OK),
-     liveness_event, NULL, liveness_end, 53},
+     liveness_event, NULL, liveness_end, 88},
     liveness_init, liveness_finish, NULL};
 
 int check_liveness(struct history *h, const struct check_params *p, struct json *res)

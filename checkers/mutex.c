@@ -1061,7 +1061,7 @@ const struct checker_def mutex_checker = {
      PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ENTER) | PASS_TYPE(EV_RENEW_OK) | PASS_TYPE(EV_EXIT) |
          PASS_TYPE(EV_RELEASE_OK) | PASS_TYPE(EV_RELEASE_NOT_OWNER) |
          PASS_TYPE(EV_RELEASE_FAIL) | PASS_TYPE(EV_LOST) | PASS_TYPE(EV_CRASH),
-     mutex_event, mutex_worker_end, mutex_end, 89},
+     mutex_event, mutex_worker_end, mutex_end, 112},
     mutex_init, mutex_finish, mutex_listen};
 
 int check_mutex(struct history *h, const struct check_params *p, struct json *res)

@@ -100,6 +100,11 @@ int pass_run_jobs(struct history *h, const struct pass_consumer *c, int n, int j
  * could not start: the merging thread then reads what no helper does. */
 void pass_test_ring_wait(int on);
 
+/* Contract: (tests) which consumers of c[0..n) a pass on several threads
+ * hands to helper 0: off[k] 1 for each, their number (passpar.c
+ * offload_pick, LS_CHECK_OFFLOAD included). */
+int pass_test_offload_pick(const struct pass_consumer *c, int n, int *off);
+
 /* A checker as a consumer of the pass: init makes its state (it may add
  * placeholders to res), the pass feeds it, finish writes its sections of
  * res, frees the state and returns its verdict. */

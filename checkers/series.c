@@ -682,7 +682,7 @@ const struct pass_ops series_pass_ops = {
     PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ACQUIRE_BUSY) |
         PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_CRASH) |
         PASS_TYPE(EV_STORE_WRITE) | PASS_TYPE(EV_STORE_READ),
-    series_event, NULL, NULL, 51};
+    series_event, NULL, NULL, 52};
 
 static void series_hold_ended(void *ctx, const struct paired_hold *x)
 {

@@ -225,7 +225,7 @@ static int stats_finish(void *st, struct json *res)
 }
 
 const struct checker_def stats_checker = {
-    {"stats", 0, stats_event, NULL, NULL, 55}, stats_init, stats_finish, NULL};
+    {"stats", 0, stats_event, NULL, NULL, 54}, stats_init, stats_finish, NULL};
 
 int check_stats(struct history *h, const struct check_params *p, struct json *res)
 {

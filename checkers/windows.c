@@ -348,7 +348,7 @@ const struct checker_def windows_checker = {
     {"windows",
      PASS_TYPE(EV_ACQUIRE_INVOKE) | PASS_TYPE(EV_ACQUIRE_OK) | PASS_TYPE(EV_ACQUIRE_BUSY) |
          PASS_TYPE(EV_ACQUIRE_FAIL) | PASS_TYPE(EV_ACQUIRE_UNKNOWN) | PASS_TYPE(EV_CRASH),
-     windows_event, windows_worker_end, NULL, 29},
+     windows_event, windows_worker_end, NULL, 26},
     windows_init, windows_finish, NULL};
 
 int check_windows(struct history *h, const struct check_params *p, struct json *res)

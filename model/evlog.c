@@ -158,7 +158,7 @@ __attribute__((target("avx512f,avx512dq"))) static void crc8_avx512(const struct
  * start: __builtin_cpu_supports links libgcc's constructor that asks the
  * CPU again at every start of every lockstorm process, and each CPUID
  * leaves a virtual machine for the hypervisor (7 us on the guest of
- * docs/performance.md: ~0.1 ms a start). */
+ * docs/performance.md: 0.05 ms a start). */
 static int have_avx512(void)
 {
     static _Atomic int have = -1; /* every thread that finds it unset computes the same */

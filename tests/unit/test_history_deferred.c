@@ -595,6 +595,47 @@ static void test_rundir_shrunk(void)
     pass_test_ring_wait(0);
 }
 
+/* Which consumers helper 0 is handed (passpar.c offload_pick): the
+ * merging thread keeps units up to a third of the consumers' cost, the
+ * heaviest that fits first; a unit goes whole; a consumer of unknown cost
+ * (0) stays with the merging thread and keeps its unit there;
+ * LS_CHECK_OFFLOAD names them instead. */
+static void test_offload_pick(void)
+{
+    static const struct pass_ops a = {"a", 0, NULL, NULL, NULL, 100},
+                                 b = {"b", 0, NULL, NULL, NULL, 60},
+                                 c = {"c", 0, NULL, NULL, NULL, 90},
+                                 d = {"d", 0, NULL, NULL, NULL, 55},
+                                 e = {"e", 0, NULL, NULL, NULL, 40},
+                                 f = {"f", 0, NULL, NULL, NULL, 40},
+                                 g = {"g", 0, NULL, NULL, NULL, 25},
+                                 u = {"u", 0, NULL, NULL, NULL, 0};
+    /* a and b fused (160); of 410 the merging thread may keep 135: c (90)
+     * first, then e (40); d (55), f and g no longer fit (the lightest
+     * first would have kept g, e and f) */
+    struct pass_consumer cs[8] = {{&a, NULL, 1}, {&c, NULL, 0}, {&d, NULL, 0}, {&e, NULL, 0},
+                                  {&f, NULL, 0}, {&g, NULL, 0}, {&b, NULL, 1}, {&u, NULL, 0}};
+    int off[8];
+    unsetenv("LS_CHECK_OFFLOAD");
+    CHECK_INT(pass_test_offload_pick(cs, 8, off), 5);
+    static const int want[8] = {1, 0, 1, 0, 1, 1, 1, 0};
+    for (int k = 0; k < 8; k++)
+        CHECKF(off[k] == want[k], "%s: off %d, want %d", cs[k].ops->name, off[k], want[k]);
+    /* u (unknown cost) fused with a and b: the unit stays; of the other
+     * 250 the merging thread may keep 82: d (55) and then g (25) */
+    cs[7].unit = 1;
+    CHECK_INT(pass_test_offload_pick(cs, 8, off), 3);
+    static const int want2[8] = {0, 1, 0, 1, 1, 0, 0, 0};
+    for (int k = 0; k < 8; k++)
+        CHECKF(off[k] == want2[k], "%s: off %d, want %d", cs[k].ops->name, off[k], want2[k]);
+    /* named: exactly those, a unit whole */
+    cs[7].unit = 0;
+    setenv("LS_CHECK_OFFLOAD", "b,g", 1);
+    CHECK_INT(pass_test_offload_pick(cs, 8, off), 3);
+    CHECK(off[0] && off[6] && off[5] && !off[1] && !off[7]);
+    unsetenv("LS_CHECK_OFFLOAD");
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
@@ -605,6 +646,7 @@ int main(void)
     RUN(test_damaged_ahead);
     RUN(test_ring_wait_skewed);
     RUN(test_second_pass_short_read);
+    RUN(test_offload_pick);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();
