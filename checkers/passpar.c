@@ -687,8 +687,8 @@ static void *helper_main(void *arg)
  * merging thread also merges and pushes, the helper also reads and checks
  * the logs, so the consumers cannot split in half: a third of their cost
  * on the merging thread balanced the two best on the bench's history
- * (a quarter left the merging thread waiting for helper 0 for 5% of its
- * time, 40% or more left helper 0 waiting): docs/performance.md
+ * (the three cheapest, a quarter, left the merging thread waiting for
+ * helper 0, in 4.5% of the samples; 40% or more left helper 0 waiting): docs/performance.md
  * "Consumers fed by a helper". */
 #define OFFLOAD_KEEP 33
 
