@@ -688,8 +688,8 @@ static void *helper_main(void *arg)
  * the logs, so the consumers cannot split in half: a third of their cost
  * on the merging thread balanced the two best on the bench's history
  * (the three cheapest, a quarter, left the merging thread waiting for
- * helper 0, in 4.5% of the samples; 40% or more left helper 0 waiting): docs/performance.md
- * "Consumers fed by a helper". */
+ * helper 0, in 4.5% of the samples; 40% or more left helper 0 waiting):
+ * docs/performance.md "Consumers fed by a helper". */
 #define OFFLOAD_KEEP 33
 
 /* Contract: is name among the comma-separated names of list? */
