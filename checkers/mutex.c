@@ -652,8 +652,12 @@ static void rs_grow(struct mutex_st *m, int res)
 {
     int n = res + 1 > 2 * m->nrs ? res + 1 : 2 * m->nrs;
     n = n < 65536 ? n : 65536;
-    m->rs = xrealloc(m->rs, (size_t)n * sizeof(*m->rs));
-    memset(&m->rs[m->nrs], 0, (size_t)(n - m->nrs) * sizeof(*m->rs));
+    /* on lines of its own, as mutex_init made it (realloc would keep only
+     * malloc's 16-byte alignment) */
+    struct rstate *rs = xcalloc_lines((size_t)n, sizeof(*rs));
+    memcpy(rs, m->rs, (size_t)m->nrs * sizeof(*rs));
+    free(m->rs);
+    m->rs = rs;
     m->nrs = n;
 }
 

@@ -457,6 +457,46 @@ static void test_raise_at_grant_instant(void)
     history_free(&h);
 }
 
+/* A run directory's logs may name resources its workload did not list
+ * (a hand-made history): the checker's per-resource state grows at the
+ * first grant or entry beyond them (rs_grow) and keeps what it held. Here
+ * the history is told it has one resource; w0's hold of r0 must outlive
+ * two growths (r3, r7) for w2's grant of r0 to overlap it. */
+static void test_resources_grown(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    grant_at(&sb, 1 * MS, 0, 0, 1, 1000 * MS);
+    ev(&sb, 1 * MS, 0, "enter", 0, NULL);
+    grant_at(&sb, 10 * MS, 1, 3, 2, 1000 * MS);
+    ev(&sb, 10 * MS, 1, "enter", 3, NULL);
+    grant_at(&sb, 20 * MS, 2, 0, 3, 1000 * MS);
+    ev(&sb, 20 * MS, 2, "enter", 0, NULL);
+    grant_at(&sb, 30 * MS, 3, 7, 4, 1000 * MS);
+    ev(&sb, 30 * MS, 3, "enter", 7, NULL);
+    ev(&sb, 40 * MS, 2, "exit", 0, NULL);
+    ev(&sb, 50 * MS, 0, "exit", 0, NULL);
+    ev(&sb, 60 * MS, 1, "exit", 3, NULL);
+    ev(&sb, 70 * MS, 3, "exit", 7, NULL);
+    for (int told = 0; told < 2; told++) {
+        struct history h;
+        REQUIRE(load_text(sb.buf, &h) == 0);
+        int nres = h.nres;
+        if (told)
+            h.nres = 1;
+        struct json *r = judge(&h, 1, MS, 50);
+        CHECKF(geti(r, "checks.mutex.violations") == 1, "told %d: %lld violations", told,
+               (long long)geti(r, "checks.mutex.violations"));
+        CHECK_INT(geti(r, "checks.mutex.holds"), 4);
+        CHECK_STR(gets_(r, "violations[0].resource"), "r0");
+        CHECK_INT(geti(r, "violations[0].holders[0].worker"), 0);
+        CHECK_INT(geti(r, "violations[0].holders[1].worker"), 2);
+        json_free(r);
+        h.nres = nres;
+        history_free(&h);
+    }
+    sb_free(&sb);
+}
+
 int main(void)
 {
     tmp = t_tmpdir();
@@ -469,6 +509,7 @@ int main(void)
     RUN(test_end_at_entry);
     RUN(test_incidents);
     RUN(test_raise_at_grant_instant);
+    RUN(test_resources_grown);
     t_rmdir(tmp);
     free(tmp);
     return t_finish();
