@@ -686,10 +686,11 @@ static void *helper_main(void *arg)
  * keeps, at most, in percent: its heaviest units that fit (below). The
  * merging thread also merges and pushes, the helper also reads and checks
  * the logs, so the consumers cannot split in half: a third of their cost
- * on the merging thread balanced the two best on the bench's history
- * (the three cheapest, a quarter, left the merging thread waiting for
- * helper 0, in 4.5% of the samples; 40% or more left helper 0 waiting):
- * docs/performance.md "Consumers fed by a helper". */
+ * on the merging thread balanced the two best on the bench's history.
+ * The pick before (the fault windows and coverage, 16%) left the merging
+ * thread in sched_yield, waiting for helper 0, in 4.5% of the samples;
+ * the three cheapest (26%) and splits of 39-47% were slower:
+ * docs/performance.md "Which consumers, measured again". */
 #define OFFLOAD_KEEP 33
 
 /* Contract: is name among the comma-separated names of list? */
@@ -707,8 +708,9 @@ static int name_in(const char *list, const char *name)
  * consumer alone) goes whole. The merging thread keeps units up to
  * OFFLOAD_KEEP percent of the cost of all, the heaviest that fits first
  * (of the splits measured, one heavy unit kept was faster than several
- * light ones of the same cost), and every consumer of unknown cost (0). LS_CHECK_OFFLOAD (tests): a comma-separated list of
- * consumer names instead, "all", or "none"; after "main:", the merging
+ * light ones of the same cost), and every consumer of unknown cost (0).
+ * LS_CHECK_OFFLOAD (tests): a comma-separated list of consumer names
+ * instead, "all", or "none"; after "main:", the merging
  * thread makes the calls but for those helper 0 needs made to refill a
  * slot (*main_drains), so that a test sees that side at work too. */
 static int offload_pick(const struct pass_consumer *c, int n, int *off, int *main_drains)
@@ -717,9 +719,9 @@ static int offload_pick(const struct pass_consumer *c, int n, int *off, int *mai
     *main_drains = e && strncmp(e, "main:", 5) == 0;
     if (*main_drains)
         e += 5;
-    unsigned total = 0;
+    uint64_t total = 0; /* of costs in per mille: far from wrapping, times 100 too */
     int *unit = xcalloc((size_t)n + 1, sizeof(*unit)); /* consumer k's unit, as an index */
-    unsigned *cost = xcalloc((size_t)n + 1, sizeof(*cost)); /* by unit index: its cost, or 0 */
+    uint64_t *cost = xcalloc((size_t)n + 1, sizeof(*cost)); /* by unit index: its cost, or 0 */
     for (int k = 0; k < n; k++) {
         unit[k] = k;
         for (int j = 0; j < k && c[k].unit; j++)
@@ -731,13 +733,13 @@ static int offload_pick(const struct pass_consumer *c, int n, int *off, int *mai
     }
     for (int k = 0; k < n; k++) {
         unsigned w = c[k].ops->cost;
-        if (!w || cost[unit[k]] == UINT_MAX)
-            cost[unit[k]] = UINT_MAX; /* unknown: kept */
+        if (!w || cost[unit[k]] == UINT64_MAX)
+            cost[unit[k]] = UINT64_MAX; /* unknown: kept */
         else
             cost[unit[k]] += w;
     }
     for (int k = 0; k < n; k++)
-        if (unit[k] == k && cost[k] != UINT_MAX)
+        if (unit[k] == k && cost[k] != UINT64_MAX)
             total += cost[k];
     if (e && *e) {
         for (int k = 0; k < n; k++)
@@ -748,13 +750,13 @@ static int offload_pick(const struct pass_consumer *c, int n, int *off, int *mai
             off[k] = off[unit[k]];
     } else {
         for (int k = 0; k < n; k++)
-            off[k] = cost[unit[k]] != UINT_MAX;
+            off[k] = cost[unit[k]] != UINT64_MAX;
         /* keep the heaviest unit that fits the share, in turn */
-        for (unsigned kept = 0;;) {
+        for (uint64_t kept = 0;;) {
             int best = -1;
             for (int k = 0; k < n; k++)
                 if (unit[k] == k && off[k] &&
-                    (uint64_t)(kept + cost[k]) * 100 <= (uint64_t)total * OFFLOAD_KEEP &&
+                    (kept + cost[k]) * 100 <= total * OFFLOAD_KEEP &&
                     (best < 0 || cost[k] > cost[best]))
                     best = k;
             if (best < 0)

@@ -457,11 +457,13 @@ static void test_raise_at_grant_instant(void)
     history_free(&h);
 }
 
-/* A run directory's logs may name resources its workload did not list
- * (a hand-made history): the checker's per-resource state grows at the
- * first grant or entry beyond them (rs_grow) and keeps what it held. Here
- * the history is told it has one resource; w0's hold of r0 must outlive
- * two growths (r3, r7) for w2's grant of r0 to overlap it. */
+/* The checker's per-resource state is sized by the history's resources
+ * and grows at a grant or entry beyond them (rs_grow), keeping what it
+ * held. The loaders count every resource a record names (a run
+ * directory's logs that name more than its workload lists make it load
+ * again, checking every record), so no loaded history reaches the growth:
+ * here the history is told it has one resource. w0's hold of r0 must
+ * outlive two growths (r3, r7) for w2's grant of r0 to overlap it. */
 static void test_resources_grown(void)
 {
     struct strbuf sb = STRBUF_INIT;
