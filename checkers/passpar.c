@@ -59,16 +59,17 @@ struct aheadctl {
 
 #define RING_SLOTS 4
 
-/* The rings' chunks, all workers together. Session 10 (the merging thread
- * then made every consumer call): 4 MiB (256 records a chunk for 64
- * workers) left it 0.51 s for 10^7 events, 16 MiB 0.58 s, 1 MiB 0.78 s (a
- * hand-over every 64 records), 8 MiB 0.55 s. Session 21, with the calls
- * split: the helper spent more of its time in pread's kernel copy and
- * calls (39,715 of them at 4 MiB, 10,403 at 16 MiB, as many as one
- * thread's) than anywhere else, and 8 MiB (512 records a chunk) took the
- * check on two threads from 0.235 to 0.226 s (16 MiB 0.230) and its CPU
- * from 455 to 441 ms, for 4 MB more RSS: docs/performance.md "Which
- * consumers, measured again". */
+/* The rings' chunks, all workers together (more past 512 workers, when a
+ * chunk is RING_MIN records: up to READ_BYTES). Session 10 (the merging
+ * thread then made every consumer call): 4 MiB (256 records a chunk for
+ * 64 workers) left it 0.51 s for 10^7 events, 16 MiB 0.58 s, 1 MiB 0.78
+ * s (a hand-over every 64 records), 8 MiB 0.55 s. Session 21, with the
+ * calls split: the helper spent more of its time in pread's kernel copy
+ * and calls (39,715 of them at 4 MiB, 10,403 at 16 MiB, as many as one
+ * thread's) than anywhere else, and 8 MiB (512 records a chunk for 64
+ * workers) took the check on two threads from 0.235 to 0.226 s (16 MiB
+ * 0.230) and its CPU from 455 to 441 ms, for 4 MB more RSS:
+ * docs/performance.md "Which consumers, measured again". */
 #define RING_BYTES ((size_t)8 << 20)
 #define RING_MIN 64 /* records a chunk, at least (fewer: pass_run_jobs) */
 
