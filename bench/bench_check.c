@@ -157,7 +157,7 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
     int bad_of[16] = {0};
     double pair_best = -1;
     for (int kk = 0; kk < 2 * jc->n; kk++)
-        best[kk] = (struct bench_usage){0, 0, 0, -1};
+        best[kk] = (struct bench_usage){.exit = -1};
     for (int r = 0; r < jc->repeat; r++) {
         for (int kk = 0; kk < 2 * jc->n; kk++) {
             int k = kk % jc->n;
@@ -167,7 +167,7 @@ static int jobs_rows(const struct bench_opts *o, const char *dir, int64_t events
             snprintf(jobs, sizeof(jobs), "%lld", (long long)jc->jobs[k]);
             char *argv[] = {(char *)o->lockstorm, "check", (char *)dir, "--format", "json",
                             "--jobs", jobs, NULL};
-            struct bench_usage m = {0, 0, 0, -1}; /* exit -1: it did not run */
+            struct bench_usage m = {.exit = -1}; /* it did not run */
             if (bench_run_usage(argv, log, &m) < 0 || (m.exit != 0 && m.exit != 1)) {
                 fprintf(stderr, "bench_check: check --jobs %s (%s) failed (exit %d; see %s)\n",
                         jobs, read, m.exit, log);
@@ -341,14 +341,17 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     json_obj_set_num(row, "events_per_s", m.wall_s > 0 ? (double)g.events / m.wall_s : 0);
     json_obj_set_num(row, "events_per_cpu_s", m.cpu_s > 0 ? (double)g.events / m.cpu_s : 0);
     json_obj_set_num(row, "rss_mb", (double)m.rss_kib / 1024.0);
+    json_obj_set_num(row, "sys_s", m.sys_s);
+    json_obj_set_int(row, "major_faults", m.majflt);
     json_obj_set_int(row, "runs", jc->repeat);
     json_obj_set_int(row, "planted", g.stale + g.broken);
     json_obj_set_bool(row, "found_exactly_planted", bad == 0);
     if (equal >= 0)
         json_obj_set_bool(row, "same_result_as_binary", equal);
-    fprintf(stderr, "checker %-6s %10lld events: %6.2f s wall, %6.2f s cpu, %6.1f M ev/s, "
-            "%6.1f M ev/cpu-s, RSS %7.1f MB, planted %lld: %s (least CPU of %d)\n",
-            jsonl ? "jsonl" : "binary", (long long)g.events, m.wall_s, m.cpu_s,
+    fprintf(stderr, "checker %-6s %10lld events: %6.2f s wall, %6.2f s cpu (sys %.2f, %ld major "
+            "faults), %6.1f M ev/s, %6.1f M ev/cpu-s, RSS %7.1f MB, planted %lld: %s (least CPU "
+            "of %d)\n",
+            jsonl ? "jsonl" : "binary", (long long)g.events, m.wall_s, m.cpu_s, m.sys_s, m.majflt,
             m.wall_s > 0 ? (double)g.events / m.wall_s / 1e6 : 0,
             m.cpu_s > 0 ? (double)g.events / m.cpu_s / 1e6 : 0, (double)m.rss_kib / 1024.0,
             (long long)(g.stale + g.broken), bad == 0 ? "found exactly" : "MISMATCH", jc->repeat);

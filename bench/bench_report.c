@@ -40,7 +40,8 @@ int main(int argc, char **argv)
     /* best of 2 each, alternating. The figure is CPU time (user + system of
      * the process and of the gnuplot children it waited for): on a shared
      * machine wall time also counts everybody else's turns on the CPUs. */
-    struct bench_usage uc, ur, bc = {1e30, 1e30, 0, 0}, br = {1e30, 1e30, 0, 0};
+    struct bench_usage uc, ur;
+    struct bench_usage bc = {.wall_s = 1e30, .cpu_s = 1e30}, br = bc;
     for (int k = 0; k < (o.smoke ? 1 : 2); k++) {
         if (bench_run_usage(check, log, &uc) < 0 || bench_run_usage(report, log, &ur) < 0)
             return 1;

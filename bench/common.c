@@ -324,7 +324,9 @@ int bench_run_usage(char *const argv[], const char *log, struct bench_usage *u)
     u->wall_s = (double)(ls_now_ns() - t0) / 1e9;
     u->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    u->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     u->rss_kib = ru.ru_maxrss;
+    u->majflt = ru.ru_majflt;
     u->exit = r != pid ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return 0;
 }

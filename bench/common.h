@@ -83,11 +83,12 @@ struct json *bench_target_unmeasured(struct json *targets, const char *name, con
 
 /* Median of v[0..n) (sorts v). */
 double bench_median(double *v, int n);
-/* What one child process cost: wall and CPU (user + system) seconds, peak
- * RSS, exit status as bench_run returns it. */
+/* What one child process cost: wall and CPU (user + system) seconds, the
+ * system part, peak RSS, major page faults (pages read from the disk: a
+ * "page cache warm" run has none), exit status as bench_run returns it. */
 struct bench_usage {
-    double wall_s, cpu_s;
-    long rss_kib;
+    double wall_s, cpu_s, sys_s;
+    long rss_kib, majflt;
     int exit;
 };
 /* Run argv to completion (no time bound: the callers run bounded work),
