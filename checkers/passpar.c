@@ -724,7 +724,7 @@ static int offload_pick(const struct pass_consumer *c, int n, int *off, int *mai
     *main_drains = e && strncmp(e, "main:", 5) == 0;
     if (*main_drains)
         e += 5;
-    uint64_t total = 0; /* of costs in per mille: far from wrapping, times 100 too */
+    uint64_t total = 0; /* costs are per mille: no sum or product here wraps */
     int *unit = xcalloc((size_t)n + 1, sizeof(*unit)); /* consumer k's unit, as an index */
     uint64_t *cost = xcalloc((size_t)n + 1, sizeof(*cost)); /* by unit index: its cost, or 0 */
     for (int k = 0; k < n; k++) {
