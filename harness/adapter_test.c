@@ -607,7 +607,9 @@ int adapter_test_main(int argc, char **argv)
     }
     json_free(oj);
 
-    char dir[] = "/tmp/lockstorm-adapter-test-XXXXXX";
+    char dir[4096]; /* under $TMPDIR, as the spills of check --history */
+    const char *td = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/lockstorm-adapter-test-XXXXXX", td && *td ? td : "/tmp");
     if (!mkdtemp(dir)) {
         fprintf(stderr, "lockstorm: adapter-test: mkdtemp: %s\n", strerror(errno));
         return 3;

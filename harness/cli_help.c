@@ -571,7 +571,8 @@ static void print_man(FILE *out)
     static const char *const env[][2] = {
         {"TMPDIR", "where check --history spills a JSONL history past 32 MB of records, "
                    "packed, in a file without a name (default /tmp); a history of up to 96 "
-                   "MB spills into memory first, and here once its packed records pass 12 MB."},
+                   "MB spills into memory first, and here once its packed records pass 12 MB. "
+                   "Also where adapter-test makes its scratch directory."},
         {"LS_GNUPLOT", "the gnuplot program the reports' charts are drawn with (default: "
                        "gnuplot in PATH)."},
         {"LS_PG_BINDIR", "where initdb and postgres are, for cluster.topology: postgres "

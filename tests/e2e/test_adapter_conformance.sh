@@ -11,6 +11,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/adapters.sh"
 need_adapters || t_finish
+# adapter-test makes its scratch directory under $TMPDIR and keeps it when
+# a check fails (the negative controls below): here, inside the test's own
+export TMPDIR=$T_TMP
 
 cd "$SRC" # the adapters' commands are relative to the source tree
 for spec in "${ADAPTERS[@]}"; do
@@ -27,6 +30,8 @@ for spec in "${ADAPTERS[@]}"; do
         fail "$name: adapter-test exit $rc: $(grep -E '^FAIL|error' "$out" | head -3 | tr '\n' ' ')"
     fi
 done
+check "the runs that passed left no scratch directory" \
+    sh -c "! ls -d '$T_TMP'/lockstorm-adapter-test-* >/dev/null 2>&1"
 # the check itself must bite: an adapter that answers with wrong ids fails it
 set +e
 timeout 120 "$LS" adapter-test -- "$SRC/tests/fixtures/bad_adapter.py" wrong-ids >"$T_TMP/bad.out" 2>&1
@@ -34,6 +39,9 @@ rc=$?
 set -e
 check "a wrong-ids adapter fails adapter-test (exit $rc)" [ "$rc" -eq 1 ]
 check "... with FAIL lines naming the checks" grep -q '^FAIL grant' "$T_TMP/bad.out"
+kept=$(sed -n 's/.*(scratch directory \(.*\))$/\1/p' "$T_TMP/bad.out" | head -1)
+check "... its scratch directory kept, under \$TMPDIR ($kept)" \
+    sh -c "case '$kept' in '$T_TMP'/lockstorm-adapter-test-*) [ -f '$kept/adapter.stderr' ] ;; *) false ;; esac"
 # the extend bug: a renew that does not check the token
 fx=$SRC/tests/fixtures/pexpire_adapter.py
 set +e
