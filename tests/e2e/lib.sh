@@ -8,7 +8,12 @@ SRC=${LS_SOURCE_DIR:?LS_SOURCE_DIR must point at the source tree}
 WL=$SRC/workloads
 T_PASS=0
 T_FAIL=0
-T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/lse2e-XXXXXX")
+T_OUTER_TMP=${TMPDIR:-/tmp} # for what a test keeps on purpose (screenshots)
+T_TMP=$(mktemp -d "$T_OUTER_TMP/lse2e-XXXXXX")
+# whatever the binaries make under $TMPDIR (adapter-test's scratch
+# directories, kept when a check fails; check --history's spills) goes
+# with the test's own directory
+export TMPDIR=$T_TMP
 trap 't_cleanup' EXIT
 
 t_cleanup() {

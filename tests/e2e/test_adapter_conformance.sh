@@ -12,8 +12,8 @@ set -euo pipefail
 . "$(dirname "$0")/adapters.sh"
 need_adapters || t_finish
 # adapter-test makes its scratch directory under $TMPDIR and keeps it when
-# a check fails (the negative controls below): here, inside the test's own
-export TMPDIR=$T_TMP
+# a check fails (the negative controls below); lib.sh points $TMPDIR at the
+# test's own temporary directory
 
 cd "$SRC" # the adapters' commands are relative to the source tree
 for spec in "${ADAPTERS[@]}"; do

@@ -106,7 +106,7 @@ if [ -n "$art" ]; then
     cp "$d/report.png" "$d/timeline.png" "$d/report.html" "$art/" &&
         echo "# artefacts in $art"
 else
-    keep=$(mktemp -d "${TMPDIR:-/tmp}/lockstorm-html-XXXXXX")
+    keep=$(mktemp -d "$T_OUTER_TMP/lockstorm-html-XXXXXX")
     cp "$d/report.png" "$d/timeline.png" "$d/report.html" "$keep/" &&
         echo "# screenshots kept in $keep"
 fi

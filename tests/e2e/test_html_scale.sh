@@ -64,7 +64,7 @@ art=${LS_ARTIFACTS_DIR:-${LS_ARTEFACT_DIR:-}}
 if [ -z "$art" ] && [ -f "$PWD/CMakeCache.txt" ]; then
     art=$PWD/artefacts/test_html_scale # ctest runs in the build directory
 fi
-[ -n "$art" ] || art=$(mktemp -d "${TMPDIR:-/tmp}/lockstorm-html-XXXXXX")
+[ -n "$art" ] || art=$(mktemp -d "$T_OUTER_TMP/lockstorm-html-XXXXXX")
 mkdir -p "$art"
 cp "$big/timeline-1e5.png" "$art/" && echo "# screenshot in $art/timeline-1e5.png"
 t_finish
