@@ -10,6 +10,8 @@
  * checker's section, the violations, the event and grant counts).
  * --epochs N: every worker restarted N-1 times (a log per epoch, as the
  * process faults leave them), to see the checker's memory stay flat there too.
+ * --resources R: R resources and 4 R workers instead of 16 and 64 (a check
+ * of many workers: the pass's read-ahead rings get shorter chunks).
  * The rows above run the check on one thread (--jobs 1: per-core figures),
  * the least CPU of --repeat runs, after the files are on disk (syncfs);
  * --jobs LIST (default 1,2) then times each binary history again with each
@@ -31,6 +33,8 @@
 #include "util/timeutil.h"
 
 #define RES 16
+
+static int resources = RES; /* --resources */
 
 static int64_t get_int(const struct json *res, const char *path)
 {
@@ -263,7 +267,7 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     snprintf(file, sizeof(file), "%s.jsonl", dir);
     snprintf(out, sizeof(out), "%s-out", dir);
     snprintf(log, sizeof(log), "%s.log", dir);
-    struct histgen_opts go = {.events = n, .resources = RES, .violate_every = 1000,
+    struct histgen_opts go = {.events = n, .resources = resources, .violate_every = 1000,
                               .rundir = jsonl ? NULL : dir, .jsonl = jsonl ? file : NULL,
                               .epochs = epochs};
     struct histgen_result g;
@@ -402,8 +406,8 @@ static int parse_sizes(const char *s, int64_t *v, int max)
 int main(int argc, char **argv)
 {
     static const char *const extra[] = {"--sizes", "--jsonl-max", "--epochs", "--jobs",
-                                        "--repeat", NULL};
-    const char *val[5];
+                                        "--repeat", "--resources", NULL};
+    const char *val[6];
     struct bench_opts o;
     if (bench_parse(argc, argv, &o, extra, val) < 0 || bench_tmp(&o) < 0)
         return 2;
@@ -412,26 +416,30 @@ int main(int argc, char **argv)
     int64_t jsonl_max = o.smoke ? 200000 : 10000000;
     if (o.smoke) /* the smoke's small JSONL history takes the spill path too (4 MB bound) */
         setenv("LS_JSONL_MEM_BOUND", "4194304", 0);
-    int64_t epochs = 1, repeat = o.smoke ? 1 : 3;
+    int64_t epochs = 1, repeat = o.smoke ? 1 : 3, nres = RES;
     struct jobs_cmp jc = {{0}, 0, 0};
     if (nsizes <= 0 || (val[1] && bench_count("--jsonl-max", val[1], 0, 1e10, &jsonl_max) < 0) ||
         (val[2] && bench_count("--epochs", val[2], 1, 100000, &epochs) < 0) ||
         parse_jobs(val[3] ? val[3] : "1,2", &jc) < 0 ||
-        (val[4] && bench_count("--repeat", val[4], 1, 100, &repeat) < 0)) {
+        (val[4] && bench_count("--repeat", val[4], 1, 100, &repeat) < 0) ||
+        (val[5] && bench_count("--resources", val[5], 1, 16384, &nres) < 0)) {
         fprintf(stderr, "bench_check: --sizes N,N,... (e.g. 1e6,1e7), --jsonl-max N, --epochs N, "
-                "--jobs N,N,... (e.g. 1,2), --repeat N\n");
+                "--jobs N,N,... (e.g. 1,2), --repeat N, --resources N (4 workers each)\n");
         return 2;
     }
+    resources = (int)nres;
     jc.repeat = (int)repeat;
     struct json *sec = json_new_obj();
-    json_obj_set_str(sec, "method",
-                     "synthetic run directory (64 workers, 16 resources, 12 events per grant, one "
-                     "violation per 1000 grants per resource, half stale-holder half lock-broken); "
-                     "`lockstorm check DIR --format json --jobs 1` timed as its own process (wall, "
-                     "user+sys CPU, peak RSS from wait4), page cache warm; rows binary-jobs: the "
-                     "same with each --jobs N and the logs read with pread or through their "
-                     "mappings (read), best wall of `runs`, result.json equal for every N and "
-                     "read");
+    char method[1024];
+    snprintf(method, sizeof(method),
+             "synthetic run directory (%d workers, %d resources, 12 events per grant, one "
+             "violation per 1000 grants per resource, half stale-holder half lock-broken); "
+             "`lockstorm check DIR --format json --jobs 1` timed as its own process (wall, "
+             "user+sys CPU, peak RSS from wait4), page cache warm; rows binary-jobs: the "
+             "same with each --jobs N and the logs read with pread or through their "
+             "mappings (read), best wall of `runs`, result.json equal for every N and read",
+             4 * resources, resources);
+    json_obj_set_str(sec, "method", method);
     struct json *rows = json_obj_set(sec, "runs", json_new_arr());
     int failures = 0, jl_asked = 0;
     for (int i = 0; i < nsizes; i++) {

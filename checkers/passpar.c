@@ -27,8 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/xalloc.h"
+#include "checkers/histpack.h"
 #include "checkers/pass_int.h"
+#include "util/xalloc.h"
 
 /* More helpers than this gain nothing: the merging thread is the limit. */
 #define HELPERS_MAX 32
@@ -108,13 +109,17 @@ static void cpu_relax(void)
 
 /* Contract: read chunk sl (run `run` of w, at offset off of fd, of n
  * records, from lo on) and, when check, judge its records. The filler owns
- * sl. */
+ * sl. A packed stream is decoded on from where cur (the filler's own, or
+ * NULL) says the last chunk it read ended, when that is lo: a chunk need
+ * not begin a block (with more than 256 workers a chunk is 64-127 records,
+ * a block 128), and decoding a block again from its start to lo cost as
+ * much as the chunk. */
 static void chunk_read(const struct history *h, const struct hist_worker *w, struct rslot *sl,
                        size_t cap, int fd, off_t off, int run, size_t n, size_t lo, int unverified,
-                       int check)
+                       int check, struct hist_pack_cur *cur)
 {
     size_t k = n - lo < cap ? n - lo : cap;
-    size_t got = hist_read_recs(w, fd, off, lo, k, sl->buf, NULL); /* chunks of 64 or more */
+    size_t got = hist_read_recs(w, fd, off, lo, k, sl->buf, cur);
     sl->shortread = 0;
     if (got < k) { /* as wpos_fill: zeros for an unverified log (a bad record), else in place */
         if (unverified)
@@ -364,7 +369,7 @@ static struct rslot *ring_get(struct rring *rr, uint64_t s, const struct wpos *c
             oq_wait(rr->x->oq, atomic_load_explicit(&sl->rel, memory_order_relaxed));
         if (read)
             chunk_read(rr->h, &rr->h->w[c->wi], sl, rr->cap, c->fd, c->off, c->run, c->n, c->i,
-                       c->unverified, 0);
+                       c->unverified, 0, NULL);
         return sl;
     }
     /* a helper may be asleep until more chunks are given back than this
@@ -394,7 +399,7 @@ void ring_take(struct wpos *c)
      * pushed yet, so no drainer reads the slot) */
     if (sl->run != c->run || sl->lo != c->i)
         chunk_read(rr->h, &rr->h->w[c->wi], sl, rr->cap, c->fd, c->off, c->run, c->n, c->i,
-                   c->unverified, 0);
+                   c->unverified, 0, NULL);
     if (sl->shortread) {
         /* a verified log shorter than at load: the rest of the run in place,
          * as wpos_fill; its chunks still to come are passed over. None of
@@ -440,6 +445,8 @@ struct hring {
     size_t lo;
     uint64_t seq;
     int done;
+    struct hist_pack_cur pcur; /* a packed stream: where its last chunk this helper read
+                                  ended (chunk_read) */
 };
 
 struct helper {
@@ -510,7 +517,7 @@ static int hr_fill(struct helper *hp, struct hring *q)
             atomic_compare_exchange_strong(&sl->word, &w, RS_WORD(q->seq, RS_FILLING))) {
             const struct hrun *r = &q->runs[q->run];
             chunk_read(h, r->w, sl, q->rr->cap, r->fd, r->off, q->run, r->n, q->lo,
-                       r->unverified, 1);
+                       r->unverified, 1, &q->pcur);
             atomic_store_explicit(&sl->word, RS_WORD(q->seq, RS_READY), memory_order_release);
             hr_next(q);
             return 1;

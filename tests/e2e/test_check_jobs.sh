@@ -3,7 +3,8 @@
 # several cores"): `lockstorm check --jobs N` prints the same result
 # document and writes the same result.json, byte for byte, for N = 1, 2, 3
 # and 8, on the bench's planted histories (bench/histgen.c: 2x10^5 and
-# 10^6 events), on one whose workers were restarted (--epochs), on one
+# 10^6 events; 4x10^5 of 300 workers as JSONL), on one whose workers were
+# restarted (--epochs), on one
 # with a damaged log (a bit flipped: the pass finds it, the history is
 # loaded again and checked; early in the log and in a chunk the helpers
 # read ahead), and on a JSONL history that spills to disk;
@@ -127,6 +128,14 @@ if gen small 2e5 --jsonl-max 2e5; then
         seek=$((128 + 64 * 2900 + 40)) conv=notrunc status=none
     same "2x10^5 events, a log damaged in a later chunk" "$T_TMP/damaged2" --format json
     grep -q '"damaged": 1' "$T_TMP/jpread1.out" || fail "the damaged log is not in the result"
+fi
+# 300 workers: the rings' chunks are 109 records, so most begin inside a
+# packed stream's 128-record block (the helpers decode on from where their
+# last chunk of the stream ended); 1,333 records a worker, so that the
+# streams stay packed (a spilled stream of up to 64 KB is read back)
+if gen wide 4e5 --jsonl-max 4e5 --resources 75 --jobs 1 --repeat 1; then
+    LS_JSONL_MEM_BOUND=4194304 same "4x10^5 events of 300 workers as JSONL, spilled" \
+        --history "$T_TMP/wide/hist-400000-jl.jsonl" --near-miss 0ms
 fi
 if gen big 1e6 --jsonl-max 0; then
     same "10^6 events, planted violations" "$T_TMP/big/hist-1000000" --format json
