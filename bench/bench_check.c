@@ -11,7 +11,11 @@
  * --epochs N: every worker restarted N-1 times (a log per epoch, as the
  * process faults leave them), to see the checker's memory stay flat there too.
  * --resources R: R resources and 4 R workers instead of 16 and 64 (a check
- * of many workers: the pass's read-ahead rings get shorter chunks).
+ * of many workers: the pass's read-ahead rings get shorter chunks; at most
+ * 256: a run directory has at most 1,024 workers, and histgen keeps every
+ * log open while it writes). --violate-every N: a violation planted every
+ * N grants of a resource instead of 1000 (a small history of many
+ * resources with violations in it).
  * The rows above run the check on one thread (--jobs 1: per-core figures),
  * the least CPU of --repeat runs, after the files are on disk (syncfs);
  * --jobs LIST (default 1,2) then times each binary history again with each
@@ -34,7 +38,8 @@
 
 #define RES 16
 
-static int resources = RES; /* --resources */
+static int resources = RES;         /* --resources */
+static int64_t violate_every = 1000; /* --violate-every */
 
 static int64_t get_int(const struct json *res, const char *path)
 {
@@ -267,7 +272,7 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     snprintf(file, sizeof(file), "%s.jsonl", dir);
     snprintf(out, sizeof(out), "%s-out", dir);
     snprintf(log, sizeof(log), "%s.log", dir);
-    struct histgen_opts go = {.events = n, .resources = resources, .violate_every = 1000,
+    struct histgen_opts go = {.events = n, .resources = resources, .violate_every = violate_every,
                               .rundir = jsonl ? NULL : dir, .jsonl = jsonl ? file : NULL,
                               .epochs = epochs};
     struct histgen_result g;
@@ -335,6 +340,7 @@ static int one(const struct bench_opts *o, int64_t n, int jsonl, int epochs, str
     struct json *row = json_arr_push(rows, json_new_obj());
     json_obj_set_str(row, "form", jsonl ? "jsonl" : "binary");
     json_obj_set_int(row, "events", g.events);
+    json_obj_set_int(row, "resources", resources);
     if (epochs > 1) { /* as written: histgen's rounding can make fewer than asked */
         json_obj_set_int(row, "epochs_asked", epochs);
         json_obj_set_int(row, "logs", g.logs);
@@ -406,8 +412,8 @@ static int parse_sizes(const char *s, int64_t *v, int max)
 int main(int argc, char **argv)
 {
     static const char *const extra[] = {"--sizes", "--jsonl-max", "--epochs", "--jobs",
-                                        "--repeat", "--resources", NULL};
-    const char *val[6];
+                                        "--repeat", "--resources", "--violate-every", NULL};
+    const char *val[7];
     struct bench_opts o;
     if (bench_parse(argc, argv, &o, extra, val) < 0 || bench_tmp(&o) < 0)
         return 2;
@@ -422,9 +428,11 @@ int main(int argc, char **argv)
         (val[2] && bench_count("--epochs", val[2], 1, 100000, &epochs) < 0) ||
         parse_jobs(val[3] ? val[3] : "1,2", &jc) < 0 ||
         (val[4] && bench_count("--repeat", val[4], 1, 100, &repeat) < 0) ||
-        (val[5] && bench_count("--resources", val[5], 1, 16384, &nres) < 0)) {
+        (val[5] && bench_count("--resources", val[5], 1, 256, &nres) < 0) ||
+        (val[6] && bench_count("--violate-every", val[6], 1, 1e9, &violate_every) < 0)) {
         fprintf(stderr, "bench_check: --sizes N,N,... (e.g. 1e6,1e7), --jsonl-max N, --epochs N, "
-                "--jobs N,N,... (e.g. 1,2), --repeat N, --resources N (4 workers each)\n");
+                "--jobs N,N,... (e.g. 1,2), --repeat N, --resources N (1-256, 4 workers each), "
+                "--violate-every N (grants)\n");
         return 2;
     }
     resources = (int)nres;
@@ -433,12 +441,12 @@ int main(int argc, char **argv)
     char method[1024];
     snprintf(method, sizeof(method),
              "synthetic run directory (%d workers, %d resources, 12 events per grant, one "
-             "violation per 1000 grants per resource, half stale-holder half lock-broken); "
+             "violation per %lld grants per resource, half stale-holder half lock-broken); "
              "`lockstorm check DIR --format json --jobs 1` timed as its own process (wall, "
              "user+sys CPU, peak RSS from wait4), page cache warm; rows binary-jobs: the "
              "same with each --jobs N and the logs read with pread or through their "
              "mappings (read), best wall of `runs`, result.json equal for every N and read",
-             4 * resources, resources);
+             4 * resources, resources, (long long)violate_every);
     json_obj_set_str(sec, "method", method);
     struct json *rows = json_obj_set(sec, "runs", json_new_arr());
     int failures = 0, jl_asked = 0;

@@ -132,8 +132,9 @@ fi
 # 300 workers: the rings' chunks are 109 records, so most begin inside a
 # packed stream's 128-record block (the helpers decode on from where their
 # last chunk of the stream ended); 1,333 records a worker, so that the
-# streams stay packed (a spilled stream of up to 64 KB is read back)
-if gen wide 4e5 --jsonl-max 4e5 --resources 75 --jobs 1 --repeat 1; then
+# streams stay packed (a spilled stream of up to 64 KB is read back); a
+# violation every 100 grants of a resource (4 each)
+if gen wide 4e5 --jsonl-max 4e5 --resources 75 --violate-every 100 --jobs 1 --repeat 1; then
     LS_JSONL_MEM_BOUND=4194304 same "4x10^5 events of 300 workers as JSONL, spilled" \
         --history "$T_TMP/wide/hist-400000-jl.jsonl" --near-miss 0ms
 fi
