@@ -14,21 +14,10 @@
 
 #include "util/xalloc.h"
 
-#define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
 
 unsigned char jl_plain[256];
 
 /* ---- resources ---- */
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t x = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        x ^= (unsigned char)s[i];
-        x *= 0x100000001b3ull;
-    }
-    return x;
-}
 
 static void resmap_rehash(struct jl_parser *p, size_t cap)
 {
@@ -46,9 +35,7 @@ static void resmap_rehash(struct jl_parser *p, size_t cap)
     }
 }
 
-/* Contract: resmap_get, for a name not the last one found. */
-static __attribute__((noinline)) int resmap_find(struct jl_parser *p, const char *name,
-                                                 size_t len)
+__attribute__((noinline)) int jl_resmap_find(struct jl_parser *p, const char *name, size_t len)
 {
     struct history *h = p->h;
     if (p->cap == 0)
@@ -77,16 +64,6 @@ static __attribute__((noinline)) int resmap_find(struct jl_parser *p, const char
     if ((size_t)h->nres * 2 > p->cap)
         resmap_rehash(p, p->cap * 2);
     return idx;
-}
-
-/* Contract: index of name[0..len) (no NUL inside), adding it to
- * h->res_names when new; -1 past JL_MAX_RES resources. */
-static inline __attribute__((always_inline)) int resmap_get(struct jl_parser *p,
-                                                             const char *name, size_t len)
-{
-    if (p->last >= 0 && len == p->last_len && same_bytes(p->h->res_names[p->last], name, len))
-        return p->last; /* lines of one resource tend to come together */
-    return resmap_find(p, name, len);
 }
 
 static void type_table(void);
@@ -122,21 +99,6 @@ void jl_parser_free(struct jl_parser *p)
     p->slot = NULL;
     p->scratch = NULL;
     p->cap = 0;
-}
-
-/* A token longer than the record's 16 bytes is kept as 16 hex digits of
- * its hash: equal tokens stay equal. */
-static void put_token(struct ev_rec *r, const char *s, size_t n)
-{
-    memset(r->token, 0, sizeof(r->token));
-    if (n <= EVLOG_TOKEN_LEN) {
-        memcpy(r->token, s, n);
-        return;
-    }
-    static const char hex[] = "0123456789abcdef";
-    uint64_t x = hash_bytes(s, n);
-    for (int i = 0; i < EVLOG_TOKEN_LEN; i++)
-        r->token[i] = hex[(x >> (60 - 4 * i)) & 15];
 }
 
 /* ---- the tree parser (owns every message) ---- */
@@ -468,15 +430,6 @@ static int flat_value(const char *s, size_t len, size_t *pos, struct slot *sl, c
     return -1; /* objects, arrays, anything else */
 }
 
-/* Contract: opt_bool's answer for a slot: 0 absent/null/false, 1 true, -1
- * wrong kind. */
-static int slot_bool(const struct slot *sl)
-{
-    if (sl->kind == V_ABSENT || sl->kind == V_NULL)
-        return 0;
-    return sl->kind == V_BOOL ? (int)sl->i : -1;
-}
-
 /* Contract: the keys and values of any flat line into sl[0..K__N]
  * (strings decoded into p->scratch, NUL-terminated); 1, or 0 to leave the
  * line to the tree parser. */
@@ -766,106 +719,6 @@ static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct sl
     }
 }
 
-/* Contract: the record of a line's slots sl (compact: read by the compact
- * path or a shape, so no string holds a NUL byte; shaped: by a shape, which
- * gave its type stype) under the tree parser's rules into *r and *wid: 1,
- * or 0 when the tree parser must read the line (nothing interned then). */
-static inline __attribute__((always_inline)) int flat_rec(struct jl_parser *p,
-                                                           const struct slot *sl, int compact,
-                                                           int shaped, int stype,
-                                                           struct ev_rec *r, int *wid)
-{
-    memset(r, 0, sizeof(*r));
-    const struct slot *t = &sl[K_T], *w = &sl[K_W], *ty = &sl[K_TYPE];
-    if (t->kind != V_INT || t->i < -JL_MAX_TIME || t->i > JL_MAX_TIME)
-        return 0;
-    if (w->kind != V_INT || w->i < 0 || w->i > 1000000)
-        return 0;
-    int type = shaped ? stype : ty->kind == V_STR ? type_of(ty->s, ty->n) : 0;
-    if (!type)
-        return 0;
-    r->t = t->i;
-    r->type = (uint8_t)type;
-    const struct slot *res = &sl[K_RES];
-    if (res->kind == V_STR) {
-        if (!compact && memchr(res->s, '\0', res->n))
-            return 0;
-    } else if (res->kind != V_NULL && res->kind != V_ABSENT) {
-        return 0;
-    } else if (type != EV_CRASH) {
-        return 0;
-    }
-    if (sl[K_TOKEN].kind == V_STR)
-        put_token(r, sl[K_TOKEN].s, sl[K_TOKEN].n);
-    int64_t v = w->i; /* the tree parser's v: w, then fence, then attempt */
-    const struct slot *fe = &sl[K_FENCE];
-    if (fe->kind == V_INT) {
-        if (fe->i < 0)
-            return 0;
-        r->flags |= EVF_FENCE;
-        r->fence = (uint64_t)fe->i;
-        v = fe->i;
-    } else if (fe->kind != V_ABSENT && fe->kind != V_NULL) {
-        return 0;
-    }
-    if (type == EV_ACQUIRE_OK || type == EV_RENEW_OK) {
-        const struct slot *vu = &sl[K_VALID_UNTIL];
-        if (vu->kind == V_INT) {
-            if (vu->i < -JL_MAX_TIME || vu->i > JL_MAX_TIME)
-                return 0;
-            r->valid_until = vu->i;
-        } else if (vu->kind == V_ABSENT || vu->kind == V_NULL) {
-            r->flags |= EVF_NO_LEASE;
-        } else {
-            return 0;
-        }
-        int au = type == EV_RENEW_OK ? slot_bool(&sl[K_AUTO]) : 0;
-        if (au < 0)
-            return 0;
-        if (au == 1)
-            r->flags |= EVF_AUTO;
-    }
-    if (type == EV_ACQUIRE_INVOKE) {
-        const struct slot *at = &sl[K_ATTEMPT];
-        if (at->kind == V_INT)
-            v = at->i;
-        else if (at->kind != V_ABSENT && at->kind != V_NULL)
-            return 0;
-        if (v < 0 || v > UINT32_MAX)
-            return 0;
-        r->aux = at->kind == V_INT ? (uint32_t)v : 0;
-    }
-    if (sl[K_ERR].kind == V_STR) {
-        if (memchr(sl[K_ERR].s, '\0', sl[K_ERR].n))
-            return 0;
-        r->aux = (uint32_t)ev_err_from_name(sl[K_ERR].s);
-    }
-    if (type == EV_STORE_READ || type == EV_STORE_WRITE) {
-        int fenced = slot_bool(&sl[K_FENCED]), acc = slot_bool(&sl[K_ACCEPTED]),
-            failed = slot_bool(&sl[K_FAILED]);
-        if (fenced < 0 || acc < 0 || failed < 0)
-            return 0;
-        const struct slot *co = &sl[K_COUNTER];
-        if (co->kind == V_INT)
-            r->value = co->i;
-        else if (co->kind != V_ABSENT && co->kind != V_NULL)
-            return 0;
-        r->flags |= (fenced ? EVF_FENCED : 0) | (acc ? EVF_ACCEPTED : 0) |
-                    (failed ? EVF_FAILED : 0);
-    }
-    if (res->kind == V_STR) {
-        int idx = resmap_get(p, res->s, res->n);
-        if (idx < 0)
-            return 0; /* the tree parser says there are too many */
-        r->res = (uint16_t)idx;
-    }
-    *wid = (int)w->i;
-    p->flat++;
-    p->compact += (uint64_t)compact;
-    p->shaped += (uint64_t)shaped;
-    return type;
-}
-
 int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec *r, int *wid)
 {
     if (len > JL_MAX_LINE)
@@ -884,20 +737,6 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
     if (type && nfp > 0)
         jl_learn_shape(p, s, len, fp, nfp, type);
     return type != 0;
-}
-
-size_t jl_parse_shaped(struct jl_parser *p, const char *s, size_t avail, struct ev_rec *r,
-                       int *wid)
-{
-    struct slot sl[K__N + 1];
-    int stype = 0;
-    size_t n = jl_tok_shape(p, s, avail < JL_MAX_LINE + 1 ? avail : JL_MAX_LINE + 1, 1, sl,
-                            &stype);
-    p->no_shape = 0;
-    if (n && flat_rec(p, sl, 1, 1, stype, r, wid))
-        return n;
-    p->no_shape = 1; /* the same line read again is not of the shape either */
-    return 0;
 }
 
 int jl_parse_line(struct jl_parser *p, const char *line, size_t len, size_t lineno,

@@ -176,6 +176,160 @@ static inline __attribute__((always_inline)) int flat_int(const char *s, size_t 
     return int_at(s, len, pos, v, 0);
 }
 
+/* ---- what a line's slots make a record of (jlparse.c's parsers, and
+ * jlshape.c's lines read by their shape: the shaped path in one file, so
+ * that reading a line and making its record are one function) ---- */
+
+#define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
+
+/* Contract: FNV-1a of s[0..n). */
+static inline uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t x = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= (unsigned char)s[i];
+        x *= 0x100000001b3ull;
+    }
+    return x;
+}
+
+/* Contract: resmap_get, for a name not the last one found (jlparse.c). */
+int jl_resmap_find(struct jl_parser *p, const char *name, size_t len);
+
+/* Contract: index of name[0..len) (no NUL inside), adding it to
+ * h->res_names when new; -1 past JL_MAX_RES resources. */
+static inline __attribute__((always_inline)) int resmap_get(struct jl_parser *p,
+                                                             const char *name, size_t len)
+{
+    if (p->last >= 0 && len == p->last_len && same_bytes(p->h->res_names[p->last], name, len))
+        return p->last; /* lines of one resource tend to come together */
+    return jl_resmap_find(p, name, len);
+}
+
+/* A token longer than the record's 16 bytes is kept as 16 hex digits of
+ * its hash: equal tokens stay equal. */
+static inline void put_token(struct ev_rec *r, const char *s, size_t n)
+{
+    memset(r->token, 0, sizeof(r->token));
+    if (n <= EVLOG_TOKEN_LEN) {
+        memcpy(r->token, s, n);
+        return;
+    }
+    static const char hex[] = "0123456789abcdef";
+    uint64_t x = hash_bytes(s, n);
+    for (int i = 0; i < EVLOG_TOKEN_LEN; i++)
+        r->token[i] = hex[(x >> (60 - 4 * i)) & 15];
+}
+
+/* Contract: opt_bool's answer for a slot: 0 absent/null/false, 1 true, -1
+ * wrong kind. */
+static inline int slot_bool(const struct slot *sl)
+{
+    if (sl->kind == V_ABSENT || sl->kind == V_NULL)
+        return 0;
+    return sl->kind == V_BOOL ? (int)sl->i : -1;
+}
+
+/* Contract: the record of a line's slots sl (compact: read by the compact
+ * path or a shape, so no string holds a NUL byte; shaped: by a shape, which
+ * gave its type stype) under the tree parser's rules into *r and *wid: 1,
+ * or 0 when the tree parser must read the line (nothing interned then). */
+static inline __attribute__((always_inline)) int flat_rec(struct jl_parser *p,
+                                                           const struct slot *sl, int compact,
+                                                           int shaped, int stype,
+                                                           struct ev_rec *r, int *wid)
+{
+    memset(r, 0, sizeof(*r));
+    const struct slot *t = &sl[K_T], *w = &sl[K_W], *ty = &sl[K_TYPE];
+    if (t->kind != V_INT || t->i < -JL_MAX_TIME || t->i > JL_MAX_TIME)
+        return 0;
+    if (w->kind != V_INT || w->i < 0 || w->i > 1000000)
+        return 0;
+    int type = shaped ? stype : ty->kind == V_STR ? type_of(ty->s, ty->n) : 0;
+    if (!type)
+        return 0;
+    r->t = t->i;
+    r->type = (uint8_t)type;
+    const struct slot *res = &sl[K_RES];
+    if (res->kind == V_STR) {
+        if (!compact && memchr(res->s, '\0', res->n))
+            return 0;
+    } else if (res->kind != V_NULL && res->kind != V_ABSENT) {
+        return 0;
+    } else if (type != EV_CRASH) {
+        return 0;
+    }
+    if (sl[K_TOKEN].kind == V_STR)
+        put_token(r, sl[K_TOKEN].s, sl[K_TOKEN].n);
+    int64_t v = w->i; /* the tree parser's v: w, then fence, then attempt */
+    const struct slot *fe = &sl[K_FENCE];
+    if (fe->kind == V_INT) {
+        if (fe->i < 0)
+            return 0;
+        r->flags |= EVF_FENCE;
+        r->fence = (uint64_t)fe->i;
+        v = fe->i;
+    } else if (fe->kind != V_ABSENT && fe->kind != V_NULL) {
+        return 0;
+    }
+    if (type == EV_ACQUIRE_OK || type == EV_RENEW_OK) {
+        const struct slot *vu = &sl[K_VALID_UNTIL];
+        if (vu->kind == V_INT) {
+            if (vu->i < -JL_MAX_TIME || vu->i > JL_MAX_TIME)
+                return 0;
+            r->valid_until = vu->i;
+        } else if (vu->kind == V_ABSENT || vu->kind == V_NULL) {
+            r->flags |= EVF_NO_LEASE;
+        } else {
+            return 0;
+        }
+        int au = type == EV_RENEW_OK ? slot_bool(&sl[K_AUTO]) : 0;
+        if (au < 0)
+            return 0;
+        if (au == 1)
+            r->flags |= EVF_AUTO;
+    }
+    if (type == EV_ACQUIRE_INVOKE) {
+        const struct slot *at = &sl[K_ATTEMPT];
+        if (at->kind == V_INT)
+            v = at->i;
+        else if (at->kind != V_ABSENT && at->kind != V_NULL)
+            return 0;
+        if (v < 0 || v > UINT32_MAX)
+            return 0;
+        r->aux = at->kind == V_INT ? (uint32_t)v : 0;
+    }
+    if (sl[K_ERR].kind == V_STR) {
+        if (memchr(sl[K_ERR].s, '\0', sl[K_ERR].n))
+            return 0;
+        r->aux = (uint32_t)ev_err_from_name(sl[K_ERR].s);
+    }
+    if (type == EV_STORE_READ || type == EV_STORE_WRITE) {
+        int fenced = slot_bool(&sl[K_FENCED]), acc = slot_bool(&sl[K_ACCEPTED]),
+            failed = slot_bool(&sl[K_FAILED]);
+        if (fenced < 0 || acc < 0 || failed < 0)
+            return 0;
+        const struct slot *co = &sl[K_COUNTER];
+        if (co->kind == V_INT)
+            r->value = co->i;
+        else if (co->kind != V_ABSENT && co->kind != V_NULL)
+            return 0;
+        r->flags |= (fenced ? EVF_FENCED : 0) | (acc ? EVF_ACCEPTED : 0) |
+                    (failed ? EVF_FAILED : 0);
+    }
+    if (res->kind == V_STR) {
+        int idx = resmap_get(p, res->s, res->n);
+        if (idx < 0)
+            return 0; /* the tree parser says there are too many */
+        r->res = (uint16_t)idx;
+    }
+    *wid = (int)w->i;
+    p->flat++;
+    p->compact += (uint64_t)compact;
+    p->shaped += (uint64_t)shaped;
+    return type;
+}
+
 /* ---- shapes (jlshape.c) ---- */
 
 /* Contract: an empty table of shapes (freed with free). */
