@@ -75,6 +75,9 @@ int bench_count(const char *opt, const char *s, double min, double max, int64_t 
     return 0;
 }
 
+static void remove_made(void);
+static char made_dir[sizeof(((struct bench_opts *)0)->tmpbuf)]; /* bench_tmp's, until exit */
+
 int bench_tmp(struct bench_opts *o)
 {
     if (o->tmp) {
@@ -91,6 +94,10 @@ int bench_tmp(struct bench_opts *o)
     }
     o->tmp = o->tmpbuf;
     o->made_tmp = 1;
+    if (!o->keep) { /* gone however the program ends: an option refused after this too */
+        snprintf(made_dir, sizeof(made_dir), "%s", o->tmp);
+        atexit(remove_made);
+    }
     return 0;
 }
 
@@ -100,6 +107,12 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
     (void)flag;
     (void)ftw;
     return remove(path);
+}
+
+static void remove_made(void)
+{
+    if (made_dir[0])
+        nftw(made_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void bench_cleanup(const struct bench_opts *o)

@@ -35,7 +35,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *const *
  * [min, max] with nothing after it, stored in *out. 0, or -1 after a
  * message naming the option on stderr. */
 int bench_count(const char *opt, const char *s, double min, double max, int64_t *out);
-/* Make o->tmp exist (mkdtemp when not given); returns 0 or -1. */
+/* Make o->tmp exist (mkdtemp when not given: removed when the program
+ * exits, however it ends, unless --keep); returns 0 or -1. */
 int bench_tmp(struct bench_opts *o);
 /* Remove o->tmp unless --keep (only a directory bench_tmp made). */
 void bench_cleanup(const struct bench_opts *o);
