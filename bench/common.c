@@ -87,7 +87,10 @@ int bench_tmp(struct bench_opts *o)
         }
         return 0;
     }
-    snprintf(o->tmpbuf, sizeof(o->tmpbuf), "/tmp/lsbench.XXXXXX");
+    const char *td = getenv("TMPDIR");
+    if (!td || !*td || strlen(td) + sizeof("/lsbench.XXXXXX") > sizeof(o->tmpbuf))
+        td = "/tmp"; /* (a longer one than tmpbuf holds: /tmp) */
+    snprintf(o->tmpbuf, sizeof(o->tmpbuf), "%s/lsbench.XXXXXX", td);
     if (!mkdtemp(o->tmpbuf)) {
         fprintf(stderr, "bench: mkdtemp: %s\n", strerror(errno));
         return -1;

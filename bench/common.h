@@ -18,10 +18,11 @@
 struct bench_opts {
     int smoke;              /* --smoke: tiny sizes, short runs (ctest) */
     const char *lockstorm;  /* --lockstorm PATH, else $LS_BINARY, else "lockstorm" */
-    const char *tmp;        /* --tmp DIR: scratch space (created), else a mkdtemp under /tmp */
+    const char *tmp;        /* --tmp DIR: scratch space (created), else a mkdtemp under
+                               $TMPDIR or /tmp */
     int keep;               /* --keep: leave the scratch directory */
     int made_tmp;           /* tmp was made by bench_tmp (removed by bench_cleanup) */
-    char tmpbuf[64];        /* storage of a made tmp */
+    char tmpbuf[256];       /* storage of a made tmp */
     int seq;                /* numbers the scratch directories of one program */
 };
 
@@ -35,8 +36,9 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *const *
  * [min, max] with nothing after it, stored in *out. 0, or -1 after a
  * message naming the option on stderr. */
 int bench_count(const char *opt, const char *s, double min, double max, int64_t *out);
-/* Make o->tmp exist (mkdtemp when not given: removed when the program
- * exits, however it ends, unless --keep); returns 0 or -1. */
+/* Make o->tmp exist (when not given: made in $TMPDIR, or /tmp, and
+ * removed when the program exits, however it ends, unless --keep);
+ * returns 0 or -1. */
 int bench_tmp(struct bench_opts *o);
 /* Remove o->tmp unless --keep (only a directory bench_tmp made). */
 void bench_cleanup(const struct bench_opts *o);

@@ -105,6 +105,15 @@ same() {
     fi
 }
 
+# a refused option: exit 2, and the scratch directory bench_check had made
+# in $TMPDIR (this test's own, lib.sh) is gone
+set +e
+"$BC" --resources 257 >"$T_TMP/bc.out" 2>"$T_TMP/bc.err"
+rc=$?
+set -e
+check "bench_check --resources 257: exit 2 ($rc), nothing left in \$TMPDIR ($(ls -d "$T_TMP"/lsbench.* 2>/dev/null | head -2 | tr '\n' ' '))" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'from 1 to 256' '$T_TMP/bc.err' && ! ls -d '$T_TMP'/lsbench.* >/dev/null 2>&1"
+
 # ---- planted histories ----
 if gen small 2e5 --jsonl-max 2e5; then
     # and each consumer alone fed by a helper through the queue
