@@ -41,7 +41,7 @@ command -v redis-benchmark >/dev/null 2>&1 ||
     { echo "bench/run.sh: redis-benchmark missing (apt-get install redis-tools)" >&2; exit 3; }
 
 export LS_BINARY="$build/lockstorm" LS_SOURCE_DIR="$root"
-tmp=$(mktemp -d /tmp/lsbench-run.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lsbench-run.XXXXXX")
 cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 
