@@ -116,12 +116,13 @@ static void remove_made(void)
 {
     if (made_dir[0])
         nftw(made_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    made_dir[0] = '\0';
 }
 
 void bench_cleanup(const struct bench_opts *o)
 {
-    if (o->made_tmp && !o->keep && o->tmp)
-        nftw(o->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    (void)o; /* made_dir is set only for a directory bench_tmp made, without --keep */
+    remove_made();
 }
 
 pid_t bench_start(char *const argv[], const char *log)

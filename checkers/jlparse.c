@@ -14,7 +14,6 @@
 
 #include "util/xalloc.h"
 
-
 unsigned char jl_plain[256];
 
 /* ---- resources ---- */
