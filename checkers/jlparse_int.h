@@ -134,9 +134,11 @@ static inline uint64_t value8(uint64_t w, unsigned n)
  * no fraction or exponent) into *v, *pos after it; -1 for anything else.
  * With ends_known, whether a '.', 'e' or 'E' follows is not looked at:
  * the caller compares what follows with text that begins otherwise (a
- * shape: ',' or '}'). */
+ * shape: ',' or '}'). With roomy (a constant where it is called), 16
+ * bytes from *pos may be read whatever len is: the digits are not bounded
+ * by len then (*pos may end past it; the caller refuses such a line). */
 static inline __attribute__((always_inline)) int int_at(const char *s, size_t len, size_t *pos,
-                                                         int64_t *v, int ends_known)
+                                                         int64_t *v, int ends_known, int roomy)
 {
     size_t i = *pos;
     int neg = s[i] == '-';
@@ -146,10 +148,10 @@ static inline __attribute__((always_inline)) int int_at(const char *s, size_t le
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t w1, w2;
     unsigned n1, n2;
-    if (i + 16 <= len && (n1 = digits8(s + i, &w1)) < 8) { /* up to 7 digits */
+    if ((roomy || i + 16 <= len) && (n1 = digits8(s + i, &w1)) < 8) { /* up to 7 digits */
         x = n1 ? value8(w1, n1) : 0;
         i += n1;
-    } else if (i + 16 <= len && (n2 = digits8(s + i + 8, &w2)) < 8) { /* 8 to 15 */
+    } else if ((roomy || i + 16 <= len) && (n2 = digits8(s + i + 8, &w2)) < 8) { /* 8 to 15 */
         x = value8(w1, 8) * pow10_8[n2] + (n2 ? value8(w2, n2) : 0);
         i += 8 + n2;
     } else
@@ -173,7 +175,7 @@ static inline __attribute__((always_inline)) int int_at(const char *s, size_t le
 static inline __attribute__((always_inline)) int flat_int(const char *s, size_t len,
                                                            size_t *pos, int64_t *v)
 {
-    return int_at(s, len, pos, v, 0);
+    return int_at(s, len, pos, v, 0, 0);
 }
 
 /* ---- what a line's slots make a record of (jlparse.c's parsers, and

@@ -120,12 +120,14 @@ static inline size_t str_end(const char *s, size_t len, size_t i)
 }
 
 /* Contract: text_eq(s, len, i, lit, n), where mask has the low n bits set
- * when n <= 16: the one compare most texts take, without the checks. */
+ * when n <= 16: the one compare most texts take, without the checks. With
+ * roomy (a constant where it is called), 16 bytes from i may be read
+ * whatever len is (the caller refuses a line whose text goes past len). */
 static inline int text_is(const char *s, size_t len, size_t i, const char *lit, size_t n,
-                          uint32_t mask)
+                          uint32_t mask, int roomy)
 {
 #if defined(__SSE2__)
-    if (__builtin_expect(i + 16 <= len && n <= 16, 1)) {
+    if (__builtin_expect((roomy || i + 16 <= len) && n <= 16, 1)) {
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)lit);
         return (~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) & mask) == 0;
@@ -141,12 +143,22 @@ static inline size_t text_at(const struct jl_shape *sh, int f)
     return f ? sh->at[f - 1] : 0;
 }
 
+/* Bytes past len a roomy read may look at: each of up to JL_SHAPE_F
+ * values moves i at most 16 bytes past where it began (a string past len
+ * is refused), the texts of two shapes at most 2 * JL_SHAPE_LIT, and a
+ * compare reads 16 bytes on: 528, rounded up. */
+#define JL_SHAPE_ROOM 1024
+
 /* Contract: jl_tok_shape (jlparse_int.h), made part of its callers here
  * (jl_parse_shaped: a line of the bench's is read in 760 instructions,
- * and the call cost 2% of a JSONL check's). */
+ * and the call cost 2% of a JSONL check's). With roomy (a constant where
+ * it is called; only with open), s has JL_SHAPE_ROOM bytes readable past
+ * len: the texts and integers are read without checking len first (a line
+ * that goes past it is refused at its end, as without roomy). */
 static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *p, const char *s,
                                                               size_t len, int open,
-                                                              struct slot *sl, int *type)
+                                                              struct slot *sl, int *type,
+                                                              int roomy)
 {
     struct jl_shapes *S = p->shapes;
     if (S->last < 0)
@@ -159,14 +171,14 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
     *type = 0;
     for (int f = 0; f < sh->nf; f++) {
         const struct jl_op *o = &sh->op[f];
-        if (!text_is(s, len, i, LIT(sh) + o->t0, o->tn, o->mask))
+        if (!text_is(s, len, i, LIT(sh) + o->t0, o->tn, o->mask, roomy))
             return 0;
         i += o->tn;
         struct slot *v = &sl[o->key];
         switch (o->op) {
         case OP_INT: /* the text after it begins with ',' or '}' (the separator after
                         a value of the line it was learned from): no fraction to check */
-            if (i >= len || int_at(s, len, &i, &v->i, 1) < 0)
+            if ((!roomy && i >= len) || int_at(s, len, &i, &v->i, 1, roomy) < 0)
                 return 0;
             v->kind = V_INT;
             break;
@@ -186,7 +198,7 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
                 eb[v->n] = '\0';
                 v->s = eb;
             } else if (o->op == OP_TYPE) {
-                int t = type_of_at(v->s, v->n, len - (size_t)(v->s - s));
+                int t = type_of_at(v->s, v->n, roomy ? 16 : len - (size_t)(v->s - s));
                 int c = t ? S->by_type[t] : -1;
                 *type = t;
                 /* the same text up to here (so the same keys: each is in the
@@ -200,10 +212,10 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
             break;
         }
         case OP_BOOL:
-            if (i + 4 <= len && memcmp(s + i, "true", 4) == 0) {
+            if ((roomy || i + 4 <= len) && memcmp(s + i, "true", 4) == 0) {
                 v->i = 1;
                 i += 4;
-            } else if (i + 5 <= len && memcmp(s + i, "false", 5) == 0) {
+            } else if ((roomy || i + 5 <= len) && memcmp(s + i, "false", 5) == 0) {
                 v->i = 0;
                 i += 5;
             } else {
@@ -212,7 +224,7 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
             v->kind = V_BOOL;
             break;
         default: /* OP_NULL */
-            if (i + 4 > len || memcmp(s + i, "null", 4) != 0)
+            if ((!roomy && i + 4 > len) || memcmp(s + i, "null", 4) != 0)
                 return 0;
             v->kind = V_NULL;
             i += 4;
@@ -221,7 +233,7 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
     }
     const struct jl_op *o = &sh->op[sh->nf];
     size_t end = i + o->tn;
-    if (!text_is(s, len, i, LIT(sh) + o->t0, o->tn, o->mask) ||
+    if (!text_is(s, len, i, LIT(sh) + o->t0, o->tn, o->mask, roomy) ||
         (open ? end >= len || s[end] != '\n' : end != len))
         return 0;
     S->last = cur;
@@ -231,7 +243,7 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
 size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, struct slot *sl,
                     int *type)
 {
-    return tok_shape(p, s, len, open, sl, type);
+    return tok_shape(p, s, len, open, sl, type, 0);
 }
 
 void jl_learn_shape(struct jl_parser *p, const char *s, size_t len, const struct fpos *fp, int nf,
@@ -314,7 +326,11 @@ size_t jl_parse_shaped(struct jl_parser *p, const char *s, size_t avail, struct 
 {
     struct slot sl[K__N + 1];
     int stype = 0;
-    size_t n = tok_shape(p, s, avail < JL_MAX_LINE + 1 ? avail : JL_MAX_LINE + 1, 1, sl, &stype);
+    size_t lim = JL_MAX_LINE + 1, n;
+    if (avail >= lim + JL_SHAPE_ROOM) /* most lines: room to read on without checks */
+        n = tok_shape(p, s, lim, 1, sl, &stype, 1);
+    else
+        n = tok_shape(p, s, avail < lim ? avail : lim, 1, sl, &stype, 0);
     p->no_shape = 0;
     if (n && flat_rec(p, sl, 1, 1, stype, r, wid))
         return n;
