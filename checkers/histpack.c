@@ -1,31 +1,41 @@
 /*
  * histpack.c: event records packed (histpack.h). A record packed is
  *
- *   byte 0    which of the optional fields follow (P_* below)
- *   byte 1    type
- *   byte 2    flags
+ *   code      one byte: its header (which of the fields below follow, and
+ *             how: P_* below; its type and flags) as a code of the spill's
+ *             dictionary (struct hist_dict: the headers seen so far, a
+ *             code each, up to 255 of them); 255, the header follows whole:
+ *             2 bytes of P_* bits (low byte first), type, flags
  *   t         minus the time of the record before it (0 for a block's
- *             first record), zigzag varint
- *   res       varint, when it differs from the record before's (0 for a
- *             block's first record)
- *   fence     varint, when not 0
- *   valid_until minus t, zigzag varint, when valid_until is not 0
- *   value     zigzag varint, when not 0
- *   token     when some byte of it is not 0: its length up to its last
- *             byte that is not (1..16), then those bytes
- *   aux       varint, when not 0
+ *             first record), varint; P_TNEG: the difference is negative
+ *             (its magnitude here); a stream in time order never has it
+ *   res       varint, when it differs from the record before's (P_RES; 0
+ *             for a block's first record)
+ *   fence     P_FENCE: minus the last fence before it in the block that was
+ *             not 0 (0 at a block's start), zigzag varint; P_FSAME: the same
+ *             as that one, no bytes (a hold's store operations repeat its
+ *             grant's fence); neither: 0
+ *   valid_until minus t, varint, P_VNEG when negative (P_VALID; 0: absent)
+ *   value     as fence: P_VALUE (a difference, zigzag varint), P_XSAME
+ *   token     when some byte of it is not 0 (P_TOKEN): a byte k * 17 + n,
+ *             n its length up to its last byte that is not 0 (1..16), k how
+ *             many of its first bytes are those of the last token before it
+ *             in the block (at most 14 and n), then its bytes k..n-1 (a
+ *             worker's tokens share their prefix)
+ *   aux       varint, when not 0 (P_AUX)
  *   seq       varint, when it is not the record's place in the stream
- *   crc       4 bytes, when not 0
+ *   crc       4 bytes, when not 0 (P_CRC)
  *
  * (varint: 7 bits a byte, low bits first, the top bit set on every byte
  * but the last; zigzag: 0, -1, 1, -2 ... as 0, 1, 2, 3 ...) so that a
  * record reads back byte for byte as it was written. The bench's history
- * comes to 10 bytes a record this way (its lines: 84), against 64 for the
- * record itself. Every HIST_PACK_BLOCK records a block starts
+ * comes to about 4 bytes a record this way (its lines: 84), against 64 for
+ * the record itself. Every HIST_PACK_BLOCK records a block starts
  * with nothing carried over from the one before, and its byte offset is
  * kept in memory: a read starts at the block holding its first record.
  */
 #include "checkers/histpack.h"
+#include "checkers/histpack_put.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,41 +45,14 @@
 
 #include "util/xalloc.h"
 
-enum {
-    P_RES = 1,
-    P_FENCE = 2,
-    P_VALID = 4,
-    P_VALUE = 8,
-    P_TOKEN = 16,
-    P_AUX = 32,
-    P_SEQ = 64,
-    P_CRC = 128
-};
-
 #define PACK_READ 32768 /* bytes read at a time */
-/* Bytes a record may be read as, at most, whatever they hold: 3, 7
- * varints of up to 10, a token of 1 + 16, a crc of 4 (a packer writes at
- * most HIST_PACK_MAX_REC). */
+/* Bytes a record may be read as, at most, whatever they hold: a code and
+ * a whole header (5), 7 varints of up to 10, a token of 1 + 16, a crc of
+ * 4 (a packer writes at most HIST_PACK_MAX_REC: 78). */
 #define PACK_MAX_DECODE 96
-
-static inline uint64_t zig(uint64_t d)
-{
-    return (d << 1) ^ ((uint64_t)0 - (d >> 63));
-}
-
 static inline uint64_t unzig(uint64_t z)
 {
     return (z >> 1) ^ ((uint64_t)0 - (z & 1));
-}
-
-static inline unsigned char *put_v(unsigned char *o, uint64_t v)
-{
-    while (v >= 0x80) {
-        *o++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *o++ = (unsigned char)v;
-    return o;
 }
 
 /* Contract: the varint at s into *v; the byte after it. At most 10 bytes
@@ -92,146 +75,86 @@ static inline const unsigned char *get_v(const unsigned char *s, uint64_t *v)
     return s;
 }
 
-/* Contract: the length of tok up to its last byte that is not 0 (0..16). */
-static inline unsigned token_len(const char *tok)
+static void dict_init(struct hist_dict *d)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && EVLOG_TOKEN_LEN == 16
-    uint64_t a, b;
-    memcpy(&a, tok, 8);
-    memcpy(&b, tok + 8, 8);
-    if (b)
-        return 16 - (unsigned)__builtin_clzll(b) / 8;
-    return a ? 8 - (unsigned)__builtin_clzll(a) / 8 : 0;
-#else
-    unsigned n = EVLOG_TOKEN_LEN;
-    while (n && !tok[n - 1])
-        n--;
-    return n;
-#endif
-}
-
-/* hist_pack_put's body, inlined into it and into hist_pack_put1 (one
- * record, as the JSONL loader packs them: the loop and its counters fold
- * away, 115 -> 99 instructions a record). */
-static inline __attribute__((always_inline)) size_t pack_put(struct hist_packer *pk,
-                                                             const struct ev_rec *r, size_t n,
-                                                             unsigned char *out)
-{
-    unsigned char *o = out;
-    for (size_t j = 0; j < n; j++, pk->n++) {
-        const struct ev_rec *x = &r[j];
-        if (pk->n % HIST_PACK_BLOCK == 0) {
-            if (pk->nat == pk->capat) {
-                /* 4 at first: with many workers most streams have few blocks */
-                pk->capat = pk->capat ? pk->capat * 2 : 4;
-                pk->at = xrealloc(pk->at, pk->capat * sizeof(*pk->at));
-            }
-            pk->at[pk->nat++] = pk->bytes + (uint64_t)(o - out);
-            pk->prev_t = 0;
-            pk->prev_res = 0;
-        }
-        unsigned char *head = o;
-        unsigned m = 0;
-        head[1] = x->type;
-        head[2] = x->flags;
-        o = put_v(o + 3, zig((uint64_t)x->t - (uint64_t)pk->prev_t));
-        pk->prev_t = x->t;
-        if (x->res != pk->prev_res) {
-            m |= P_RES;
-            o = put_v(o, x->res);
-            pk->prev_res = x->res;
-        }
-        if (x->fence) {
-            m |= P_FENCE;
-            o = put_v(o, x->fence);
-        }
-        if (x->valid_until) {
-            m |= P_VALID;
-            o = put_v(o, zig((uint64_t)x->valid_until - (uint64_t)x->t));
-        }
-        if (x->value) {
-            m |= P_VALUE;
-            o = put_v(o, zig((uint64_t)x->value));
-        }
-        unsigned tl = token_len(x->token);
-        if (tl) {
-            m |= P_TOKEN;
-            *o++ = (unsigned char)tl;
-            memcpy(o, x->token, tl);
-            o += tl;
-        }
-        if (x->aux) {
-            m |= P_AUX;
-            o = put_v(o, x->aux);
-        }
-        if (x->seq != pk->n) {
-            m |= P_SEQ;
-            o = put_v(o, x->seq);
-        }
-        if (x->crc) {
-            m |= P_CRC;
-            memcpy(o, &x->crc, 4);
-            o += 4;
-        }
-        head[0] = (unsigned char)m;
-    }
-    pk->bytes += (uint64_t)(o - out);
-    return (size_t)(o - out);
+    d->n = 0;
+    memset(d->scode, 255, sizeof(d->scode));
 }
 
 size_t hist_pack_put(struct hist_packer *pk, const struct ev_rec *r, size_t n, unsigned char *out)
 {
-    return pack_put(pk, r, n, out);
-}
-
-size_t hist_pack_put1(struct hist_packer *pk, const struct ev_rec *r, unsigned char *out)
-{
-    return pack_put(pk, r, 1, out);
+    size_t b = 0;
+    for (size_t j = 0; j < n; j++)
+        b += hist_pack_put_rec(pk, &r[j], out + b);
+    return b;
 }
 
 /* Contract: the record packed at s, record idx of its stream, into *r
- * (prev_t, prev_res: the record before's, updated); the byte after it.
- * Each field is stored into *r once, as it is decoded: a record put
- * together on the stack first and copied cost a store-forwarding stall on
- * every 16 bytes of the copy (half this function's time). */
+ * (pv: what the records before it in its block left, updated; d: the
+ * spill's dictionary); the byte after it, or NULL when it is malformed (a
+ * code not given, a header bit no packer sets, a token that shares more
+ * than its length). Each field is stored into *r once, as it is decoded:
+ * a record put together on the stack first and copied cost a
+ * store-forwarding stall on every 16 bytes of the copy (half this
+ * function's time). */
 static inline const unsigned char *get_rec(const unsigned char *s, struct ev_rec *r, size_t idx,
-                                           int64_t *prev_t, uint16_t *prev_res)
+                                           struct hist_pack_prev *pv, const struct hist_dict *d)
 {
-    unsigned m = s[0];
+    unsigned code = s[0];
+    uint32_t key;
+    if (code < HIST_DICT_CODES) {
+        if ((int)code >= d->n)
+            return NULL;
+        key = d->key[code];
+        s++;
+    } else {
+        key = (uint32_t)s[1] | (uint32_t)s[2] << 8 | (uint32_t)s[3] << 16 | (uint32_t)s[4] << 24;
+        s += 5;
+    }
+    unsigned m = key & 0xffff;
+    if (m & ~(unsigned)P_ALL)
+        return NULL;
+    r->type = (uint8_t)(key >> 16);
+    r->flags = (uint8_t)(key >> 24);
     uint64_t v;
-    r->type = s[1];
-    r->flags = s[2];
-    s = get_v(s + 3, &v);
-    int64_t t = (int64_t)((uint64_t)*prev_t + unzig(v));
-    *prev_t = t;
+    s = get_v(s, &v);
+    int64_t t = (int64_t)((uint64_t)pv->t + ((m & P_TNEG) ? 0 - v : v));
+    pv->t = t;
     r->t = t;
     if (m & P_RES) {
         s = get_v(s, &v);
-        *prev_res = (uint16_t)v;
+        pv->res = (uint16_t)v;
     }
-    r->res = *prev_res;
-    v = 0;
-    if (m & P_FENCE)
+    r->res = pv->res;
+    if (m & P_FENCE) {
         s = get_v(s, &v);
-    r->fence = v;
+        pv->fence += unzig(v);
+    }
+    r->fence = (m & (P_FENCE | P_FSAME)) ? pv->fence : 0;
     v = 0;
     if (m & P_VALID) {
         s = get_v(s, &v);
-        v = (uint64_t)t + unzig(v);
+        v = (uint64_t)t + ((m & P_VNEG) ? 0 - v : v);
     }
     r->valid_until = (int64_t)v;
-    v = 0;
     if (m & P_VALUE) {
         s = get_v(s, &v);
-        v = unzig(v);
+        pv->value = (int64_t)((uint64_t)pv->value + unzig(v));
     }
-    r->value = (int64_t)v;
+    r->value = (m & (P_VALUE | P_XSAME)) ? pv->value : 0;
     memset(r->token, 0, sizeof(r->token));
     if (m & P_TOKEN) {
-        unsigned tl = *s++;
-        tl = tl > EVLOG_TOKEN_LEN ? EVLOG_TOKEN_LEN : tl;
-        memcpy(r->token, s, tl);
-        s += tl;
+        unsigned tl = *s % 17, k = *s / 17;
+        s++;
+        if (k > tl)
+            return NULL;
+        char tb[2 * EVLOG_TOKEN_LEN]; /* 16 bytes copied whatever tl - k is */
+        memcpy(tb, pv->token, EVLOG_TOKEN_LEN);
+        memcpy(tb + k, s, EVLOG_TOKEN_LEN);
+        memset(tb + tl, 0, EVLOG_TOKEN_LEN);
+        s += tl - k;
+        memcpy(r->token, tb, EVLOG_TOKEN_LEN);
+        memcpy(pv->token, tb, EVLOG_TOKEN_LEN);
     }
     v = 0;
     if (m & P_AUX)
@@ -270,6 +193,7 @@ struct hist_spill *hist_spill_new(int fd)
     struct hist_spill *f = xcalloc(1, sizeof(*f));
     f->fd = fd;
     f->refs = 1;
+    dict_init(&f->dict);
     return f;
 }
 
@@ -278,6 +202,7 @@ struct hist_spill *hist_spill_new_mem(size_t room)
     struct hist_spill *f = xcalloc(1, sizeof(*f));
     f->fd = -1;
     f->refs = 1;
+    dict_init(&f->dict);
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     f->chunk = room < HIST_SPILL_CHUNK ? (room + pg - 1) / pg * pg : HIST_SPILL_CHUNK;
     return f;
@@ -342,7 +267,7 @@ void hist_spill_drop(struct hist_spill *f)
 struct hist_pack *hist_pack_take(struct hist_packer *pk, struct hist_spill *file,
                                  const struct ev_rec *last, const char *source)
 {
-    if (pk->placed != pk->bytes) /* a caller's mistake */
+    if (pk->placed != pk->bytes || (pk->dict && pk->dict != &file->dict)) /* a caller's mistake */
         abort();
     struct hist_pack *p = xcalloc(1, sizeof(*p));
     if (pk->nat == pk->capat) {
@@ -433,15 +358,15 @@ void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_re
     size_t i = lo / HIST_PACK_BLOCK * HIST_PACK_BLOCK, stop = lo + k;
     uint64_t at = p->at[lo / HIST_PACK_BLOCK];
     uint64_t end = p->at[(stop + HIST_PACK_BLOCK - 1) / HIST_PACK_BLOCK];
-    int64_t prev_t = 0;
-    uint16_t prev_res = 0;
+    struct hist_pack_prev pv;
+    memset(&pv, 0, sizeof(pv));
     if (cur && cur->rec == lo && lo != i && cur->at > at &&
         cur->at < p->at[lo / HIST_PACK_BLOCK + 1]) { /* where the last read ended: on from there */
         i = lo;
         at = cur->at;
-        prev_t = cur->prev_t;
-        prev_res = cur->prev_res;
+        pv = cur->prev;
     }
+    const struct hist_dict *d = &p->file->dict;
     size_t have = 0, pos = 0, x = piece_of(p, at);
     struct ev_rec skip;
     if (p->next == 0)
@@ -466,20 +391,17 @@ void hist_pack_read(const struct hist_pack *p, size_t lo, size_t k, struct ev_re
         }
         if (pos >= have)
             pack_die(p, 0);
-        if (i % HIST_PACK_BLOCK == 0) {
-            prev_t = 0;
-            prev_res = 0;
-        }
-        pos = (size_t)(get_rec(b + pos, i >= lo ? &buf[i - lo] : &skip, i, &prev_t, &prev_res) - b);
-        if (pos > have)
+        if (i % HIST_PACK_BLOCK == 0)
+            memset(&pv, 0, sizeof(pv));
+        const unsigned char *e = get_rec(b + pos, i >= lo ? &buf[i - lo] : &skip, i, &pv, d);
+        if (!e || (pos = (size_t)(e - b)) > have)
             pack_die(p, 0);
         i++;
     }
     if (cur) {
         cur->rec = stop;
         cur->at = at - (have - pos);
-        cur->prev_t = prev_t;
-        cur->prev_res = prev_res;
+        cur->prev = pv;
     }
 }
 

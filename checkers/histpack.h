@@ -22,6 +22,29 @@
 /* Bytes one record takes packed, at most. */
 #define HIST_PACK_MAX_REC 80
 
+/* What decoding a record needs of the records before it in its block
+ * (histpack.c): all 0 at a block's start. */
+struct hist_pack_prev {
+    int64_t t;                  /* the record before's time */
+    uint64_t fence;             /* the last fence that was not 0 */
+    int64_t value;              /* the last value that was not 0 */
+    uint16_t res;               /* the record before's resource */
+    char token[EVLOG_TOKEN_LEN]; /* the last token that was not all 0 */
+};
+
+/* The records' headers (which fields follow, type, flags) seen so far,
+ * each a code of one byte (histpack.c): shared by the streams of a spill
+ * (struct hist_spill), filled as they are packed, read as they are
+ * decoded. */
+#define HIST_DICT_CODES 255     /* codes 0..254; a record whose header has none: 255 */
+#define HIST_DICT_SLOTS 512     /* the table from header to code (a power of two) */
+struct hist_dict {
+    uint32_t key[HIST_DICT_CODES]; /* code -> header */
+    int n;                      /* codes given */
+    uint32_t skey[HIST_DICT_SLOTS]; /* header -> code: open addressing */
+    unsigned char scode[HIST_DICT_SLOTS]; /* 255: an empty slot */
+};
+
 /* The file the streams are written to, shared by them: one file however
  * many workers (a file each cost the kernel an inode each, 1 s of system
  * time for 2,000 workers), closed with the last stream (refs). A small one
@@ -32,6 +55,7 @@
 struct hist_spill {
     int fd;                     /* no name (the loader's own); -1: in memory */
     int refs;
+    struct hist_dict dict;      /* the headers of the records packed into it */
     struct xbig *mem;           /* in memory: byte i in mem[i / chunk] (owned) */
     size_t nmem, chunk;
 };
@@ -44,10 +68,11 @@ struct hist_pext {
 
 /* Packing a stream as it comes, a batch of records at a time. */
 struct hist_packer {
+    struct hist_dict *dict;     /* the dictionary of the spill the stream goes to (set
+                                   before the first record; NULL: every header whole) */
     uint64_t n;                 /* records packed so far */
     uint64_t bytes;             /* bytes so far */
-    int64_t prev_t;             /* the record before's time (0 at a block's start) */
-    uint16_t prev_res;
+    struct hist_pack_prev prev; /* of the record before */
     uint64_t *at;               /* the byte offset of every block's first record (owned) */
     size_t nat, capat;
     uint64_t placed;            /* bytes written to the file so far (hist_packer_placed) */
@@ -69,18 +94,19 @@ struct hist_pack {
 };
 
 /* Contract: r[0..n) packed after the records so far into out (room for n
- * * HIST_PACK_MAX_REC bytes); returns the bytes written. */
+ * * HIST_PACK_MAX_REC bytes); returns the bytes written. (One record:
+ * hist_pack_put_rec, histpack_put.h.) */
 size_t hist_pack_put(struct hist_packer *pk, const struct ev_rec *r, size_t n, unsigned char *out);
-/* Contract: hist_pack_put of the one record r. */
-size_t hist_pack_put1(struct hist_packer *pk, const struct ev_rec *r, unsigned char *out);
 
 /* Contract: the next n bytes pk packed (in the order they were) are now at
  * off in its file. */
 void hist_packer_placed(struct hist_packer *pk, uint64_t n, uint64_t off);
 
 /* Contract: the packed stream pk wrote to file (every byte placed; pk's
- * index and pieces taken: pk is empty after; a reference to file taken),
- * last its last record; never fails. */
+ * index and pieces taken: pk is empty after; a reference to file taken;
+ * pk->dict NULL or file's),
+ * last its last record (NULL: the caller fills p->last, with
+ * hist_pack_read); never fails. */
 struct hist_pack *hist_pack_take(struct hist_packer *pk, struct hist_spill *file,
                                  const struct ev_rec *last, const char *source);
 
@@ -113,8 +139,7 @@ void hist_spill_drop(struct hist_spill *f);
 struct hist_pack_cur {
     size_t rec;                 /* the next record */
     uint64_t at;                /* its first byte in the stream */
-    int64_t prev_t;             /* what decoding it needs of the records before */
-    uint16_t prev_res;
+    struct hist_pack_prev prev; /* what decoding it needs of the records before */
 };
 
 /* Contract: records [lo, lo + k) of p (lo + k <= p->n) decoded into buf;

@@ -1,7 +1,9 @@
 /*
  * test_histpack.c: records packed (checkers/histpack.c) read back byte for
- * byte, from any record on, whatever their fields hold; a spill file that
- * no longer reads back ends the process with status 3 and one line.
+ * byte, from any record on, whatever their fields hold, their headers as
+ * codes of the spill's dictionary or whole (past its 255 codes, or with
+ * none); a spill file that no longer reads back ends the process with
+ * status 3 and one line.
  */
 #include "checkers/histpack.h"
 
@@ -66,10 +68,11 @@ static void gen(struct rng *g, struct ev_rec *r, int64_t *t, size_t idx)
 
 /* Contract: streams r[j][0..n[j]) (j < k) packed into one new nameless
  * file in tmp, in batches of random size taken from a stream at random
- * (so each stream is in pieces, between the others'); their packs in
- * p[0..k) (the file closed with the last). 0, or -1. */
+ * (so each stream is in pieces, between the others'), with the file's
+ * dictionary when dict; their packs in p[0..k) (the file closed with the
+ * last). 0, or -1. */
 static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
-                       struct hist_pack **p)
+                       struct hist_pack **p, int dict)
 {
     int fd = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -78,6 +81,8 @@ static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
     struct hist_packer pk[4];
     size_t done[4] = {0};
     memset(pk, 0, sizeof(pk));
+    for (int j = 0; j < k; j++)
+        pk[j].dict = dict ? &file->dict : NULL;
     unsigned char *out = xmalloc(600 * HIST_PACK_MAX_REC);
     uint64_t end = 0;
     int rc = 0;
@@ -113,11 +118,11 @@ static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
 }
 
 /* Contract: r[0..n) alone in a new file (its bytes where the stream has
- * them: one piece); its pack, or NULL. */
+ * them: one piece), with a dictionary; its pack, or NULL. */
 static struct hist_pack *pack_file(struct rng *g, struct ev_rec *r, size_t n)
 {
     struct hist_pack *p = NULL;
-    return pack_shared(g, &r, &n, 1, &p) == 0 ? p : NULL;
+    return pack_shared(g, &r, &n, 1, &p, 1) == 0 ? p : NULL;
 }
 
 static void test_round_trip(void)
@@ -136,7 +141,15 @@ static void test_round_trip(void)
             for (size_t i = 0; i < n[j]; i++)
                 gen(&g, &r[j][i], &t, i);
         }
-        REQUIRE(pack_shared(&g, r, n, k, p) == 0);
+        int dict = round % 3 != 2; /* a third with every header whole */
+        REQUIRE(pack_shared(&g, r, n, k, p, dict) == 0);
+        size_t all = 0;
+        for (int j = 0; j < k; j++)
+            all += n[j];
+        /* random types and flags: past 1,000 records every code is given,
+         * and the headers that come later are written whole */
+        if (dict && all > 1000)
+            CHECK_INT(p[0]->file->dict.n, HIST_DICT_CODES);
         for (int j = 0; j < k; j++) {
             CHECK_INT(p[j]->n, n[j]);
             CHECK(p[j]->file->fd == p[0]->file->fd);
@@ -184,11 +197,13 @@ static void test_round_trip(void)
 
 static void test_size(void)
 {
-    /* what the bench's lines come to: a store op 10 bytes or fewer, a
-     * grant with its token under 30 */
-    struct rng g;
-    rng_seed(&g, 7, 0);
-    struct ev_rec r[3];
+    /* what the bench's lines come to: a grant with its token in 26 bytes
+     * (the first of a block), the store ops of its hold after it 5 and 4
+     * bytes (their fence the grant's, their value a step from the last), 3
+     * when the value is the same; the worker's next grant in 11, its token
+     * sharing 14 bytes with the last (3 bytes for its 16); the same records
+     * with every header whole take 4 bytes more each */
+    struct ev_rec r[5];
     memset(r, 0, sizeof(r));
     r[0].t = 1000000;
     r[0].type = 2;
@@ -204,13 +219,32 @@ static void test_size(void)
     r[2] = r[1];
     r[2].seq = 2;
     r[2].t = 1020000;
-    struct hist_packer pk;
-    memset(&pk, 0, sizeof(pk));
-    unsigned char out[3 * HIST_PACK_MAX_REC];
-    size_t a = hist_pack_put(&pk, r, 1, out);
-    size_t b = hist_pack_put(&pk, r + 1, 2, out);
-    CHECKF(a < 30 && b <= 20, "grant %zu bytes, two store ops %zu", a, b);
-    hist_packer_free(&pk);
+    r[3] = r[2];
+    r[3].seq = 3;
+    r[3].t = 1030000;
+    r[3].value = 4000;
+    r[4] = r[0];
+    r[4].seq = 4;
+    r[4].t = 1100000;
+    r[4].fence = 4002;
+    r[4].valid_until = 2600000;
+    memcpy(r[4].token, "w000.00000000013", 16);
+    for (int whole = 0; whole < 2; whole++) {
+        struct hist_spill *f = hist_spill_new_mem(1 << 20);
+        struct hist_packer pk;
+        memset(&pk, 0, sizeof(pk));
+        pk.dict = whole ? NULL : &f->dict;
+        unsigned char out[5 * HIST_PACK_MAX_REC];
+        size_t n[5];
+        for (int i = 0; i < 5; i++)
+            n[i] = hist_pack_put(&pk, r + i, 1, out);
+        size_t w = whole ? 4 : 0;
+        CHECKF(n[0] == 26 + w && n[1] == 5 + w && n[2] == 3 + w && n[3] == 4 + w && n[4] == 11 + w,
+               "whole %d: grant %zu bytes, store ops %zu %zu %zu, next grant %zu", whole, n[0],
+               n[1], n[2], n[3], n[4]);
+        hist_packer_free(&pk);
+        hist_spill_drop(f);
+    }
 }
 
 /* Contract: the stack below the caller's frame left full of 0xff bytes
@@ -264,24 +298,29 @@ static void test_unreadable(void)
     hist_pack_read(p, 0, 8, b, NULL);
     CHECK(memcmp(b, r, sizeof(b)) == 0);
     hist_pack_free(p);
-    /* bytes no packer wrote (every byte 0xff: each varint runs to its
-     * limit), the last at a read's end: the read ends the process (3),
-     * never reads outside what it read (AddressSanitizer would say) */
+    /* bytes no packer wrote (a whole header that says every field but the
+     * token follows, then every byte 0xff: each varint runs to its limit;
+     * the next header has bits no packer sets), the last at a read's end:
+     * the read ends the process (3), never reads outside what it read
+     * (AddressSanitizer would say) */
     p = pack_file(&g, r, n);
     REQUIRE(p != NULL);
     size_t from = (size_t)p->at[(n - 1) / HIST_PACK_BLOCK];
     unsigned char junk[4096];
     memset(junk, 0xff, sizeof(junk));
+    junk[1] = 0xef; /* 0x0fef: no token (its byte 0xff shares more than its length) */
+    junk[2] = 0x0f;
     REQUIRE(pwrite(p->file->fd, junk, (size_t)p->at[(n - 1) / HIST_PACK_BLOCK + 1] - from,
                    (off_t)from) > 0);
     st = read_status(p, n - 8, 8, b, 0);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "malformed: status %d", st);
     hist_pack_free(p);
     free(r);
-    /* 8191 records of 4 bytes, then one that says every field follows and
-     * begins 4 bytes before the end of a whole read (32 KB): decoded past
-     * the bytes read, it meets zeros, never the end of the buffer */
-    n = 8192;
+    /* 16382 records of 2 bytes, then one whose whole header says every
+     * field follows and begins 4 bytes before the end of a whole read (32
+     * KB): decoded past the bytes read, it meets zeros, never the end of
+     * the buffer */
+    n = 16384;
     r = xcalloc(n, sizeof(*r));
     for (size_t i = 0; i < n; i++) {
         r[i].t = (int64_t)(i % 64); /* a difference of 1, or -63: one byte */
@@ -290,11 +329,34 @@ static void test_unreadable(void)
     }
     p = pack_file(&g, r, n);
     REQUIRE(p != NULL);
-    CHECK_INT(p->at[n / HIST_PACK_BLOCK], 4 * n);
-    static const unsigned char last[4] = {0xff, 0x01, 0x00, 0x80};
-    REQUIRE(pwrite(p->file->fd, last, 4, (off_t)(4 * (n - 1))) == 4);
+    CHECK_INT(p->at[n / HIST_PACK_BLOCK], 2 * n);
+    static const unsigned char last[4] = {0xff, 0xff, 0x0f, 0x01};
+    REQUIRE(pwrite(p->file->fd, last, 4, (off_t)(2 * n - 4)) == 4);
     st = read_status(p, 0, n, r, 1);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "at a read's end: status %d", st);
+    hist_pack_free(p);
+    /* a code the dictionary never gave (2 given), and a token that shares
+     * more bytes than it has: malformed, the process ends (3) */
+    p = pack_file(&g, r, 300);
+    REQUIRE(p != NULL);
+    CHECK_INT(p->file->dict.n, 2);
+    static const unsigned char code[1] = {200};
+    REQUIRE(pwrite(p->file->fd, code, 1, 20) == 1);
+    st = read_status(p, 0, 300, r, 0);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "a code not given: status %d", st);
+    hist_pack_free(p);
+    memset(r, 0, 2 * sizeof(*r));
+    r[1].seq = 1;
+    memcpy(r[1].token, "ab", 2); /* code, t, token byte, "ab" */
+    p = pack_file(&g, r, 2);
+    REQUIRE(p != NULL);
+    struct ev_rec two[2];
+    hist_pack_read(p, 0, 2, two, NULL);
+    CHECK(memcmp(two, r, sizeof(two)) == 0);
+    static const unsigned char tok[1] = {3 * 17 + 2}; /* 3 shared of 2 */
+    REQUIRE(pwrite(p->file->fd, tok, 1, 4) == 1);
+    st = read_status(p, 0, 2, two, 0);
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "a token's shared bytes: status %d", st);
     hist_pack_free(p);
     free(r);
 }
