@@ -7,24 +7,24 @@
  *             code each, up to 255 of them); 255, the header follows whole:
  *             2 bytes of P_* bits (low byte first), type, flags
  *   t         minus the time of the record before it (0 for a block's
- *             first record), varint; P_TNEG: the difference is negative
+ *             first record), varint; HP_TNEG: the difference is negative
  *             (its magnitude here); a stream in time order never has it
- *   res       varint, when it differs from the record before's (P_RES; 0
+ *   res       varint, when it differs from the record before's (HP_RES; 0
  *             for a block's first record)
- *   fence     P_FENCE: minus the last fence before it in the block that was
- *             not 0 (0 at a block's start), zigzag varint; P_FSAME: the same
+ *   fence     HP_FENCE: minus the last fence before it in the block that was
+ *             not 0 (0 at a block's start), zigzag varint; HP_FSAME: the same
  *             as that one, no bytes (a hold's store operations repeat its
  *             grant's fence); neither: 0
- *   valid_until minus t, varint, P_VNEG when negative (P_VALID; 0: absent)
- *   value     as fence: P_VALUE (a difference, zigzag varint), P_XSAME
- *   token     when some byte of it is not 0 (P_TOKEN): a byte k * 17 + n,
+ *   valid_until minus t, varint, HP_VNEG when negative (HP_VALID; 0: absent)
+ *   value     as fence: HP_VALUE (a difference, zigzag varint), HP_XSAME
+ *   token     when some byte of it is not 0 (HP_TOKEN): a byte k * 17 + n,
  *             n its length up to its last byte that is not 0 (1..16), k how
  *             many of its first bytes are those of the last token before it
  *             in the block (at most 14 and n), then its bytes k..n-1 (a
  *             worker's tokens share their prefix)
- *   aux       varint, when not 0 (P_AUX)
+ *   aux       varint, when not 0 (HP_AUX)
  *   seq       varint, when it is not the record's place in the stream
- *   crc       4 bytes, when not 0 (P_CRC)
+ *   crc       4 bytes, when not 0 (HP_CRC)
  *
  * (varint: 7 bits a byte, low bits first, the top bit set on every byte
  * but the last; zigzag: 0, -1, 1, -2 ... as 0, 1, 2, 3 ...) so that a
@@ -48,7 +48,9 @@
 #define PACK_READ 32768 /* bytes read at a time */
 /* Bytes a record may be read as, at most, whatever they hold: a code and
  * a whole header (5), 7 varints of up to 10, a token of 1 + 16, a crc of
- * 4 (a packer writes at most HIST_PACK_MAX_REC: 78). */
+ * 4 (a packer writes at most 79 of HIST_PACK_MAX_REC's 80: a whole header,
+ * t, fence, lease and value in 10 bytes each, res 3, aux and seq 5 each,
+ * the token 17, the crc 4). */
 #define PACK_MAX_DECODE 96
 static inline uint64_t unzig(uint64_t z)
 {
@@ -92,8 +94,11 @@ size_t hist_pack_put(struct hist_packer *pk, const struct ev_rec *r, size_t n, u
 /* Contract: the record packed at s, record idx of its stream, into *r
  * (pv: what the records before it in its block left, updated; d: the
  * spill's dictionary); the byte after it, or NULL when it is malformed (a
- * code not given, a header bit no packer sets, a token that shares more
- * than its length). Each field is stored into *r once, as it is decoded:
+ * code not given, a header no packer writes, a token of no byte or that
+ * shares more than its length). A record that is not what was written but
+ * reads as one is not caught here: the block's next records, or the end
+ * of the bytes read, usually give it away (hist_pack_read), but a read
+ * that stops inside a block does not look further. Each field is stored into *r once, as it is decoded:
  * a record put together on the stack first and copied cost a
  * store-forwarding stall on every 16 bytes of the copy (half this
  * function's time). */
@@ -107,46 +112,49 @@ static inline const unsigned char *get_rec(const unsigned char *s, struct ev_rec
             return NULL;
         key = d->key[code];
         s++;
-    } else {
+    } else { /* a whole header: one a packer writes (a code's header was one) */
         key = (uint32_t)s[1] | (uint32_t)s[2] << 8 | (uint32_t)s[3] << 16 | (uint32_t)s[4] << 24;
         s += 5;
+        unsigned w = key & 0xffff;
+        if ((w & ~(unsigned)HP_ALL) || (w & (HP_FENCE | HP_FSAME)) == (HP_FENCE | HP_FSAME) ||
+            (w & (HP_VALUE | HP_XSAME)) == (HP_VALUE | HP_XSAME) ||
+            (w & (HP_VALID | HP_VNEG)) == HP_VNEG)
+            return NULL;
     }
     unsigned m = key & 0xffff;
-    if (m & ~(unsigned)P_ALL)
-        return NULL;
     r->type = (uint8_t)(key >> 16);
     r->flags = (uint8_t)(key >> 24);
     uint64_t v;
     s = get_v(s, &v);
-    int64_t t = (int64_t)((uint64_t)pv->t + ((m & P_TNEG) ? 0 - v : v));
+    int64_t t = (int64_t)((uint64_t)pv->t + ((m & HP_TNEG) ? 0 - v : v));
     pv->t = t;
     r->t = t;
-    if (m & P_RES) {
+    if (m & HP_RES) {
         s = get_v(s, &v);
         pv->res = (uint16_t)v;
     }
     r->res = pv->res;
-    if (m & P_FENCE) {
+    if (m & HP_FENCE) {
         s = get_v(s, &v);
         pv->fence += unzig(v);
     }
-    r->fence = (m & (P_FENCE | P_FSAME)) ? pv->fence : 0;
+    r->fence = (m & (HP_FENCE | HP_FSAME)) ? pv->fence : 0;
     v = 0;
-    if (m & P_VALID) {
+    if (m & HP_VALID) {
         s = get_v(s, &v);
-        v = (uint64_t)t + ((m & P_VNEG) ? 0 - v : v);
+        v = (uint64_t)t + ((m & HP_VNEG) ? 0 - v : v);
     }
     r->valid_until = (int64_t)v;
-    if (m & P_VALUE) {
+    if (m & HP_VALUE) {
         s = get_v(s, &v);
         pv->value = (int64_t)((uint64_t)pv->value + unzig(v));
     }
-    r->value = (m & (P_VALUE | P_XSAME)) ? pv->value : 0;
+    r->value = (m & (HP_VALUE | HP_XSAME)) ? pv->value : 0;
     memset(r->token, 0, sizeof(r->token));
-    if (m & P_TOKEN) {
+    if (m & HP_TOKEN) {
         unsigned tl = *s % 17, k = *s / 17;
         s++;
-        if (k > tl)
+        if (k > tl || k > 14 || tl == 0)
             return NULL;
         char tb[2 * EVLOG_TOKEN_LEN]; /* 16 bytes copied whatever tl - k is */
         memcpy(tb, pv->token, EVLOG_TOKEN_LEN);
@@ -157,15 +165,15 @@ static inline const unsigned char *get_rec(const unsigned char *s, struct ev_rec
         memcpy(pv->token, tb, EVLOG_TOKEN_LEN);
     }
     v = 0;
-    if (m & P_AUX)
+    if (m & HP_AUX)
         s = get_v(s, &v);
     r->aux = (uint32_t)v;
     v = idx;
-    if (m & P_SEQ)
+    if (m & HP_SEQ)
         s = get_v(s, &v);
     r->seq = (uint32_t)v;
     uint32_t crc = 0;
-    if (m & P_CRC) {
+    if (m & HP_CRC) {
         memcpy(&crc, s, 4);
         s += 4;
     }

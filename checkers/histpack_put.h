@@ -14,31 +14,31 @@
 
 /* A record's header: which fields follow, and how (histpack.c). */
 enum {
-    P_RES = 1,
-    P_FENCE = 2,
-    P_VALID = 4,
-    P_VALUE = 8,
-    P_TOKEN = 16,
-    P_AUX = 32,
-    P_SEQ = 64,
-    P_CRC = 128,
-    P_TNEG = 256,
-    P_FSAME = 512,
-    P_VNEG = 1024,
-    P_XSAME = 2048,
-    P_ALL = 4095
+    HP_RES = 1,
+    HP_FENCE = 2,
+    HP_VALID = 4,
+    HP_VALUE = 8,
+    HP_TOKEN = 16,
+    HP_AUX = 32,
+    HP_SEQ = 64,
+    HP_CRC = 128,
+    HP_TNEG = 256,
+    HP_FSAME = 512,
+    HP_VNEG = 1024,
+    HP_XSAME = 2048,
+    HP_ALL = 4095
 };
 
-#define DICT_HASH_SHIFT 23 /* 32 - log2(HIST_DICT_SLOTS) */
-_Static_assert(HIST_DICT_SLOTS == 1 << (32 - DICT_HASH_SHIFT), "the dictionary's hash");
+#define HP_DICT_SHIFT 23 /* 32 - log2(HIST_DICT_SLOTS) */
+_Static_assert(HIST_DICT_SLOTS == 1 << (32 - HP_DICT_SHIFT), "the dictionary's hash");
 
 
-static inline uint64_t zig(uint64_t d)
+static inline uint64_t hp_zig(uint64_t d)
 {
     return (d << 1) ^ ((uint64_t)0 - (d >> 63));
 }
 
-static inline unsigned char *put_v(unsigned char *o, uint64_t v)
+static inline unsigned char *hp_put_v(unsigned char *o, uint64_t v)
 {
     while (v >= 0x80) {
         *o++ = (unsigned char)(v | 0x80);
@@ -49,7 +49,7 @@ static inline unsigned char *put_v(unsigned char *o, uint64_t v)
 }
 
 /* Contract: how many first bytes a and b (EVLOG_TOKEN_LEN each) share. */
-static inline unsigned shared_prefix(const char *a, const char *b)
+static inline unsigned hp_shared(const char *a, const char *b)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && EVLOG_TOKEN_LEN == 16
     uint64_t a0, a1, b0, b1;
@@ -71,11 +71,11 @@ static inline unsigned shared_prefix(const char *a, const char *b)
 /* Contract: the code of header key in d (given now when it is new and a
  * code is left); HIST_DICT_CODES for none (d NULL, or every code given).
  * At most 255 of the 512 slots are taken: the probe ends. */
-static inline unsigned dict_code(struct hist_dict *d, uint32_t key)
+static inline unsigned hp_dict_code(struct hist_dict *d, uint32_t key)
 {
     if (!d)
         return HIST_DICT_CODES;
-    for (unsigned h = (key * 0x9e3779b1u) >> DICT_HASH_SHIFT;; h = (h + 1) & (HIST_DICT_SLOTS - 1)) {
+    for (unsigned h = (key * 0x9e3779b1u) >> HP_DICT_SHIFT;; h = (h + 1) & (HIST_DICT_SLOTS - 1)) {
         unsigned c = d->scode[h];
         if (c == 255) {
             if (d->n == HIST_DICT_CODES)
@@ -91,7 +91,7 @@ static inline unsigned dict_code(struct hist_dict *d, uint32_t key)
 }
 
 /* Contract: the length of tok up to its last byte that is not 0 (0..16). */
-static inline unsigned token_len(const char *tok)
+static inline unsigned hp_token_len(const char *tok)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && EVLOG_TOKEN_LEN == 16
     uint64_t a, b;
@@ -130,42 +130,42 @@ static inline __attribute__((always_inline)) size_t hist_pack_put_rec(struct his
     unsigned m = 0;
     uint64_t dt = (uint64_t)x->t - (uint64_t)pv->t, df = 0, dv = 0, dx = 0;
     if ((int64_t)dt < 0) {
-        m |= P_TNEG;
+        m |= HP_TNEG;
         dt = 0 - dt;
     }
     if (x->res != pv->res)
-        m |= P_RES;
+        m |= HP_RES;
     if (x->fence) {
         if (x->fence == pv->fence) {
-            m |= P_FSAME;
+            m |= HP_FSAME;
         } else {
-            m |= P_FENCE;
-            df = zig(x->fence - pv->fence);
+            m |= HP_FENCE;
+            df = hp_zig(x->fence - pv->fence);
             pv->fence = x->fence;
         }
     }
     if (x->valid_until) {
-        m |= P_VALID;
+        m |= HP_VALID;
         dv = (uint64_t)x->valid_until - (uint64_t)x->t;
         if ((int64_t)dv < 0) {
-            m |= P_VNEG;
+            m |= HP_VNEG;
             dv = 0 - dv;
         }
     }
     if (x->value) {
         if (x->value == pv->value) {
-            m |= P_XSAME;
+            m |= HP_XSAME;
         } else {
-            m |= P_VALUE;
-            dx = zig((uint64_t)x->value - (uint64_t)pv->value);
+            m |= HP_VALUE;
+            dx = hp_zig((uint64_t)x->value - (uint64_t)pv->value);
             pv->value = x->value;
         }
     }
-    unsigned tl = token_len(x->token);
-    m |= (tl ? P_TOKEN : 0) | (x->aux ? P_AUX : 0) | (x->seq != pk->n ? P_SEQ : 0) |
-         (x->crc ? P_CRC : 0);
+    unsigned tl = hp_token_len(x->token);
+    m |= (tl ? HP_TOKEN : 0) | (x->aux ? HP_AUX : 0) | (x->seq != pk->n ? HP_SEQ : 0) |
+         (x->crc ? HP_CRC : 0);
     uint32_t key = m | (uint32_t)x->type << 16 | (uint32_t)x->flags << 24;
-    unsigned code = dict_code(pk->dict, key);
+    unsigned code = hp_dict_code(pk->dict, key);
     *o++ = (unsigned char)code;
     if (code == HIST_DICT_CODES) {
         o[0] = (unsigned char)m;
@@ -174,21 +174,23 @@ static inline __attribute__((always_inline)) size_t hist_pack_put_rec(struct his
         o[3] = x->flags;
         o += 4;
     }
-    o = put_v(o, dt);
+    o = hp_put_v(o, dt);
     pv->t = x->t;
-    if (m & P_RES) {
-        o = put_v(o, x->res);
+    if (m & HP_RES) {
+        o = hp_put_v(o, x->res);
         pv->res = x->res;
     }
-    if (m & P_FENCE)
-        o = put_v(o, df);
-    if (m & P_VALID)
-        o = put_v(o, dv);
-    if (m & P_VALUE)
-        o = put_v(o, dx);
+    if (m & HP_FENCE)
+        o = hp_put_v(o, df);
+    if (m & HP_VALID)
+        o = hp_put_v(o, dv);
+    if (m & HP_VALUE)
+        o = hp_put_v(o, dx);
     if (tl) {
-        unsigned k = shared_prefix(x->token, pv->token);
-        k = k > tl ? tl : k > 14 ? 14 : k;
+        unsigned k = hp_shared(x->token, pv->token);
+        k = k > 14 ? 14 : k; /* then at most tl: a repeated token of 15 bytes
+                              * shares 16, and 15 * 17 + 15 is past a byte */
+        k = k > tl ? tl : k;
         *o++ = (unsigned char)(k * 17 + tl);
         char tb[2 * EVLOG_TOKEN_LEN] = {0}; /* 16 bytes copied whatever tl - k is */
         memcpy(tb, x->token, EVLOG_TOKEN_LEN);
@@ -197,9 +199,9 @@ static inline __attribute__((always_inline)) size_t hist_pack_put_rec(struct his
         memcpy(pv->token, x->token, sizeof(pv->token));
     }
     if (x->aux)
-        o = put_v(o, x->aux);
-    if (m & P_SEQ)
-        o = put_v(o, x->seq);
+        o = hp_put_v(o, x->aux);
+    if (m & HP_SEQ)
+        o = hp_put_v(o, x->seq);
     if (x->crc) {
         memcpy(o, &x->crc, 4);
         o += 4;

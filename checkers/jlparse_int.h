@@ -134,9 +134,10 @@ static inline uint64_t value8(uint64_t w, unsigned n)
  * no fraction or exponent) into *v, *pos after it; -1 for anything else.
  * With ends_known, whether a '.', 'e' or 'E' follows is not looked at:
  * the caller compares what follows with text that begins otherwise (a
- * shape: ',' or '}'). With roomy (a constant where it is called), 16
- * bytes from *pos may be read whatever len is: the digits are not bounded
- * by len then (*pos may end past it; the caller refuses such a line). */
+ * shape: ',' or '}'). With roomy (a constant where it is called), 17
+ * bytes from *pos may be read whatever len is (a '-', then 16): the
+ * digits are not bounded by len then (*pos may end past it, by 16 at
+ * most; the caller refuses such a line). */
 static inline __attribute__((always_inline)) int int_at(const char *s, size_t len, size_t *pos,
                                                          int64_t *v, int ends_known, int roomy)
 {

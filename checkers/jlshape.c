@@ -145,8 +145,9 @@ static inline size_t text_at(const struct jl_shape *sh, int f)
 
 /* Bytes past len a roomy read may look at: each of up to JL_SHAPE_F
  * values moves i at most 16 bytes past where it began (a string past len
- * is refused), the texts of two shapes at most 2 * JL_SHAPE_LIT, and a
- * compare reads 16 bytes on: 528, rounded up. */
+ * is refused), the texts of two shapes at most 2 * JL_SHAPE_LIT, and the
+ * last read goes 17 bytes on (an integer's '-' and 16 digits' bytes): 529,
+ * rounded up. */
 #define JL_SHAPE_ROOM 1024
 
 /* Contract: jl_tok_shape (jlparse_int.h), made part of its callers here

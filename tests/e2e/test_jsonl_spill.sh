@@ -7,7 +7,8 @@
 # more spilling workers than open files allowed gives the same report (the
 # spilled streams share one file; those out of time order are written out
 # whole one at a time, and past the limit each is mapped and its file let
-# go).
+# go); tokens, fences and counters spilled (packed as differences from the
+# record before) give the result they give in memory.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -109,6 +110,28 @@ all "spilled and packed: the same result.json (holds too) and report.html as in 
           <(grep -v duration "$T_TMP/packed/result.json") >&2 &&
      cmp "$T_TMP/packed-mem/report.html" "$T_TMP/packed/report.html" >&2' packed
 check "... and nothing left in \$TMPDIR" [ -z "$(ls -A "$td")" ]
+
+# ---- the fields the spill packs as differences: the same result ----
+# 50 workers' holds: a grant with a token (1 to 16 bytes, the same one
+# again at the release: a repeated token of 15 bytes once packed wrong),
+# fences and counters moving on, store ops repeating the grant's fence
+awk 'BEGIN { for (i = 0; i < 60000; i++) {
+    w = i % 50; k = int(i / 50); h = int(k / 6); s = k % 6; t = k * 10 + w
+    tok = substr(sprintf("t%02d%013d", w, h), 1, 1 + h % 16); f = 3 * h + 1
+    base = sprintf("{\"t\":%d,\"w\":%d,\"type\":\"%%s\",\"res\":\"r%d\"", t, w, w)
+    if (s == 0) printf base ",\"attempt\":1}\n", "acquire_invoke"
+    else if (s == 1) printf base ",\"token\":\"%s\",\"fence\":%d,\"valid_until\":%d}\n", "acquire_ok", tok, f, t + 1000000
+    else if (s == 2) printf base ",\"fence\":%d,\"fenced\":true,\"counter\":%d,\"accepted\":true}\n", "store_read", f, h
+    else if (s == 3) printf base ",\"fence\":%d,\"fenced\":true,\"counter\":%d,\"accepted\":true}\n", "store_write", f, h + 1
+    else printf base ",\"token\":\"%s\"}\n", s == 4 ? "release_invoke" : "release_ok", tok } }' \
+    >"$T_TMP/fields.jsonl"
+run_check fields-mem "$LS" check --history "$T_TMP/fields.jsonl" --format json --out "$T_TMP/fields-mem"
+run_check fields env TMPDIR="$td" LS_JSONL_MEM_BOUND=65536 "$LS" check \
+    --history "$T_TMP/fields.jsonl" --format json --out "$T_TMP/fields"
+all "tokens, fences, counters spilled: the same result.json as in memory (exit $rc)" \
+    '[ "$rc" -lt 2 ] && grep -q "\"holds\"" "$T_TMP/fields/result.json" &&
+     diff <(grep -v duration "$T_TMP/fields-mem/result.json") \
+          <(grep -v duration "$T_TMP/fields/result.json") >&2' fields
 
 # ---- more spilling workers than open files allowed ----
 # 200 workers, out of time order, under `ulimit -n 64`: the verdict is the

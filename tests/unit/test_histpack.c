@@ -66,18 +66,25 @@ static void gen(struct rng *g, struct ev_rec *r, int64_t *t, size_t idx)
         r->crc = (uint32_t)pick(g);
 }
 
+/* How pack_shared packs: with the spill's dictionary (else every header
+ * whole); into a spill kept in memory (else a file); the last record left
+ * for the caller (hist_pack_take's NULL), then read back as the loader
+ * does. */
+enum { PK_DICT = 1, PK_MEM = 2, PK_NOLAST = 4 };
+
 /* Contract: streams r[j][0..n[j]) (j < k) packed into one new nameless
- * file in tmp, in batches of random size taken from a stream at random
- * (so each stream is in pieces, between the others'), with the file's
- * dictionary when dict; their packs in p[0..k) (the file closed with the
- * last). 0, or -1. */
+ * file in tmp (or memory), in batches of random size taken from a stream
+ * at random (so each stream is in pieces, between the others'), as how
+ * says (PK_*); their packs in p[0..k) (the file closed with the last). 0,
+ * or -1. */
 static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
-                       struct hist_pack **p, int dict)
+                       struct hist_pack **p, int how)
 {
-    int fd = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0)
+    int fd = how & PK_MEM ? -1 : open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && !(how & PK_MEM))
         return -1;
-    struct hist_spill *file = hist_spill_new(fd);
+    struct hist_spill *file = how & PK_MEM ? hist_spill_new_mem(1 << 20) : hist_spill_new(fd);
+    int dict = how & PK_DICT;
     struct hist_packer pk[4];
     size_t done[4] = {0};
     memset(pk, 0, sizeof(pk));
@@ -98,7 +105,13 @@ static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
         if (m > n[j] - done[j])
             m = n[j] - done[j];
         size_t nb = hist_pack_put(&pk[j], r[j] + done[j], m, out);
-        if (nb > m * HIST_PACK_MAX_REC || pwrite(fd, out, nb, (off_t)end) != (ssize_t)nb) {
+        if (nb > m * HIST_PACK_MAX_REC) {
+            rc = -1;
+            break;
+        }
+        if (how & PK_MEM) {
+            hist_spill_put(file, end, out, nb);
+        } else if (pwrite(fd, out, nb, (off_t)end) != (ssize_t)nb) {
             rc = -1;
             break;
         }
@@ -110,8 +123,13 @@ static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
     for (int j = 0; j < k; j++) {
         if (rc)
             hist_packer_free(&pk[j]);
-        else
+        else if (how & PK_NOLAST) {
+            p[j] = hist_pack_take(&pk[j], file, NULL, "test.jsonl");
+            if (n[j])
+                hist_pack_read(p[j], n[j] - 1, 1, &p[j]->last, NULL);
+        } else {
             p[j] = hist_pack_take(&pk[j], file, n[j] ? &r[j][n[j] - 1] : NULL, "test.jsonl");
+        }
     }
     hist_spill_drop(file);
     return rc;
@@ -122,7 +140,7 @@ static int pack_shared(struct rng *g, struct ev_rec **r, const size_t *n, int k,
 static struct hist_pack *pack_file(struct rng *g, struct ev_rec *r, size_t n)
 {
     struct hist_pack *p = NULL;
-    return pack_shared(g, &r, &n, 1, &p, 1) == 0 ? p : NULL;
+    return pack_shared(g, &r, &n, 1, &p, PK_DICT) == 0 ? p : NULL;
 }
 
 static void test_round_trip(void)
@@ -141,8 +159,12 @@ static void test_round_trip(void)
             for (size_t i = 0; i < n[j]; i++)
                 gen(&g, &r[j][i], &t, i);
         }
-        int dict = round % 3 != 2; /* a third with every header whole */
-        REQUIRE(pack_shared(&g, r, n, k, p, dict) == 0);
+        /* a third with every header whole, a third in memory, half with
+         * the last record read back */
+        int dict = round % 3 != 2;
+        int how = (dict ? PK_DICT : 0) | (round % 3 == 1 ? PK_MEM : 0) |
+                  (round % 2 ? PK_NOLAST : 0);
+        REQUIRE(pack_shared(&g, r, n, k, p, how) == 0);
         size_t all = 0;
         for (int j = 0; j < k; j++)
             all += n[j];
@@ -152,7 +174,7 @@ static void test_round_trip(void)
             CHECK_INT(p[0]->file->dict.n, HIST_DICT_CODES);
         for (int j = 0; j < k; j++) {
             CHECK_INT(p[j]->n, n[j]);
-            CHECK(p[j]->file->fd == p[0]->file->fd);
+            CHECK(p[j]->file == p[0]->file);
             CHECK(n[j] == 0 || memcmp(&p[j]->last, &r[j][n[j] - 1], sizeof(p[j]->last)) == 0);
             struct ev_rec *b = xmalloc((n[j] ? n[j] : 1) * sizeof(*b));
             hist_pack_read(p[j], 0, n[j], b, NULL);
@@ -188,11 +210,83 @@ static void test_round_trip(void)
         if (k > 1 && n[0] > 1200 && n[1] > 1200) /* pieces, or the test would not be one */
             CHECKF(p[0]->next > 1 && p[1]->next > 1, "pieces %zu, %zu", p[0]->next, p[1]->next);
         for (int j = k - 1; j >= 0; j--) { /* the file open until the last is freed */
-            CHECK(fcntl(p[0]->file->fd, F_GETFD) >= 0);
+            CHECK((how & PK_MEM) || fcntl(p[0]->file->fd, F_GETFD) >= 0);
             hist_pack_free(p[j]);
             free(r[j]);
         }
     }
+}
+
+/* Contract: r[0..n) packed (with a dictionary, in a file) reads back
+ * byte for byte: whole, in pairs from each record on, and the last record
+ * as the loader reads it back; a read ends normally (a malformed record
+ * would end the process). */
+static void round_trip_fixed(const char *what, struct ev_rec *r, size_t n)
+{
+    struct rng g;
+    rng_seed(&g, 5, 0);
+    for (size_t i = 0; i < n; i++)
+        r[i].seq = (uint32_t)i;
+    struct hist_pack *p = pack_file(&g, r, n);
+    REQUIRE(p != NULL);
+    struct ev_rec *b = xmalloc(n * sizeof(*b));
+    for (size_t lo = 0; lo + 1 < n; lo++) { /* a read that stops early sees what it read */
+        hist_pack_read(p, lo, 2, b, NULL);
+        CHECKF(memcmp(b, r + lo, 2 * sizeof(*b)) == 0, "%s: records %zu and %zu", what, lo,
+               lo + 1);
+    }
+    hist_pack_read(p, 0, n, b, NULL);
+    CHECKF(memcmp(b, r, n * sizeof(*b)) == 0, "%s: all %zu", what, n);
+    struct ev_rec last;
+    hist_pack_read(p, n - 1, 1, &last, NULL);
+    CHECKF(memcmp(&last, &r[n - 1], sizeof(last)) == 0, "%s: the last", what);
+    free(b);
+    hist_pack_free(p);
+}
+
+static void test_fields(void)
+{
+    /* tokens: each length 1..16 repeated (a repeated token of 15 bytes
+     * shares 16 with the last: written as 299 in a byte, it read back as
+     * another record's bytes), then one sharing all its bytes with a
+     * longer one before, one sharing 15 of 16, one sharing none, and
+     * zero bytes inside */
+    struct ev_rec r[64];
+    size_t n = 0;
+    memset(r, 0, sizeof(r));
+    for (int len = 1; len <= 16; len++)
+        for (int rep = 0; rep < 2; rep++) {
+            r[n].t = (int64_t)n;
+            memset(r[n].token, 'a' + len % 26, (size_t)len);
+            n++;
+        }
+    static const char *const toks[] = {"abcdefghijklmnop", "abcdefgh", "abcdefghijklmnoq",
+                                       "abcdefghijklmnoq", "zzz", "abcdefghijklmno"};
+    for (size_t i = 0; i < sizeof(toks) / sizeof(toks[0]); i++, n++) {
+        r[n].t = (int64_t)n;
+        memcpy(r[n].token, toks[i], strlen(toks[i]));
+    }
+    r[n].t = (int64_t)n;
+    memcpy(r[n].token, "ab\0cd\0\0\0\0\0\0\0\0\0\0e", 16);
+    n++;
+    round_trip_fixed("tokens", r, n);
+    /* fences and values back to earlier ones, and at their ends; times and
+     * leases 2^63 apart, both ways */
+    memset(r, 0, sizeof(r));
+    static const uint64_t fences[] = {5, 5, 7, 5, 0, 5, UINT64_MAX, 1, 0, 0, UINT64_MAX, 2};
+    static const int64_t values[] = {3, 3, -1, 3, 0, INT64_MIN, INT64_MAX, 0, 3, -3, -3, 1};
+    static const int64_t times[] = {0, INT64_MIN, 0, INT64_MAX, INT64_MIN, -1, 1, 0,
+                                    INT64_MAX, INT64_MAX, INT64_MIN, 5};
+    n = sizeof(fences) / sizeof(fences[0]);
+    for (size_t i = 0; i < n; i++) {
+        r[i].fence = fences[i];
+        r[i].value = values[i];
+        r[i].t = times[i];
+        r[i].valid_until = i % 3 == 0 ? 0 : i % 3 == 1 ? (int64_t)((uint64_t)times[i] + (1ull << 63))
+                                                         : times[i] - 1;
+        r[i].type = (uint8_t)(1 + i % 3);
+    }
+    round_trip_fixed("fences, values, times", r, n);
 }
 
 static void test_size(void)
@@ -345,6 +439,14 @@ static void test_unreadable(void)
     st = read_status(p, 0, 300, r, 0);
     CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "a code not given: status %d", st);
     hist_pack_free(p);
+    /* a whole header no packer writes: a fence both given and the same */
+    p = pack_file(&g, r, 300);
+    REQUIRE(p != NULL);
+    static const unsigned char both[4] = {255, 2, 2, 1}; /* bits 0x0202, type 1 */
+    REQUIRE(pwrite(p->file->fd, both, 4, 20) == 4); /* record 10 */
+    st = read_status(p, 0, 11, r, 0); /* up to it: nothing after it gives it away */
+    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 3, "fence given and same: status %d", st);
+    hist_pack_free(p);
     memset(r, 0, 2 * sizeof(*r));
     r[1].seq = 1;
     memcpy(r[1].token, "ab", 2); /* code, t, token byte, "ab" */
@@ -367,6 +469,7 @@ int main(void)
     if (!tmp)
         return 1;
     RUN(test_round_trip);
+    RUN(test_fields);
     RUN(test_size);
     RUN(test_unreadable);
     t_rmdir(tmp);

@@ -469,6 +469,62 @@ static void after_shape(const char *shape, const char *line, int want_shaped)
     fix_close(&f2);
 }
 
+/* Contract: lines of about JL_MAX_LINE bytes (a long resource name) of a
+ * shape learned from a short line, read by jl_parse_shaped in a buffer
+ * with exactly the room its unchecked reads need past the line's limit
+ * (JL_MAX_LINE + 1 + 1024: jlshape.c JL_SHAPE_ROOM) and in one a byte
+ * short of it (every read checked): the same answer, and no line over the
+ * limit taken, its '\n' there or the buffer going on with digits. */
+static void test_roomy_edge(void)
+{
+    static const char *const tails[] = {
+        "\",\"fence\":12345678901234,\"valid_until\":123456789012345,\"token\":\"k\"}",
+        "\",\"fenced\":false,\"counter\":-9,\"accepted\":true}"};
+    static const char *const types[] = {"acquire_ok", "store_read"};
+    size_t lim = JL_MAX_LINE + 1, room = 1024, taken = 0;
+    char *line = xmalloc(lim + room + 64);
+    for (int k = 0; k < 2; k++)
+        for (size_t len = lim - 40; len < lim + 8; len++)
+            for (int digits = 0; digits < 2; digits++) {
+                char head[96];
+                snprintf(head, sizeof(head), "{\"t\":-5,\"w\":3,\"type\":\"%s\",\"res\":\"", types[k]);
+                size_t hl = strlen(head), tl = strlen(tails[k]);
+                char shortl[256];
+                snprintf(shortl, sizeof(shortl), "%sab%s", head, tails[k]);
+                memcpy(line, head, hl);
+                memset(line + hl, 'a', len - hl - tl);
+                memcpy(line + len - tl, tails[k], tl);
+                memset(line + len, '7', lim + room + 64 - len);
+                if (!digits)
+                    line[len] = '\n';
+                struct ev_rec r[2];
+                int w[2] = {-1, -1};
+                size_t n[2];
+                for (int c = 0; c < 2; c++) {
+                    struct fix f;
+                    fix_open(&f);
+                    CHECK(jl_parse_line(&f.p, shortl, strlen(shortl), 1, &r[c], &w[c]) == 0);
+                    size_t avail = lim + room - (size_t)c; /* c = 1: a byte short */
+                    char *buf = xmalloc(avail); /* exactly: a read past it is ASan's */
+                    memcpy(buf, line, avail);
+                    memset(&r[c], c ? 0xa5 : 0x5a, sizeof(r[c]));
+                    n[c] = jl_parse_shaped(&f.p, buf, avail, &r[c], &w[c]);
+                    free(buf);
+                    fix_close(&f);
+                }
+                CHECKF(n[0] == n[1] && (!n[0] || (memcmp(&r[0], &r[1], sizeof(r[0])) == 0 &&
+                                                  w[0] == w[1])),
+                       "%s, %zu bytes%s: %zu with room, %zu without", types[k], len,
+                       digits ? ", digits after" : "", n[0], n[1]);
+                CHECKF(n[0] == 0 || (n[0] == len && len <= JL_MAX_LINE && !digits),
+                       "%s, %zu bytes%s: taken as %zu", types[k], len,
+                       digits ? ", digits after" : "", n[0]);
+                taken += n[0] != 0;
+            }
+    CHECKF(taken >= 40, "lines taken by their shape: %zu", taken);
+    free(line);
+}
+
 static void test_shape_edges(void)
 {
     const char *sr = "{\"t\":5,\"w\":1,\"type\":\"store_read\",\"res\":\"a\",\"fence\":3,"
@@ -1148,6 +1204,7 @@ int main(void)
     RUN(test_random_lines);
     RUN(test_shaped_lines);
     RUN(test_shape_edges);
+    RUN(test_roomy_edge);
     RUN(test_malformed);
     RUN(test_equivalence);
     RUN(test_sorted_and_found);
