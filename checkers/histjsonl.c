@@ -4,7 +4,7 @@
  * line parsed flat (jlparse.h), each worker's records appended to its own
  * stream with its time order checked as they come. Up to a memory bound
  * the streams stay in memory; past it every stream spills, its records
- * packed (histpack.h: about 5 bytes a record for the bench's), to one file in
+ * packed (histpack.h: 4.8 bytes a record for the bench's), to one file in
  * $TMPDIR that has no name (O_TMPFILE, or unlinked the moment it is made:
  * nothing is left behind however the check ends), each stream in the
  * pieces it was written in. Then the smallest streams are read back into

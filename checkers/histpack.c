@@ -2,10 +2,10 @@
  * histpack.c: event records packed (histpack.h). A record packed is
  *
  *   code      one byte: its header (which of the fields below follow, and
- *             how: P_* below; its type and flags) as a code of the spill's
- *             dictionary (struct hist_dict: the headers seen so far, a
- *             code each, up to 255 of them); 255, the header follows whole:
- *             2 bytes of P_* bits (low byte first), type, flags
+ *             how: HP_*, histpack_put.h; its type and flags) as a code of
+ *             the spill's dictionary (struct hist_dict: the headers seen so
+ *             far, a code each, up to 255 of them); 255, the header follows whole:
+ *             2 bytes of HP_* bits (low byte first), type, flags
  *   t         minus the time of the record before it (0 for a block's
  *             first record), varint; HP_TNEG: the difference is negative
  *             (its magnitude here); a stream in time order never has it
@@ -29,7 +29,7 @@
  * (varint: 7 bits a byte, low bits first, the top bit set on every byte
  * but the last; zigzag: 0, -1, 1, -2 ... as 0, 1, 2, 3 ...) so that a
  * record reads back byte for byte as it was written. The bench's history
- * comes to about 4 bytes a record this way (its lines: 84), against 64 for
+ * comes to 4.8 bytes a record this way (its lines: 84), against 64 for
  * the record itself. Every HIST_PACK_BLOCK records a block starts
  * with nothing carried over from the one before, and its byte offset is
  * kept in memory: a read starts at the block holding its first record.

@@ -395,34 +395,35 @@ static int flat_string(const char *s, size_t len, size_t *pos, char *out, size_t
 
 /* Contract: one value at s[*pos] into *sl (strings decoded into buf);
  * -1 to leave the line to the tree parser. */
-static int flat_value(const char *s, size_t len, size_t *pos, struct slot *sl, char *buf)
+static int flat_value(const char *s, size_t len, size_t *pos, struct slot *sl,
+                      unsigned char *kind, char *buf)
 {
     size_t i = *pos;
     char c = s[i];
     if (c == '"') {
         *pos = i + 1;
-        sl->kind = V_STR;
+        *kind = V_STR;
         sl->s = buf;
         return flat_string(s, len, pos, buf, &sl->n);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-        sl->kind = V_INT;
+        *kind = V_INT;
         return flat_int(s, len, pos, &sl->i);
     }
     if (c == 't' && i + 4 <= len && memcmp(s + i, "true", 4) == 0) {
-        sl->kind = V_BOOL;
+        *kind = V_BOOL;
         sl->i = 1;
         *pos = i + 4;
         return 0;
     }
     if (c == 'f' && i + 5 <= len && memcmp(s + i, "false", 5) == 0) {
-        sl->kind = V_BOOL;
+        *kind = V_BOOL;
         sl->i = 0;
         *pos = i + 5;
         return 0;
     }
     if (c == 'n' && i + 4 <= len && memcmp(s + i, "null", 4) == 0) {
-        sl->kind = V_NULL;
+        *kind = V_NULL;
         *pos = i + 4;
         return 0;
     }
@@ -432,10 +433,9 @@ static int flat_value(const char *s, size_t len, size_t *pos, struct slot *sl, c
 /* Contract: the keys and values of any flat line into sl[0..K__N]
  * (strings decoded into p->scratch, NUL-terminated); 1, or 0 to leave the
  * line to the tree parser. */
-static int tok_general(struct jl_parser *p, const char *s, size_t len, struct slot *sl)
+static int tok_general(struct jl_parser *p, const char *s, size_t len, struct slots *sl)
 {
-    for (int k = 0; k <= K__N; k++)
-        sl[k].kind = V_ABSENT;
+    memset(sl->kind, V_ABSENT, sizeof(sl->kind));
     char *sbuf[2] = {p->scratch, p->scratch + JL_MAX_LINE + 1}; /* res, then token/err/type */
     char *other = sbuf[1];
     size_t used = 0; /* of other: strings other than res are decoded one after another */
@@ -469,7 +469,7 @@ static int tok_general(struct jl_parser *p, const char *s, size_t len, struct sl
             i++;
         if (i >= len)
             return 0;
-        if (key != K_OTHER && sl[key].kind != V_ABSENT)
+        if (key != K_OTHER && sl->kind[key] != V_ABSENT)
             return 0; /* a duplicate key: the tree parser decides which counts */
         if (key == K_OTHER) { /* a repeated unknown key: the tree parser refuses it */
             if (others == JL_MAX_OTHER)
@@ -481,10 +481,10 @@ static int tok_general(struct jl_parser *p, const char *s, size_t len, struct sl
             other_keys[others++].n = kn;
         }
         char *buf = key == K_RES ? sbuf[0] : other + used;
-        if (flat_value(s, len, &i, &sl[key], buf) < 0)
+        if (flat_value(s, len, &i, &sl->v[key], &sl->kind[key], buf) < 0)
             return 0;
-        if (sl[key].kind == V_STR && key != K_RES)
-            used += sl[key].n + 1;
+        if (sl->kind[key] == V_STR && key != K_RES)
+            used += sl->v[key].n + 1;
         while (i < len && is_ws(s[i]))
             i++;
         if (i >= len)
@@ -633,7 +633,7 @@ static inline __attribute__((always_inline)) int exact_int(const char *s, size_t
  * reads then. Each field is found
  * between two separators (line_masks), so the fields' work does not wait
  * on one another's byte scans. */
-static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct slot *sl,
+static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct slots *sl,
                        struct fpos *fp, int *nfp)
 {
     *nfp = -1;
@@ -643,8 +643,7 @@ static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct sl
     uint64_t q[JL_COMPACT_MAX / 64], sep[JL_COMPACT_MAX / 64];
     if (line_masks(s, len, q, sep))
         return 0;
-    for (int k = 0; k <= K__N; k++)
-        sl[k].kind = V_ABSENT;
+    memset(sl->kind, V_ABSENT, sizeof(sl->kind));
     struct { const char *k; size_t n; } other_keys[JL_MAX_OTHER];
     int others = 0;
     size_t nw = (len + 63) / 64, wb = 0;
@@ -664,7 +663,7 @@ static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct sl
         if (ke + 2 >= e || s[ke + 1] != ':')
             return 0;
         int key = key_of(s + a + 1, ke - a - 1);
-        if (key != K_OTHER && sl[key].kind != V_ABSENT)
+        if (key != K_OTHER && sl->kind[key] != V_ABSENT)
             return 0;
         if (key == K_OTHER) {
             if (others == JL_MAX_OTHER)
@@ -677,12 +676,13 @@ static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct sl
             other_keys[others++].n = ke - a - 1;
         }
         size_t vs = ke + 2, vn = e - vs; /* the value: s[vs .. e), vn >= 1 */
-        struct slot *v = &sl[key];
+        struct slot *v = &sl->v[key];
+        unsigned char *kind = &sl->kind[key];
         char c = s[vs];
         if (c == '"') {
             if (vn < 2 || next_quote(q, vs + 1, len) != e - 1)
                 return 0;
-            v->kind = V_STR;
+            *kind = V_STR;
             v->s = s + vs + 1;
             v->n = vn - 2;
             if (key == K_ERR) { /* ev_err_from_name takes a C string */
@@ -692,22 +692,22 @@ static int tok_compact(struct jl_parser *p, const char *s, size_t len, struct sl
                 v->s = eb;
             }
         } else if (c == '-' || (c >= '0' && c <= '9')) {
-            v->kind = V_INT;
+            *kind = V_INT;
             if (exact_int(s + vs, vn, vs + 17 <= len, &v->i) < 0)
                 return 0;
         } else if (vn == 4 && memcmp(s + vs, "true", 4) == 0) {
-            v->kind = V_BOOL;
+            *kind = V_BOOL;
             v->i = 1;
         } else if (vn == 5 && memcmp(s + vs, "false", 5) == 0) {
-            v->kind = V_BOOL;
+            *kind = V_BOOL;
             v->i = 0;
         } else if (vn == 4 && memcmp(s + vs, "null", 4) == 0) {
-            v->kind = V_NULL;
+            *kind = V_NULL;
         } else {
             return 0; /* objects, arrays, anything else: tok_general, then the tree parser */
         }
         if (nf >= 0 && key != K_OTHER && nf < JL_SHAPE_F)
-            fp[nf++] = (struct fpos){(unsigned char)key, (unsigned char)v->kind, vs, e};
+            fp[nf++] = (struct fpos){(unsigned char)key, *kind, vs, e};
         else
             nf = -1;
         if (s[e] == '}') {
@@ -722,17 +722,17 @@ int jl_parse_flat(struct jl_parser *p, const char *s, size_t len, struct ev_rec 
 {
     if (len > JL_MAX_LINE)
         return 0;
-    struct slot sl[K__N + 1];
+    struct slots sl;
     struct fpos fp[JL_SHAPE_F];
     int nfp = -1;
     int stype = 0;
-    int shaped = !p->no_shape && jl_tok_shape(p, s, len, 0, sl, &stype) > 0;
+    int shaped = !p->no_shape && jl_tok_shape(p, s, len, 0, &sl, &stype) > 0;
     p->no_shape = 0;
     /* then no string holds a NUL byte */
-    int compact = shaped || tok_compact(p, s, len, sl, fp, &nfp);
-    if (!compact && !tok_general(p, s, len, sl))
+    int compact = shaped || tok_compact(p, s, len, &sl, fp, &nfp);
+    if (!compact && !tok_general(p, s, len, &sl))
         return 0;
-    int type = flat_rec(p, sl, compact, shaped, stype, r, wid);
+    int type = flat_rec(p, &sl, compact, shaped, stype, r, wid);
     if (type && nfp > 0)
         jl_learn_shape(p, s, len, fp, nfp, type);
     return type != 0;

@@ -26,12 +26,18 @@ enum { V_ABSENT, V_NULL, V_INT, V_BOOL, V_STR };
 
 #define JL_MAX_OTHER 8 /* unknown keys on a line the flat parser takes */
 
+/* A line's values by key: the kinds apart (V_*; all V_ABSENT in one
+ * 16-byte store when a line starts), then the values. */
 struct slot {
-    int kind;
     int64_t i;                  /* V_INT, V_BOOL */
     const char *s;              /* V_STR: decoded, NUL-terminated */
     size_t n;
 };
+struct slots {
+    unsigned char kind[16];     /* K_* -> V_* */
+    struct slot v[K__N + 1];
+};
+_Static_assert(K__N + 1 <= 16, "a kind a key");
 
 /* Where a field of a compact line is: its key (never K_OTHER), its
  * value's kind, and the value at s[vs, e) (a string with its quotes). */
@@ -226,11 +232,11 @@ static inline void put_token(struct ev_rec *r, const char *s, size_t n)
 
 /* Contract: opt_bool's answer for a slot: 0 absent/null/false, 1 true, -1
  * wrong kind. */
-static inline int slot_bool(const struct slot *sl)
+static inline int slot_bool(const struct slots *sl, int k)
 {
-    if (sl->kind == V_ABSENT || sl->kind == V_NULL)
+    if (sl->kind[k] == V_ABSENT || sl->kind[k] == V_NULL)
         return 0;
-    return sl->kind == V_BOOL ? (int)sl->i : -1;
+    return sl->kind[k] == V_BOOL ? (int)sl->v[k].i : -1;
 }
 
 /* Contract: the record of a line's slots sl (compact: read by the compact
@@ -238,89 +244,90 @@ static inline int slot_bool(const struct slot *sl)
  * gave its type stype) under the tree parser's rules into *r and *wid: 1,
  * or 0 when the tree parser must read the line (nothing interned then). */
 static inline __attribute__((always_inline)) int flat_rec(struct jl_parser *p,
-                                                           const struct slot *sl, int compact,
+                                                           const struct slots *sl, int compact,
                                                            int shaped, int stype,
                                                            struct ev_rec *r, int *wid)
 {
     memset(r, 0, sizeof(*r));
-    const struct slot *t = &sl[K_T], *w = &sl[K_W], *ty = &sl[K_TYPE];
-    if (t->kind != V_INT || t->i < -JL_MAX_TIME || t->i > JL_MAX_TIME)
+    const unsigned char *kind = sl->kind;
+    const struct slot *t = &sl->v[K_T], *w = &sl->v[K_W], *ty = &sl->v[K_TYPE];
+    if (kind[K_T] != V_INT || t->i < -JL_MAX_TIME || t->i > JL_MAX_TIME)
         return 0;
-    if (w->kind != V_INT || w->i < 0 || w->i > 1000000)
+    if (kind[K_W] != V_INT || w->i < 0 || w->i > 1000000)
         return 0;
-    int type = shaped ? stype : ty->kind == V_STR ? type_of(ty->s, ty->n) : 0;
+    int type = shaped ? stype : kind[K_TYPE] == V_STR ? type_of(ty->s, ty->n) : 0;
     if (!type)
         return 0;
     r->t = t->i;
     r->type = (uint8_t)type;
-    const struct slot *res = &sl[K_RES];
-    if (res->kind == V_STR) {
+    const struct slot *res = &sl->v[K_RES];
+    if (kind[K_RES] == V_STR) {
         if (!compact && memchr(res->s, '\0', res->n))
             return 0;
-    } else if (res->kind != V_NULL && res->kind != V_ABSENT) {
+    } else if (kind[K_RES] != V_NULL && kind[K_RES] != V_ABSENT) {
         return 0;
     } else if (type != EV_CRASH) {
         return 0;
     }
-    if (sl[K_TOKEN].kind == V_STR)
-        put_token(r, sl[K_TOKEN].s, sl[K_TOKEN].n);
+    if (kind[K_TOKEN] == V_STR)
+        put_token(r, sl->v[K_TOKEN].s, sl->v[K_TOKEN].n);
     int64_t v = w->i; /* the tree parser's v: w, then fence, then attempt */
-    const struct slot *fe = &sl[K_FENCE];
-    if (fe->kind == V_INT) {
+    const struct slot *fe = &sl->v[K_FENCE];
+    if (kind[K_FENCE] == V_INT) {
         if (fe->i < 0)
             return 0;
         r->flags |= EVF_FENCE;
         r->fence = (uint64_t)fe->i;
         v = fe->i;
-    } else if (fe->kind != V_ABSENT && fe->kind != V_NULL) {
+    } else if (kind[K_FENCE] != V_ABSENT && kind[K_FENCE] != V_NULL) {
         return 0;
     }
     if (type == EV_ACQUIRE_OK || type == EV_RENEW_OK) {
-        const struct slot *vu = &sl[K_VALID_UNTIL];
-        if (vu->kind == V_INT) {
+        const struct slot *vu = &sl->v[K_VALID_UNTIL];
+        if (kind[K_VALID_UNTIL] == V_INT) {
             if (vu->i < -JL_MAX_TIME || vu->i > JL_MAX_TIME)
                 return 0;
             r->valid_until = vu->i;
-        } else if (vu->kind == V_ABSENT || vu->kind == V_NULL) {
+        } else if (kind[K_VALID_UNTIL] == V_ABSENT || kind[K_VALID_UNTIL] == V_NULL) {
             r->flags |= EVF_NO_LEASE;
         } else {
             return 0;
         }
-        int au = type == EV_RENEW_OK ? slot_bool(&sl[K_AUTO]) : 0;
+        int au = type == EV_RENEW_OK ? slot_bool(sl, K_AUTO) : 0;
         if (au < 0)
             return 0;
         if (au == 1)
             r->flags |= EVF_AUTO;
     }
     if (type == EV_ACQUIRE_INVOKE) {
-        const struct slot *at = &sl[K_ATTEMPT];
-        if (at->kind == V_INT)
+        const struct slot *at = &sl->v[K_ATTEMPT];
+        if (kind[K_ATTEMPT] == V_INT)
             v = at->i;
-        else if (at->kind != V_ABSENT && at->kind != V_NULL)
+        else if (kind[K_ATTEMPT] != V_ABSENT && kind[K_ATTEMPT] != V_NULL)
             return 0;
         if (v < 0 || v > UINT32_MAX)
             return 0;
-        r->aux = at->kind == V_INT ? (uint32_t)v : 0;
+        r->aux = kind[K_ATTEMPT] == V_INT ? (uint32_t)v : 0;
     }
-    if (sl[K_ERR].kind == V_STR) {
-        if (memchr(sl[K_ERR].s, '\0', sl[K_ERR].n))
+    if (kind[K_ERR] == V_STR) {
+        if (memchr(sl->v[K_ERR].s, '\0', sl->v[K_ERR].n))
             return 0;
-        r->aux = (uint32_t)ev_err_from_name(sl[K_ERR].s);
+        r->aux = (uint32_t)ev_err_from_name(sl->v[K_ERR].s);
     }
     if (type == EV_STORE_READ || type == EV_STORE_WRITE) {
-        int fenced = slot_bool(&sl[K_FENCED]), acc = slot_bool(&sl[K_ACCEPTED]),
-            failed = slot_bool(&sl[K_FAILED]);
+        int fenced = slot_bool(sl, K_FENCED), acc = slot_bool(sl, K_ACCEPTED),
+            failed = slot_bool(sl, K_FAILED);
         if (fenced < 0 || acc < 0 || failed < 0)
             return 0;
-        const struct slot *co = &sl[K_COUNTER];
-        if (co->kind == V_INT)
+        const struct slot *co = &sl->v[K_COUNTER];
+        if (kind[K_COUNTER] == V_INT)
             r->value = co->i;
-        else if (co->kind != V_ABSENT && co->kind != V_NULL)
+        else if (kind[K_COUNTER] != V_ABSENT && kind[K_COUNTER] != V_NULL)
             return 0;
         r->flags |= (fenced ? EVF_FENCED : 0) | (acc ? EVF_ACCEPTED : 0) |
                     (failed ? EVF_FAILED : 0);
     }
-    if (res->kind == V_STR) {
+    if (kind[K_RES] == V_STR) {
         int idx = resmap_get(p, res->s, res->n);
         if (idx < 0)
             return 0; /* the tree parser says there are too many */
@@ -345,7 +352,7 @@ struct jl_shapes *jl_shapes_new(void);
  * its type had last). The line is s[0, len), or with open the bytes of s
  * up to a '\n' before len (a line of a shape has no '\n' in it: its text
  * is a line's, its strings end at a control byte, its values have none). */
-size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, struct slot *sl,
+size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, struct slots *sl,
                     int *type);
 
 /* Contract: the shape of a compact line (s, its fields fp[0..nf)) kept

@@ -158,7 +158,7 @@ static inline size_t text_at(const struct jl_shape *sh, int f)
  * that goes past it is refused at its end, as without roomy). */
 static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *p, const char *s,
                                                               size_t len, int open,
-                                                              struct slot *sl, int *type,
+                                                              struct slots *sl, int *type,
                                                               int roomy)
 {
     struct jl_shapes *S = p->shapes;
@@ -166,8 +166,7 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
         return 0;
     int cur = S->last;
     const struct jl_shape *sh = &S->s[cur];
-    for (int k = 0; k <= K__N; k++)
-        sl[k].kind = V_ABSENT;
+    memset(sl->kind, V_ABSENT, sizeof(sl->kind));
     size_t i = 0;
     *type = 0;
     for (int f = 0; f < sh->nf; f++) {
@@ -175,13 +174,14 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
         if (!text_is(s, len, i, LIT(sh) + o->t0, o->tn, o->mask, roomy))
             return 0;
         i += o->tn;
-        struct slot *v = &sl[o->key];
+        struct slot *v = &sl->v[o->key];
+        unsigned char *kind = &sl->kind[o->key];
         switch (o->op) {
         case OP_INT: /* the text after it begins with ',' or '}' (the separator after
                         a value of the line it was learned from): no fraction to check */
             if ((!roomy && i >= len) || int_at(s, len, &i, &v->i, 1, roomy) < 0)
                 return 0;
-            v->kind = V_INT;
+            *kind = V_INT;
             break;
         case OP_STR:
         case OP_TYPE:
@@ -189,7 +189,7 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
             size_t e = str_end(s, len, i); /* the quote after it begins the next text */
             if (e >= len)
                 return 0;
-            v->kind = V_STR;
+            *kind = V_STR;
             v->s = s + i;
             v->n = e - i;
             i = e;
@@ -222,12 +222,12 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
             } else {
                 return 0;
             }
-            v->kind = V_BOOL;
+            *kind = V_BOOL;
             break;
         default: /* OP_NULL */
             if ((!roomy && i + 4 > len) || memcmp(s + i, "null", 4) != 0)
                 return 0;
-            v->kind = V_NULL;
+            *kind = V_NULL;
             i += 4;
             break;
         }
@@ -241,7 +241,7 @@ static inline __attribute__((always_inline)) size_t tok_shape(struct jl_parser *
     return end;
 }
 
-size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, struct slot *sl,
+size_t jl_tok_shape(struct jl_parser *p, const char *s, size_t len, int open, struct slots *sl,
                     int *type)
 {
     return tok_shape(p, s, len, open, sl, type, 0);
@@ -325,15 +325,15 @@ void jl_learn_shape(struct jl_parser *p, const char *s, size_t len, const struct
 size_t jl_parse_shaped(struct jl_parser *p, const char *s, size_t avail, struct ev_rec *r,
                        int *wid)
 {
-    struct slot sl[K__N + 1];
+    struct slots sl;
     int stype = 0;
     size_t lim = JL_MAX_LINE + 1, n;
     if (avail >= lim + JL_SHAPE_ROOM) /* most lines: room to read on without checks */
-        n = tok_shape(p, s, lim, 1, sl, &stype, 1);
+        n = tok_shape(p, s, lim, 1, &sl, &stype, 1);
     else
-        n = tok_shape(p, s, avail < lim ? avail : lim, 1, sl, &stype, 0);
+        n = tok_shape(p, s, avail < lim ? avail : lim, 1, &sl, &stype, 0);
     p->no_shape = 0;
-    if (n && flat_rec(p, sl, 1, 1, stype, r, wid))
+    if (n && flat_rec(p, &sl, 1, 1, stype, r, wid))
         return n;
     p->no_shape = 1; /* the same line read again is not of the shape either */
     return 0;
