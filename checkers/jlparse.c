@@ -430,7 +430,7 @@ static int flat_value(const char *s, size_t len, size_t *pos, struct slot *sl,
     return -1; /* objects, arrays, anything else */
 }
 
-/* Contract: the keys and values of any flat line into sl[0..K__N]
+/* Contract: the keys and values of any flat line into *sl
  * (strings decoded into p->scratch, NUL-terminated); 1, or 0 to leave the
  * line to the tree parser. */
 static int tok_general(struct jl_parser *p, const char *s, size_t len, struct slots *sl)
