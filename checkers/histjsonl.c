@@ -33,6 +33,7 @@
 #include "checkers/histpack.h"
 #include "checkers/histpack_put.h"
 #include "checkers/jlparse.h"
+#include "checkers/jlshape_int.h"
 #include "util/xalloc.h"
 
 #define JL_CHUNK ((size_t)4 << 20)      /* bytes read at a time (> JL_MAX_LINE) */

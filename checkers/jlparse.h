@@ -52,14 +52,8 @@ void jl_parser_free(struct jl_parser *p);
 int jl_parse_line(struct jl_parser *p, const char *line, size_t len, size_t lineno,
                   struct ev_rec *r, int *w);
 
-/* Contract: when the bytes at s (avail of them) begin with a line of the
- * shape of the last line read (jlshape.c), ended by a '\n' within avail
- * and at most JL_MAX_LINE bytes, that the flat parser takes: its record in
- * *r (seq 0) and *w, and the line's length (without the '\n') returned:
- * its end is found by reading it, not searched for first. Else 0, and the
- * line is to be read as any other (its end found, then jl_parse_line). */
-size_t jl_parse_shaped(struct jl_parser *p, const char *s, size_t avail, struct ev_rec *r,
-                       int *w);
+/* jl_parse_shaped, the loader's way to the lines of a shape read before,
+ * is inline: checkers/jlshape_int.h. */
 
 /* Contract: the message for a line of len bytes past JL_MAX_LINE (the line
  * itself is not read). Returns LS_EINPUT with "FILE:LINE: line is N bytes,

@@ -186,8 +186,9 @@ static inline __attribute__((always_inline)) int flat_int(const char *s, size_t 
 }
 
 /* ---- what a line's slots make a record of (jlparse.c's parsers, and
- * jlshape.c's lines read by their shape: the shaped path in one file, so
- * that reading a line and making its record are one function) ---- */
+ * jlshape_int.h's lines read by their shape: the shaped path in one
+ * header, so that reading a line and making its record are one function,
+ * inline in the loader's loop) ---- */
 
 #define JL_MAX_TIME 1000000000000000000LL /* |t|, |valid_until| <= 1e18 ns (31 years) */
 

@@ -171,8 +171,9 @@ static void sequence(struct rec *r, int what)
         [LREC_RELEASE] = PH_RELEASING,   [LREC_RELEASED] = PH_IDLE,
         [LREC_RELEASE_FAILED] = PH_IDLE,
     };
-    static const char *const phase_names[] = {"idle", "acquiring", "granted", "in its critical "
-                                              "section", "after exit", "releasing"};
+    static const char *const phase_names[] = {"idle", "acquiring", "granted",
+                                              "in its critical section", "after exit",
+                                              "releasing"};
     if (what < LREC_ACQUIRE || what > LREC_RELEASE_FAILED)
         return;
     if (!(from[what] & (1 << r->phase))) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "checkers/jlparse.h"
+#include "checkers/jlshape_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,6 +17,7 @@
 #include "checkers/check.h"
 #include "checkers/histpack.h"
 #include "checkers/jlparse.h"
+#include "checkers/jlshape_int.h"
 #include "harness/verdict.h"
 #include "tests/unit/testing.h"
 #include "util/rng.h"
