@@ -161,7 +161,7 @@ static void held_drop(struct wcount *w, int j)
 
 /* Contract: the first position after `after` (-1: from the start) of w's
  * grants of res, entered or not (ent -1: either); w->nheld none. */
-static int held_next(const struct wcount *w, int res, int ent, int after)
+static inline int held_next(const struct wcount *w, int res, int ent, int after)
 {
     if (!w->ix.tab) {
         for (int j = after + 1; j < w->nheld; j++)
@@ -228,7 +228,7 @@ static inline int held_back(const struct rlive *x, int64_t at)
 
 /* Contract: a stretch of kind k (WK__N: unserved) of resource r, len long,
  * ending at `at`, into the longest: at once, or held back with x's. */
-static void longest_note(struct liveness_st *l, struct rlive *x, int r, int k, int64_t len,
+static inline void longest_note(struct liveness_st *l, struct rlive *x, int r, int k, int64_t len,
                          int64_t at)
 {
     if (at > x->wait_seen && held_back(x, at)) {
@@ -321,7 +321,7 @@ static void advance(struct liveness_st *l, struct rlive *x, int r, int64_t t)
 }
 
 /* Contract: holder s with its lease into heap q. */
-static void lh_push(struct liveness_st *l, struct lheap *q, int s)
+static inline void lh_push(struct liveness_st *l, struct lheap *q, int s)
 {
     if (q->n == q->cap) {
         q->cap = q->cap ? 2 * q->cap : 16;
@@ -334,7 +334,7 @@ static void lh_push(struct liveness_st *l, struct lheap *q, int s)
     q->a[i] = e;
 }
 
-static void lh_down(struct lheap *q, int i)
+static inline void lh_down(struct lheap *q, int i)
 {
     struct lhent e = q->a[i];
     for (;;) {
@@ -649,7 +649,7 @@ static void wait_seen(struct liveness_st *l, int r, int64_t t)
  * its outcome, its next invoke of res or its crash; one with no end waited
  * until the run's end (a worker may try several resources at once: an
  * attempt of another resource ends none). */
-static void wait_note(struct liveness_st *l, struct wcount *w, int res, int64_t t, int invoke)
+static inline void wait_note(struct liveness_st *l, struct wcount *w, int res, int64_t t, int invoke)
 {
     wait_seen(l, res, t);
     int j = 0;

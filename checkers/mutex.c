@@ -40,7 +40,7 @@ static const char *const an_names[] = {"renewed-after-loss", "lost-with-lease-le
 
 #define POOL_CHUNK 1024
 
-static struct hold *hold_new(struct mutex_st *m)
+static inline struct hold *hold_new(struct mutex_st *m)
 {
     if (!m->free_list) {
         struct hold *c = xcalloc(POOL_CHUNK, sizeof(*c));
@@ -275,7 +275,7 @@ static void lease_raise(struct mutex_st *m, struct hold *x, int64_t l, int64_t t
 static void live_purge(struct mutex_st *m, struct rstate *r, int64_t t);
 
 /* Contract: H (a new grant of its resource at T) joins its live grants. */
-static void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int64_t T)
+static inline void live_join(struct mutex_st *m, struct rstate *r, struct hold *H, int64_t T)
 {
     live_purge(m, r, T);
     H->join = ++m->joins;
@@ -532,7 +532,7 @@ static void flush(struct mutex_st *m)
 /* Contract: remove slot k of s (swap with the last: the search order of
  * the slots is part of the pairing rule), its grant no longer live from t
  * on, and drop its reference. */
-static void slot_remove(struct mutex_st *m, struct slots *s, int k, int64_t t)
+static inline void slot_remove(struct mutex_st *m, struct slots *s, int k, int64_t t)
 {
     struct hold *x = s->a[k];
     if (!x->gone)

@@ -266,7 +266,7 @@ static void hold_end(struct hold_sink *k, const struct tgrant *g, int64_t end, i
 }
 
 /* Contract: a new slot at the end of s's, for a grant of resource res. */
-static struct tgrant *slot_push(struct tstate *s, int res, int64_t lease)
+static inline struct tgrant *slot_push(struct tstate *s, int res, int64_t lease)
 {
     if (s->ng == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 8;
@@ -283,7 +283,7 @@ static struct tgrant *slot_push(struct tstate *s, int res, int64_t lease)
 }
 
 /* Contract: slot i leaves s (the last one takes its place). */
-static void slot_drop(struct tstate *s, int i)
+static inline void slot_drop(struct tstate *s, int i)
 {
     s->nin -= s->g[i].entered && s->g[i].enter <= s->to;
     if (s->ix.tab)
@@ -295,7 +295,7 @@ static void slot_drop(struct tstate *s, int i)
 
 /* Contract: the first slot of s of a grant of res entered (ent 1) or not
  * (ent 0); s->ng none. */
-static int slot_first(const struct tstate *s, int res, int ent)
+static inline int slot_first(const struct tstate *s, int res, int ent)
 {
     if (!s->ix.tab) {
         for (int i = 0; i < s->ng; i++)

@@ -60,7 +60,7 @@ static int cmp_span(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void add_attempt(struct numbers *x, int64_t lat, int outcome)
+static inline void add_attempt(struct numbers *x, int64_t lat, int outcome)
 {
     x->attempts++;
     switch (outcome) {
@@ -109,7 +109,7 @@ static void retire(struct windows_st *s)
 }
 
 /* Contract: the attempt invoked at t ended (lat -1: without an outcome). */
-static void attempt_done(struct windows_st *s, int64_t t, int64_t lat, int outcome)
+static inline void attempt_done(struct windows_st *s, int64_t t, int64_t lat, int outcome)
 {
     for (int k = 0; k < s->nlive; k++) {
         const struct fault_window *f = &s->h->faults[s->live[k]];

@@ -5,16 +5,6 @@
 
 #include <string.h>
 
-static int bucket_of(uint64_t v)
-{
-    if (v < 2 * HIST_SUB)
-        return (int)v;
-    int msb = 63 - __builtin_clzll(v);
-    int shift = msb - 6; /* keeps 7 significant bits: sub in [64, 127] */
-    uint64_t sub = v >> shift;
-    return 2 * HIST_SUB + (shift - 1) * HIST_SUB + (int)(sub - HIST_SUB);
-}
-
 static void bucket_range(int idx, uint64_t *lo, uint64_t *hi)
 {
     if (idx < 2 * HIST_SUB) {
@@ -31,19 +21,6 @@ static void bucket_range(int idx, uint64_t *lo, uint64_t *hi)
 void hist_init(struct hist *h)
 {
     memset(h, 0, sizeof(*h));
-}
-
-void hist_add(struct hist *h, int64_t v)
-{
-    if (v < 0)
-        v = 0;
-    if (h->count == 0 || v < h->min)
-        h->min = v;
-    if (h->count == 0 || v > h->max)
-        h->max = v;
-    h->count++;
-    h->sum += (double)v;
-    h->b[bucket_of((uint64_t)v)]++;
 }
 
 void hist_merge(struct hist *dst, const struct hist *src)

@@ -21,7 +21,33 @@ struct hist {
 };
 
 void hist_init(struct hist *h);
-void hist_add(struct hist *h, int64_t v);
+
+/* Contract: the bucket of v. */
+static inline int hist_bucket_of(uint64_t v)
+{
+    if (v < 2 * HIST_SUB)
+        return (int)v;
+    int msb = 63 - __builtin_clzll(v);
+    int shift = msb - 6; /* keeps 7 significant bits: sub in [64, 127] */
+    uint64_t sub = v >> shift;
+    return 2 * HIST_SUB + (shift - 1) * HIST_SUB + (int)(sub - HIST_SUB);
+}
+
+/* Contract: v (< 0 as 0) counted in h. Inline: the checkers add a value
+ * for most events of a history. */
+static inline void hist_add(struct hist *h, int64_t v)
+{
+    if (v < 0)
+        v = 0;
+    if (h->count == 0 || v < h->min)
+        h->min = v;
+    if (h->count == 0 || v > h->max)
+        h->max = v;
+    h->count++;
+    h->sum += (double)v;
+    h->b[hist_bucket_of((uint64_t)v)]++;
+}
+
 void hist_merge(struct hist *dst, const struct hist *src);
 /* Value at quantile q in [0, 1] (bucket midpoint, clamped to [min, max]);
  * 0 when empty. */
