@@ -371,8 +371,10 @@ static struct jw *get_worker(struct jl_load *L, int id)
     return &L->w[L->slot_of[id]];
 }
 
-/* Contract: append r to worker id's stream. 0 or an error code. */
-static int add(struct jl_load *L, int id, struct ev_rec *r, size_t lineno)
+/* Contract: append r to worker id's stream. 0 or an error code. Inline in
+ * the line loop: as a call, 1-2% of a JSONL check's CPU. */
+static inline __attribute__((always_inline)) int add(struct jl_load *L, int id, struct ev_rec *r,
+                                                     size_t lineno)
 {
     struct jw *w = get_worker(L, id);
     if (w->total >= UINT32_MAX)
