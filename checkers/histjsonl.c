@@ -339,7 +339,8 @@ static int start_spill(struct jl_load *L)
     return 0;
 }
 
-static struct jw *get_worker(struct jl_load *L, int id)
+/* Contract: get_worker for a worker not seen before (its slot made). */
+static struct jw *new_worker(struct jl_load *L, int id)
 {
     if ((size_t)id >= L->nslot) {
         size_t n = L->nslot ? L->nslot : 64;
@@ -369,6 +370,14 @@ static struct jw *get_worker(struct jl_load *L, int id)
         }
     }
     return &L->w[L->slot_of[id]];
+}
+
+/* Contract: worker id's stream, made when new. */
+static inline struct jw *get_worker(struct jl_load *L, int id)
+{
+    if ((size_t)id < L->nslot && L->slot_of[id] >= 0)
+        return &L->w[L->slot_of[id]];
+    return new_worker(L, id);
 }
 
 /* Contract: append r to worker id's stream. 0 or an error code. Inline in
