@@ -138,7 +138,8 @@ static void classify(struct cov_st *s, int i)
 /* Contract: the open interval [from, to] of worker wi (a hold when hold,
  * else a lock command of type cmd) ended: every live fault it touches
  * that could bite through it has bit. */
-static inline void interval_done(struct cov_st *s, int wi, int64_t from, int64_t to, int hold, int cmd)
+static inline void interval_done(struct cov_st *s, int wi, int64_t from, int64_t to, int hold,
+                                 int cmd)
 {
     const struct history *h = s->h;
     for (int k = 0; k < s->nlive; k++) {

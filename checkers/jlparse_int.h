@@ -1,6 +1,8 @@
 /*
- * jlparse_int.h: what the flat parser's two files share (checkers/jlparse.c,
- * and checkers/jlshape.c: lines read by their shape). Not for checkers.
+ * jlparse_int.h: what the flat parser's files share (checkers/jlparse.c,
+ * checkers/jlshape.c and checkers/jlshape_int.h: lines read by their
+ * shape, the latter inline in the loader, checkers/histjsonl.c, and in the
+ * tests that read lines as it does). Not for checkers.
  */
 #ifndef LS_JLPARSE_INT_H
 #define LS_JLPARSE_INT_H

@@ -109,6 +109,7 @@ static inline int text_is(const char *s, size_t len, size_t i, const char *lit, 
     }
 #endif
     (void)mask;
+    (void)roomy;
     return text_eq(s, len, i, lit, n);
 }
 

@@ -228,8 +228,8 @@ static inline int held_back(const struct rlive *x, int64_t at)
 
 /* Contract: a stretch of kind k (WK__N: unserved) of resource r, len long,
  * ending at `at`, into the longest: at once, or held back with x's. */
-static inline void longest_note(struct liveness_st *l, struct rlive *x, int r, int k, int64_t len,
-                         int64_t at)
+static inline void longest_note(struct liveness_st *l, struct rlive *x, int r, int k,
+                                int64_t len, int64_t at)
 {
     if (at > x->wait_seen && held_back(x, at)) {
         int64_t *c = k == WK__N ? &x->tuns : &x->tlong[k];
@@ -649,7 +649,8 @@ static void wait_seen(struct liveness_st *l, int r, int64_t t)
  * its outcome, its next invoke of res or its crash; one with no end waited
  * until the run's end (a worker may try several resources at once: an
  * attempt of another resource ends none). */
-static inline void wait_note(struct liveness_st *l, struct wcount *w, int res, int64_t t, int invoke)
+static inline void wait_note(struct liveness_st *l, struct wcount *w, int res, int64_t t,
+                             int invoke)
 {
     wait_seen(l, res, t);
     int j = 0;

@@ -473,7 +473,7 @@ static void after_shape(const char *shape, const char *line, int want_shaped)
 /* Contract: lines of about JL_MAX_LINE bytes (a long resource name) of a
  * shape learned from a short line, read by jl_parse_shaped in a buffer
  * with exactly the room its unchecked reads need past the line's limit
- * (JL_MAX_LINE + 1 + 1024: jlshape.c JL_SHAPE_ROOM) and in one a byte
+ * (JL_MAX_LINE + 1 + JL_SHAPE_ROOM, jlshape_int.h) and in one a byte
  * short of it (every read checked): the same answer, and no line over the
  * limit taken, its '\n' there or the buffer going on with digits. */
 static void test_roomy_edge(void)
@@ -482,7 +482,7 @@ static void test_roomy_edge(void)
         "\",\"fence\":12345678901234,\"valid_until\":123456789012345,\"token\":\"k\"}",
         "\",\"fenced\":false,\"counter\":-9,\"accepted\":true}"};
     static const char *const types[] = {"acquire_ok", "store_read"};
-    size_t lim = JL_MAX_LINE + 1, room = 1024, taken = 0;
+    size_t lim = JL_MAX_LINE + 1, room = JL_SHAPE_ROOM, taken = 0;
     char *line = xmalloc(lim + room + 64);
     for (int k = 0; k < 2; k++)
         for (size_t len = lim - 40; len < lim + 8; len++)
