@@ -160,9 +160,13 @@ static inline int next_run(const struct hist_worker *w, struct wpos *c, size_t p
     return enter_run(w, c, c->run + 1);
 }
 
-/* (time, worker index) order, written without short-circuits so that the
- * tree replay below compiles to selects; on 10^7 events neither this nor
- * the tree itself measured differently from a binary heap with branches. */
+/* (time, worker index) order, written without short-circuits. GCC 12
+ * compiles the tree replay's selects on it to branches, and they are the
+ * faster choice: most comparisons go the way they went before, and a
+ * branch lets the next level start before the compare is done (the same
+ * selects as masks made the binary check 17-20% slower: docs/performance.md
+ * section 3, "Calls a record makes"). On 10^7 events neither this nor the
+ * tree itself measured differently from a binary heap with branches. */
 static inline int before(const struct cursor *a, const struct cursor *b)
 {
     return (a->t < b->t) | ((a->t == b->t) & (a->wi < b->wi));
